@@ -1,0 +1,25 @@
+# Shared warning set for every Nibble target.
+function(nibble_target_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                                           -Wno-sign-conversion)
+  # The golden model's arithmetic is specified operation by operation: the compiler
+  # must not fuse a multiply and an add into one rounding.
+  target_compile_options(${target} PRIVATE -ffp-contract=off)
+endfunction()
+
+# nibble_add_test(NAME name SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s])
+# One GoogleTest executable registered with CTest as a single test. A run in
+# which GoogleTest found zero tests fails: a suite that checks nothing is a defect.
+function(nibble_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  nibble_target_warnings(${T_NAME})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  set_target_properties(${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
+                       FAIL_REGULAR_EXPRESSION "Running 0 tests")
+endfunction()

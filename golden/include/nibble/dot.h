@@ -1,0 +1,42 @@
+// The block-scaled dot product: the contract the tensor-core datapath implements.
+//
+// For operands a and b of one k-range, split into blocks b = 0, 1, ... in
+// increasing k (block length = the shorter of the two operands' block widths):
+//   P_b = sum_i qa_i * qb_i      exact integer, in units 2^(lsb_a + lsb_b)
+//   s_b = fl(sa_b * sb_b)        binary32 product of the two decode scales
+//   r_b = fl(P_b * 2^(lsb_a+lsb_b) * s_b)   one rounding of an exact product
+//   acc = fl(acc + r_b)          binary32 RNE, acc starts at +0, subnormals kept
+// and finally out = fl(acc * fl(ga * gb)) with the per-tensor decode scales.
+//
+// Exactness: |P_b| <= 12*12*32 < 2^13, so P_b is exact in any 14-bit signed
+// adder. E4M3 scales carry 4 significant bits, so sa*sb (8 bits) and then
+// P_b*s_b (21 bits) are exact in binary32: with E4M3 (or UE8M0 inside the
+// binary32 range) scales, only the accumulation rounds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "nibble/formats.h"
+#include "nibble/quantize.h"
+
+namespace nibble {
+
+// Exact block sum: sum of signed products of `count` code pairs, in units 2^(lsb_a + lsb_b).
+int32_t block_partial_sum(const uint8_t* codes_a, Format fa, const uint8_t* codes_b, Format fb, size_t count);
+
+// r_b: the one rounding of P * 2^(lsb_a + lsb_b) * fl(scale_a * scale_b).
+float block_product(int32_t partial_sum, Format fa, Format fb, float scale_a, float scale_b);
+
+// fl(acc + r): the accumulator step.
+float accumulate(float acc, float r);
+
+// Dot product of row `ra` of a with row `rb` of b (both quantized along cols,
+// the same number of cols), including the per-tensor scales.
+float dot_rows(const QuantizedTensor& a, int64_t ra, const QuantizedTensor& b, int64_t rb);
+
+// C = A * B^T: a is [M, K], b is [N, K]; returns row-major [M, N]. Throws
+// std::invalid_argument if K differs or the operands were rotated differently.
+std::vector<float> gemm(const QuantizedTensor& a, const QuantizedTensor& b);
+
+}  // namespace nibble

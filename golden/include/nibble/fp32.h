@@ -1,0 +1,42 @@
+// IEEE binary32 helpers: the single place where an exact quantity becomes a
+// float. Everything is integer arithmetic on bit patterns; nothing depends on
+// the host's floating-point environment.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace nibble {
+
+inline uint32_t f32_bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+inline float f32_from_bits(uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+inline bool f32_is_finite(float x) { return (f32_bits(x) & 0x7F800000u) != 0x7F800000u; }
+
+// A finite float as an exact integer product: (-1)^neg * sig * 2^exp, sig < 2^24.
+struct F32Fields {
+  bool neg;
+  uint32_t sig;
+  int exp;
+};
+F32Fields f32_fields(float x);
+
+// The binary32 nearest to (-1)^neg * mag * 2^exp2, ties to even, with
+// subnormals kept and overflow to +-Inf. One rounding, whatever mag's width.
+float round_to_f32(bool neg, uint64_t mag, int exp2);
+
+// Round a float to the nearest bfloat16 (ties to even) and return it widened
+// back to float; NaN stays a quiet NaN of the same sign.
+float round_to_bf16(float x);
+
+// 2^k as a float for k in [-149, 127] (exact, subnormal below -126).
+float exp2_f32(int k);
+
+}  // namespace nibble

@@ -1,0 +1,203 @@
+#include "nibble/quantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "nibble/fp32.h"
+#include "nibble/philox.h"
+
+namespace nibble {
+namespace {
+
+int msb_index(uint64_t v) { return 63 - __builtin_clzll(v); }
+
+GridValue saturated(bool neg, const Grid& g) { return {neg, g.max_units}; }
+
+}  // namespace
+
+std::optional<Rounding> parse_rounding(std::string_view n) {
+  if (n == "rne") return Rounding::kNearestEven;
+  if (n == "sr") return Rounding::kStochastic;
+  return std::nullopt;
+}
+
+std::string_view name(Rounding r) { return r == Rounding::kNearestEven ? "rne" : "sr"; }
+
+std::optional<BlockShape> parse_block_shape(std::string_view n) {
+  for (BlockShape b : kAllBlockShapes) {
+    if (name(b) == n) return b;
+  }
+  return std::nullopt;
+}
+
+std::string_view name(BlockShape b) {
+  switch (b) {
+    case BlockShape::k1x16: return "1x16";
+    case BlockShape::k1x32: return "1x32";
+    case BlockShape::k16x16: return "16x16";
+  }
+  return "?";
+}
+
+int block_rows(BlockShape b) { return b == BlockShape::k16x16 ? 16 : 1; }
+int block_cols(BlockShape b) { return b == BlockShape::k1x32 ? 32 : 16; }
+
+GridValue round_to_grid(float v, const Grid& g, Rounding r, uint32_t random, int sr_bits) {
+  const uint32_t u = f32_bits(v);
+  const bool neg = (u >> 31) != 0;
+  if ((u & 0x7FFFFFFFu) == 0x7F800000u) return saturated(neg, g);
+  const F32Fields x = f32_fields(v);
+  if (x.sig == 0) return {neg, 0};
+  // |v| = sig * 2^exp = t units; p = floor(log2 t).
+  const int p = msb_index(x.sig) + x.exp - g.lsb_exp;
+  if (p > msb_index(g.max_units) + 1) return saturated(neg, g);
+  const int spacing_exp = std::max(0, p - g.man_bits);  // grid spacing is 2^spacing_exp units
+  const int shift = g.lsb_exp + spacing_exp - x.exp;   // k = sig >> shift
+  uint64_t k;
+  bool up = false;
+  if (shift <= 0) {
+    k = static_cast<uint64_t>(x.sig) << -shift;
+  } else {
+    // Beyond 40 bits the fraction is below 2^-16 of a spacing: k = 0, and both
+    // rules round down (RNE: below half; SR: the B <= 8 truncated bits are 0).
+    const int sh = std::min(shift, 40);
+    const uint64_t sig = shift > 40 ? 0 : x.sig;
+    k = sig >> sh;
+    const uint64_t rem = sig & ((uint64_t{1} << sh) - 1);
+    if (r == Rounding::kNearestEven) {
+      const uint64_t half = uint64_t{1} << (sh - 1);
+      up = rem > half || (rem == half && (k & 1u) != 0);
+    } else {
+      const uint64_t frac_bits = (rem << sr_bits) >> sh;  // first B bits of the fraction
+      up = frac_bits + random >= (uint64_t{1} << sr_bits);
+    }
+  }
+  const uint64_t units = (k + (up ? 1u : 0u)) << spacing_exp;
+  if (units >= g.max_units) return saturated(neg, g);
+  return {neg, static_cast<uint32_t>(units)};
+}
+
+uint8_t convert_to_format(float v, Format f, Rounding r, uint32_t random, int sr_bits) {
+  const GridValue gv = round_to_grid(v, grid(f), r, random, sr_bits);
+  return encode(f, gv.neg, gv.units);
+}
+
+void validate(const QuantConfig& cfg) {
+  if (cfg.sr_bits < 1 || cfg.sr_bits > 8) {
+    throw std::invalid_argument("stochastic-rounding bits must be in 1..8 (one Philox call per 16 elements), got " +
+                                std::to_string(cfg.sr_bits));
+  }
+  if (cfg.rht.enabled() && !rht_size_valid(cfg.rht.size)) {
+    throw std::invalid_argument("RHT size must be 16, 32, 64 or 128, got " + std::to_string(cfg.rht.size));
+  }
+}
+
+int64_t QuantizedTensor::block_grid_rows() const {
+  const int64_t h = block_rows(config.block);
+  return (rows + h - 1) / h;
+}
+
+int64_t QuantizedTensor::block_grid_cols() const {
+  const int64_t w = block_cols(config.block);
+  return (cols + w - 1) / w;
+}
+
+uint32_t QuantizedTensor::scale_code_at(int64_t r, int64_t c) const {
+  const int64_t br = r / block_rows(config.block);
+  const int64_t bc = c / block_cols(config.block);
+  return scales[static_cast<size_t>(br * block_grid_cols() + bc)];
+}
+
+float finite_amax(const float* x, size_t n) {
+  float amax = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    if (f32_is_finite(x[i])) amax = std::max(amax, std::fabs(x[i]));
+  }
+  return amax;
+}
+
+void quantize_block_elements(const float* x, size_t count, float encode_scale, Format f, Rounding r,
+                             const uint32_t* random, int sr_bits, uint8_t* codes) {
+  const Grid g = grid(f);
+  for (size_t i = 0; i < count; ++i) {
+    const float v = x[i] * encode_scale;
+    const GridValue gv = round_to_grid(v, g, r, r == Rounding::kStochastic ? random[i] : 0u, sr_bits);
+    codes[i] = gv.units == 0 ? uint8_t{0} : encode(f, gv.neg, gv.units);
+  }
+}
+
+QuantizedTensor quantize(const float* x, int64_t rows, int64_t cols, const QuantConfig& cfg) {
+  validate(cfg);
+  if (rows <= 0 || cols <= 0) throw std::invalid_argument("quantize: empty tensor");
+  QuantizedTensor q;
+  q.rows = rows;
+  q.cols = cols;
+  q.config = cfg;
+  const size_t n = static_cast<size_t>(rows * cols);
+  std::vector<float> work(x, x + n);
+  if (cfg.rht.enabled()) rht_rows(work.data(), rows, cols, cfg.rht, cfg.seed);
+
+  q.tensor = tensor_scale(cfg.scale, cfg.format, finite_amax(work.data(), n));
+  q.codes.assign(n, 0);
+  const int64_t bh = block_rows(cfg.block);
+  const int64_t bw = block_cols(cfg.block);
+  const int64_t gr = q.block_grid_rows();
+  const int64_t gc = q.block_grid_cols();
+  q.scales.resize(static_cast<size_t>(gr * gc));
+
+  std::vector<float> block;
+  std::vector<uint32_t> random(static_cast<size_t>(bw));
+  for (int64_t br = 0; br < gr; ++br) {
+    for (int64_t bc = 0; bc < gc; ++bc) {
+      const int64_t r0 = br * bh, r1 = std::min(rows, r0 + bh);
+      const int64_t c0 = bc * bw, c1 = std::min(cols, c0 + bw);
+      bool finite = true;
+      float amax = 0.0f;
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = c0; c < c1; ++c) {
+          const float v = work[static_cast<size_t>(r * cols + c)];
+          finite = finite && f32_is_finite(v);
+          amax = std::max(amax, std::fabs(v));
+        }
+      }
+      const BlockScale s = finite ? block_scale(cfg.scale, cfg.format, amax, q.tensor) : nan_block_scale(cfg.scale);
+      q.scales[static_cast<size_t>(br * gc + bc)] = s.code;
+      if (!finite) continue;  // codes stay 0; the NaN scale carries the block
+      for (int64_t r = r0; r < r1; ++r) {
+        const size_t row_off = static_cast<size_t>(r * cols);
+        if (cfg.rounding == Rounding::kStochastic) {
+          for (int64_t c = c0; c < c1; c += 16) {
+            const PhiloxWords w = philox4x32_10(cfg.seed, sr_group(static_cast<uint64_t>(r), static_cast<uint64_t>(c),
+                                                                   static_cast<uint64_t>(cols)),
+                                                cfg.stream, PhiloxDomain::kStochasticRounding);
+            for (int lane = 0; lane < 16 && c + lane < c1; ++lane) {
+              random[static_cast<size_t>(c - c0 + lane)] = sr_lane_bits(w, lane, cfg.sr_bits);
+            }
+          }
+        }
+        quantize_block_elements(&work[row_off + static_cast<size_t>(c0)], static_cast<size_t>(c1 - c0), s.encode,
+                                cfg.format, cfg.rounding, random.data(), cfg.sr_bits,
+                                &q.codes[row_off + static_cast<size_t>(c0)]);
+      }
+    }
+  }
+  return q;
+}
+
+std::vector<float> dequantize(const QuantizedTensor& q) {
+  std::vector<float> out(q.codes.size());
+  const ScaleFormat sf = scale_format(q.config.scale);
+  for (int64_t r = 0; r < q.rows; ++r) {
+    for (int64_t c = 0; c < q.cols; ++c) {
+      const size_t i = static_cast<size_t>(r * q.cols + c);
+      const float s = decode_scale(sf, q.scale_code_at(r, c));
+      const float v = decode_value(q.config.format, q.codes[i]) * s;
+      out[i] = v * q.tensor.decode;
+    }
+  }
+  return out;
+}
+
+}  // namespace nibble

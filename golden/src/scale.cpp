@@ -1,0 +1,133 @@
+#include "nibble/scale.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "nibble/fp32.h"
+#include "nibble/quantize.h"
+
+namespace nibble {
+namespace {
+
+constexpr float kFltMax = std::numeric_limits<float>::max();
+constexpr int kUe8m0Bias = 127;
+
+// IEEE single operations, written as functions so each rounding is visible.
+float mul(float a, float b) { return a * b; }
+float div(float a, float b) { return a / b; }
+float min_finite(float a) { return a > kFltMax ? kFltMax : a; }
+
+int floor_log2(float x) {  // x finite, > 0
+  const F32Fields fl = f32_fields(x);
+  return fl.exp + (31 - __builtin_clz(fl.sig));
+}
+
+// Smallest k with amax <= gmax * 2^k. Candidates differ by one from the
+// difference of binades; the comparison is exact in double.
+int ceil_rule_exponent(float amax, Format f) {
+  const int k0 = floor_log2(amax) - emax(f);
+  const double gmax = static_cast<double>(max_value(f));
+  return static_cast<double>(amax) <= std::ldexp(gmax, k0) ? k0 : k0 + 1;
+}
+
+BlockScale power_of_two_scale(int k) {
+  k = k < -kUe8m0Bias ? -kUe8m0Bias : (k > kUe8m0Bias ? kUe8m0Bias : k);
+  return {static_cast<uint32_t>(k + kUe8m0Bias), exp2_f32(k), exp2_f32(-k)};
+}
+
+}  // namespace
+
+ScaleFormat scale_format(ScaleMode m) {
+  switch (m) {
+    case ScaleMode::kFP32: return ScaleFormat::kFP32;
+    case ScaleMode::kNVFP4: return ScaleFormat::kE4M3;
+    case ScaleMode::kMXFloor:
+    case ScaleMode::kMXCeil: return ScaleFormat::kUE8M0;
+  }
+  throw std::invalid_argument("scale_format: unknown scale mode");
+}
+
+std::optional<ScaleMode> parse_scale_mode(std::string_view n) {
+  for (ScaleMode m : kAllScaleModes) {
+    if (name(m) == n) return m;
+  }
+  return std::nullopt;
+}
+
+std::string_view name(ScaleMode m) {
+  switch (m) {
+    case ScaleMode::kFP32: return "fp32";
+    case ScaleMode::kNVFP4: return "nvfp4";
+    case ScaleMode::kMXFloor: return "mx-floor";
+    case ScaleMode::kMXCeil: return "mx-ceil";
+  }
+  return "?";
+}
+
+float decode_scale(ScaleFormat f, uint32_t code) {
+  switch (f) {
+    case ScaleFormat::kFP32: return f32_from_bits(code);
+    case ScaleFormat::kUE8M0:
+      if ((code & 0xFFu) == info(f).nan_code) return std::numeric_limits<float>::quiet_NaN();
+      return exp2_f32(static_cast<int>(code & 0xFFu) - kUe8m0Bias);
+    case ScaleFormat::kE4M3: {
+      code &= 0xFFu;
+      if ((code & 0x7Fu) == 0x7Fu) return std::numeric_limits<float>::quiet_NaN();
+      const uint32_t e = (code >> 3) & 0xFu;
+      const uint32_t frac = code & 0x7u;
+      const uint32_t units = e == 0 ? frac : (8u + frac) << (e - 1);
+      const float mag = static_cast<float>(units) * exp2_f32(kE4M3Grid.lsb_exp);
+      return (code & 0x80u) != 0 ? -mag : mag;
+    }
+  }
+  throw std::invalid_argument("decode_scale: unknown scale format");
+}
+
+uint8_t encode_e4m3(float x) {
+  if (std::isnan(x)) return static_cast<uint8_t>(info(ScaleFormat::kE4M3).nan_code);
+  const GridValue g = round_to_grid(x, kE4M3Grid, Rounding::kNearestEven);
+  uint32_t e = 0;
+  uint32_t frac = g.units;
+  if (g.units >= 8u) {
+    e = static_cast<uint32_t>(31 - __builtin_clz(g.units) - 3 + 1);
+    frac = (g.units >> (e - 1)) - 8u;
+  }
+  return static_cast<uint8_t>((g.neg ? 0x80u : 0u) | (e << 3) | frac);
+}
+
+TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor) {
+  if (m != ScaleMode::kNVFP4) return {};
+  const float e4m3_max = decode_scale(ScaleFormat::kE4M3, 0x7E);  // 448
+  float s_enc = min_finite(div(mul(e4m3_max, max_value(f)), amax_tensor));
+  if (amax_tensor == 0.0f || s_enc == 0.0f) s_enc = 1.0f;
+  return {s_enc, div(1.0f, s_enc)};
+}
+
+BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t) {
+  switch (m) {
+    case ScaleMode::kFP32: {
+      const float s = div(amax, max_value(f));
+      return {f32_bits(s), s, min_finite(div(1.0f, s))};
+    }
+    case ScaleMode::kNVFP4: {
+      const float s_dec = mul(amax, mul(t.encode, div(1.0f, max_value(f))));
+      const uint8_t code = encode_e4m3(s_dec);
+      const float s = decode_scale(ScaleFormat::kE4M3, code);
+      return {code, s, min_finite(div(1.0f, mul(s, t.decode)))};
+    }
+    case ScaleMode::kMXFloor:
+      return power_of_two_scale(amax == 0.0f ? -kUe8m0Bias : floor_log2(amax) - emax(f));
+    case ScaleMode::kMXCeil:
+      return power_of_two_scale(amax == 0.0f ? -kUe8m0Bias : ceil_rule_exponent(amax, f));
+  }
+  throw std::invalid_argument("block_scale: unknown scale mode");
+}
+
+BlockScale nan_block_scale(ScaleMode m) {
+  const uint32_t code = info(scale_format(m)).nan_code;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  return {code, nan, nan};
+}
+
+}  // namespace nibble

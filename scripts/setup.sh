@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs Nibble's dependencies from Debian packages and builds the project.
+# Idempotent: re-running it only rebuilds what changed.
+#   scripts/setup.sh [--no-install] [--build-dir DIR]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir="$root/build"
+install=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-install) install=0 ;;
+    --build-dir) build_dir=$2; shift ;;
+    -h|--help) sed -n '2,4p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+packages=(
+  build-essential cmake pkg-config git
+  libgtest-dev libgmock-dev        # unit tests
+  libfmt-dev libcli11-dev nlohmann-json3-dev libeigen3-dev librandom123-dev
+  libgmp-dev                       # exact-rational reference model (tests)
+  verilator libsystemc-dev yosys   # RTL, cycle model, area flow
+)
+
+if [ "$install" = 1 ]; then
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then
+      command -v sudo >/dev/null || { echo "setup.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+      sudo=sudo
+    fi
+    echo "setup.sh: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+fi
+
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$build_dir" -j "$(nproc)"
+echo "setup.sh: built into $build_dir (nibble is $build_dir/bin/nibble)"

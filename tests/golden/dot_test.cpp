@@ -1,0 +1,142 @@
+// The block-scaled dot product contract.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "nibble/dot.h"
+#include "nibble/fp32.h"
+
+namespace nibble {
+namespace {
+
+TEST(BlockPartialSum, IsTheExactSumOfCodeProducts) {
+  const uint64_t seed = 3;
+  SCOPED_TRACE("seed 3");
+  std::mt19937 rng(seed);
+  int checked = 0;
+  for (Format fa : kAllFormats) {
+    for (Format fb : kAllFormats) {
+      for (int t = 0; t < 500; ++t) {
+        uint8_t a[32], b[32];
+        double want = 0;
+        for (int i = 0; i < 32; ++i) {
+          a[i] = static_cast<uint8_t>(rng() & 0xF);
+          b[i] = static_cast<uint8_t>(rng() & 0xF);
+          want += double(decode_value(fa, a[i])) * double(decode_value(fb, b[i]));
+        }
+        const int32_t p = block_partial_sum(a, fa, b, fb, 32);
+        ASSERT_EQ(std::ldexp(double(p), lsb_exp(fa) + lsb_exp(fb)), want);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 9 * 500);
+}
+
+TEST(BlockPartialSum, ExtremesFitInFourteenBits) {
+  uint8_t a[32], b[32];
+  for (int i = 0; i < 32; ++i) a[i] = b[i] = 0x7;  // E2M1 6 * 6
+  EXPECT_EQ(block_partial_sum(a, Format::kE2M1, b, Format::kE2M1, 32), 32 * 144);
+  for (int i = 0; i < 32; ++i) a[i] = b[i] = 0x8;  // INT4 -8 * -8
+  EXPECT_EQ(block_partial_sum(a, Format::kInt4, b, Format::kInt4, 32), 32 * 64);
+}
+
+TEST(BlockProduct, RoundsOnceAndPropagatesNaN) {
+  // E4M3-valued scales: exact.
+  EXPECT_EQ(block_product(7, Format::kE2M1, Format::kE2M1, 448.0f, 0.5f), 7 * 0.25f * 224.0f);
+  // FP32 scales: P * s rounded once, not P * sa then * sb.
+  const float sa = 1.0f / 3.0f, sb = 3.0f;
+  const float s = sa * sb;
+  EXPECT_EQ(block_product(3, Format::kInt4, Format::kInt4, sa, sb), 3.0f * s);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(block_product(5, Format::kInt4, Format::kInt4, nan, 1.0f)));
+  EXPECT_TRUE(std::isnan(block_product(0, Format::kInt4, Format::kInt4, std::numeric_limits<float>::infinity(), 1.0f)));
+  // Subnormal results are kept, not flushed.
+  EXPECT_EQ(block_product(1, Format::kInt4, Format::kInt4, std::ldexp(1.0f, -140), std::ldexp(1.0f, -8)),
+            std::ldexp(1.0f, -148));
+  // A 13-bit sum times a 24-bit scale significand: one rounding of the exact product.
+  const float odd = f32_from_bits(0x3F800001u);  // 1 + 2^-23
+  EXPECT_EQ(f32_bits(block_product(4095, Format::kInt4, Format::kInt4, odd, 1.0f)),
+            f32_bits(round_to_f32(false, 4095ull * 0x800001ull, -23)));
+}
+
+TEST(DotRows, AccumulatesBlocksInIncreasingKOrder) {
+  // Three 16-element blocks whose products are 2^25, -2^25 and 1 (in this order):
+  // ((0 + 2^25) - 2^25) + 1 = 1, whereas any other order loses the 1.
+  std::vector<float> a(48, 0.0f), b(48, 0.0f);
+  a[0] = 1.0f; b[0] = std::ldexp(1.0f, 25);
+  a[16] = -1.0f; b[16] = std::ldexp(1.0f, 25);
+  a[32] = 1.0f; b[32] = 1.0f;
+  QuantConfig cfg;
+  cfg.format = Format::kInt4;
+  cfg.scale = ScaleMode::kMXCeil;  // power-of-two scales: each r_b is exact
+  const QuantizedTensor qa = quantize(a.data(), 1, 48, cfg);
+  const QuantizedTensor qb = quantize(b.data(), 1, 48, cfg);
+  EXPECT_EQ(dot_rows(qa, 0, qb, 0), 1.0f);
+}
+
+TEST(Gemm, MatchesDequantizedProductWhenEverythingIsExact) {
+  // Power-of-two scales and short rows: every step is exact, so the gemm
+  // equals the double-precision product of the dequantized operands.
+  const uint64_t seed = 17;
+  SCOPED_TRACE("seed 17");
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> gauss;
+  std::vector<float> a(8 * 64), b(5 * 64);
+  for (float& v : a) v = gauss(rng);
+  for (float& v : b) v = gauss(rng);
+  int checked = 0;
+  for (Format fa : kAllFormats) {
+    for (Format fb : kAllFormats) {
+      QuantConfig ca, cb;
+      ca.format = fa;
+      cb.format = fb;
+      ca.scale = cb.scale = ScaleMode::kMXCeil;
+      cb.block = BlockShape::k1x32;  // mixed block widths
+      const QuantizedTensor qa = quantize(a.data(), 8, 64, ca);
+      const QuantizedTensor qb = quantize(b.data(), 5, 64, cb);
+      const std::vector<float> c = gemm(qa, qb);
+      const std::vector<float> da = dequantize(qa), db = dequantize(qb);
+      for (int m = 0; m < 8; ++m) {
+        for (int n = 0; n < 5; ++n) {
+          double want = 0;
+          for (int k = 0; k < 64; ++k) want += double(da[static_cast<size_t>(m * 64 + k)]) * db[static_cast<size_t>(n * 64 + k)];
+          ASSERT_EQ(double(c[static_cast<size_t>(m * 5 + n)]), want) << name(fa) << "x" << name(fb);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 9 * 40);
+}
+
+TEST(Gemm, NanBlocksPoisonOnlyTheirOutputs) {
+  std::vector<float> a(2 * 32, 1.0f), b(3 * 32, 1.0f);
+  a[40] = std::numeric_limits<float>::quiet_NaN();  // row 1
+  const QuantizedTensor qa = quantize(a.data(), 2, 32, QuantConfig{});
+  const QuantizedTensor qb = quantize(b.data(), 3, 32, QuantConfig{});
+  const std::vector<float> c = gemm(qa, qb);
+  for (int n = 0; n < 3; ++n) {
+    EXPECT_FALSE(std::isnan(c[static_cast<size_t>(n)]));
+    EXPECT_TRUE(std::isnan(c[static_cast<size_t>(3 + n)]));
+  }
+}
+
+TEST(Gemm, RejectsMismatchedOperands) {
+  std::vector<float> a(64, 1.0f);
+  const QuantizedTensor q32 = quantize(a.data(), 2, 32, QuantConfig{});
+  const QuantizedTensor q16 = quantize(a.data(), 4, 16, QuantConfig{});
+  EXPECT_THROW(gemm(q32, q16), std::invalid_argument);
+  QuantConfig rot;
+  rot.rht.size = 16;
+  const QuantizedTensor r = quantize(a.data(), 2, 32, rot);
+  EXPECT_THROW(gemm(q32, r), std::invalid_argument);
+  rot.seed = 9;
+  EXPECT_THROW(gemm(quantize(a.data(), 2, 32, rot), r), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nibble
