@@ -7,11 +7,13 @@ function(nibble_target_warnings target)
   target_compile_options(${target} PRIVATE -ffp-contract=off)
 endfunction()
 
-# nibble_add_test(NAME name SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s])
+# nibble_add_test(NAME name SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s] [SKIPPABLE])
+# SKIPPABLE marks a suite that skips as a whole where its hardware or headers
+# are absent (GPU tests): CTest then reports it as skipped, not passed.
 # One GoogleTest executable registered with CTest as a single test. A run in
 # which GoogleTest found zero tests fails: a suite that checks nothing is a defect.
 function(nibble_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "SKIPPABLE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   nibble_target_warnings(${T_NAME})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
@@ -22,4 +24,7 @@ function(nibble_add_test)
   endif()
   set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}"
                        FAIL_REGULAR_EXPRESSION "Running 0 tests")
+  if(T_SKIPPABLE)
+    set_tests_properties(${T_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  endif()
 endfunction()

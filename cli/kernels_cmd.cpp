@@ -1,0 +1,275 @@
+// GPU subcommands (built only when CUDA is enabled):
+//   nibble gpu-quant     quantize a user tensor on the GPU (optionally check it against golden)
+//   nibble gpu-gemm      C = A * B^T with the bit-exact block-scaled GEMM
+//   nibble bench-kernels the kernel benchmark (kernels/bench)
+// Without a CUDA device each exits with status 2 and says so.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "kernel_benchmark.h"
+#include "nibble/cuda/check.h"
+#include "nibble/cuda/device_buffer.h"
+#include "nibble/cuda/gemm.h"
+#include "nibble/cuda/quantize.h"
+#include "nibble/dot.h"
+#include "nibble/fp32.h"
+#include "nibble/io/tensor_file.h"
+
+namespace nibble::cli {
+namespace {
+
+void require_gpu() {
+  if (cuda::device_count() == 0) {
+    throw UsageError("no CUDA device: this command runs its kernels on a GPU (cudaGetDeviceCount found none)");
+  }
+}
+
+// The quantization options shared by gpu-quant and gpu-gemm.
+struct QuantFlags {
+  std::string format = "e2m1";
+  std::string block = "1x16";
+  std::string scale = "nvfp4";
+  std::string rounding = "rne";
+  int sr_bits = 8;
+  int rht = 0;
+  bool rht_bf16 = false;
+  uint64_t seed = 0;
+  uint32_t stream = 0;
+
+  void add_to(CLI::App* cmd, const std::string& prefix = "") {
+    cmd->add_option("--" + prefix + "format", format, "element format: e2m1, e1m2, int4")->capture_default_str();
+    cmd->add_option("--" + prefix + "block", block, "block shape: 1x16, 1x32, 16x16")->capture_default_str();
+    cmd->add_option("--" + prefix + "scale", scale, "scale mode: fp32, nvfp4, mx-floor, mx-ceil")
+        ->capture_default_str();
+    cmd->add_option("--" + prefix + "rounding", rounding, "rne or sr")->capture_default_str();
+    if (!prefix.empty()) return;  // the remaining options are shared by both operands
+    cmd->add_option("--sr-bits", sr_bits, "stochastic-rounding bits B (1..8)")->capture_default_str();
+    cmd->add_option("--rht", rht, "RHT size along the contraction axis: 0 (off) or 16")->capture_default_str();
+    cmd->add_flag("--rht-bf16", rht_bf16, "round the RHT output to bfloat16");
+    cmd->add_option("--seed", seed, "seed of the SR bits and RHT signs")->capture_default_str();
+    cmd->add_option("--stream", stream, "SR stream id of the tensor")->capture_default_str();
+  }
+
+  QuantConfig config() const {
+    QuantConfig c;
+    const auto f = parse_format(format);
+    const auto b = parse_block_shape(block);
+    const auto s = parse_scale_mode(scale);
+    const auto r = parse_rounding(rounding);
+    if (!f) throw UsageError(fmt::format("unknown format '{}'; valid: e2m1, e1m2, int4", format));
+    if (!b) throw UsageError(fmt::format("unknown block shape '{}'; valid: 1x16, 1x32, 16x16", block));
+    if (!s) throw UsageError(fmt::format("unknown scale mode '{}'; valid: fp32, nvfp4, mx-floor, mx-ceil", scale));
+    if (!r) throw UsageError(fmt::format("unknown rounding '{}'; valid: rne, sr", rounding));
+    if (rht != 0 && rht != 16) throw UsageError(fmt::format("--rht must be 0 or 16 on the GPU, got {}", rht));
+    c.format = *f;
+    c.block = *b;
+    c.scale = *s;
+    c.rounding = *r;
+    c.sr_bits = sr_bits;
+    c.rht = RhtConfig{rht, rht_bf16};
+    c.seed = seed;
+    c.stream = stream;
+    try {
+      validate(c);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    return c;
+  }
+};
+
+std::string describe(const QuantConfig& c) {
+  return fmt::format("{} {} {} {}{}{}", name(c.format), name(c.block), name(c.scale), name(c.rounding),
+                     c.rounding == Rounding::kStochastic ? fmt::format(" B={}", c.sr_bits) : "",
+                     c.rht.enabled() ? fmt::format(" RHT{}{}", c.rht.size, c.rht.round_bf16 ? "+bf16" : "") : "");
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// ---- gpu-quant -------------------------------------------------------------------
+struct GpuQuantOptions {
+  std::string tensor;
+  std::string name;
+  QuantFlags quant;
+  bool colwise = false;
+  bool check = false;
+  std::string dequant_out;
+};
+
+void run_gpu_quant(const GpuQuantOptions& o) {
+  require_gpu();
+  const QuantConfig cfg = o.quant.config();
+  const io::Tensor t = io::read_tensor(o.tensor, o.name);
+  const int64_t rows = t.rows(), cols = t.cols();
+  try {
+    cuda::validate_gpu_config(cfg, rows, cols);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  cuda::DeviceBuffer<float> x(t.data);
+  cuda::DeviceQuantized row = cuda::allocate_quantized(rows, cols, cfg);
+  std::optional<cuda::DeviceQuantized> col;
+  if (o.colwise) col = cuda::allocate_quantized(cols, rows, cfg);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    cuda::quantize(x.data(), cuda::InputType::kFloat32, rows, cols, cfg, &row, col ? &*col : nullptr);
+  } catch (const std::invalid_argument& e) {  // a shape the configuration cannot take (RHT16 axis)
+    throw UsageError(e.what());
+  }
+  NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
+  const double ms = elapsed_ms(start);
+  fmt::print("{} [{} x {}] on {}: {}\n", t.name, rows, cols, cuda::device_name(), describe(cfg));
+  fmt::print("  quantized in {:.3f} ms (wall clock, first call); row-wise {} bytes{}\n", ms, row.device_bytes(),
+             col ? fmt::format(", column-wise {} bytes", col->device_bytes()) : "");
+  const QuantizedTensor h = cuda::to_host(row);
+  fmt::print("  tensor scale S_enc {} g {}\n", h.tensor.encode, h.tensor.decode);
+  if (o.check) {
+    const QuantizedTensor want = quantize(t.data.data(), rows, cols, cfg);
+    const bool same = h.codes == want.codes && h.scales == want.scales &&
+                      f32_bits(h.tensor.decode) == f32_bits(want.tensor.decode);
+    fmt::print("  row-wise vs golden: {}\n", same ? "bit-exact" : "DIFFERS");
+    bool col_same = true;
+    if (col) {
+      std::vector<float> xt(t.data.size());
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) xt[static_cast<size_t>(c * rows + r)] = t.data[static_cast<size_t>(r * cols + c)];
+      const QuantizedTensor got_col = cuda::to_host(*col);
+      const QuantizedTensor want_col = quantize(xt.data(), cols, rows, cfg);
+      col_same = got_col.codes == want_col.codes && got_col.scales == want_col.scales;
+      fmt::print("  column-wise vs golden: {}\n", col_same ? "bit-exact" : "DIFFERS");
+    }
+    if (!same || !col_same) throw std::runtime_error("GPU quantization differs from golden");
+  }
+  if (!o.dequant_out.empty()) {
+    cuda::DeviceBuffer<float> deq(t.data.size());
+    cuda::dequantize(row, deq.data());
+    const std::vector<float> host = deq.download();
+    io::write_npy(o.dequant_out, {rows, cols}, host.data());
+    fmt::print("  dequantized tensor written to {}\n", o.dequant_out);
+  }
+}
+
+// ---- gpu-gemm ---------------------------------------------------------------------
+struct GpuGemmOptions {
+  std::string a, b, a_name, b_name, out;
+  QuantFlags quant;   // both operands, unless overridden below
+  QuantFlags b_quant;  // --b-format etc.
+  bool check = false;
+};
+
+void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd) {
+  require_gpu();
+  const QuantConfig ca = o.quant.config();
+  QuantConfig cb = ca;
+  const QuantConfig b_override = o.b_quant.config();
+  if (cmd.count("--b-format") != 0) cb.format = b_override.format;
+  if (cmd.count("--b-block") != 0) cb.block = b_override.block;
+  if (cmd.count("--b-scale") != 0) cb.scale = b_override.scale;
+  if (cmd.count("--b-rounding") != 0) cb.rounding = b_override.rounding;
+  const io::Tensor a = io::read_tensor(o.a, o.a_name);
+  const io::Tensor b = io::read_tensor(o.b, o.b_name);
+  if (a.cols() != b.cols()) {
+    throw UsageError(fmt::format("A [{} x {}] and B [{} x {}] must share the last (contraction) axis", a.rows(),
+                                 a.cols(), b.rows(), b.cols()));
+  }
+  const int64_t m = a.rows(), n = b.rows(), k = a.cols();
+  try {
+    cuda::validate_gpu_config(ca, m, k);
+    cuda::validate_gpu_config(cb, n, k);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  cuda::DeviceQuantized qa = cuda::allocate_quantized(m, k, ca);
+  cuda::DeviceQuantized qb = cuda::allocate_quantized(n, k, cb);
+  try {
+    cuda::DeviceBuffer<float> da(a.data), db(b.data);
+    cuda::quantize(da.data(), cuda::InputType::kFloat32, m, k, ca, &qa, nullptr);
+    cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, cb, &qb, nullptr);
+  } catch (const std::invalid_argument& e) {  // a shape the configuration cannot take (RHT16 axis)
+    throw UsageError(e.what());
+  }
+  cuda::DeviceBuffer<float> c(static_cast<size_t>(m * n));
+  const auto start = std::chrono::steady_clock::now();
+  cuda::gemm(qa, qb, c.data());
+  NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
+  const double ms = elapsed_ms(start);
+  const std::vector<float> result = c.download();
+  fmt::print("C [{} x {}] = A [{} x {}] ({}) * B [{} x {}]^T ({}) on {} in {:.3f} ms (wall clock, first call)\n", m,
+             n, m, k, describe(ca), n, k, describe(cb), cuda::device_name(), ms);
+  if (o.check) {
+    const std::vector<float> want = gemm(cuda::to_host(qa), cuda::to_host(qb));
+    size_t differ = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const bool both_nan = std::isnan(want[i]) && std::isnan(result[i]);
+      if (!both_nan && f32_bits(want[i]) != f32_bits(result[i])) ++differ;
+    }
+    fmt::print("  vs golden gemm: {}\n", differ == 0 ? "bit-exact" : fmt::format("{} outputs DIFFER", differ));
+    if (differ != 0) throw std::runtime_error("GPU GEMM differs from golden");
+  }
+  if (!o.out.empty()) {
+    io::write_npy(o.out, {m, n}, result.data());
+    fmt::print("  C written to {}\n", o.out);
+  }
+}
+
+}  // namespace
+
+void add_kernel_commands(CLI::App& app) {
+  {
+    auto opts = std::make_shared<GpuQuantOptions>();
+    CLI::App* cmd = app.add_subcommand("gpu-quant", "Quantize a tensor (.npy/.safetensors) with the GPU kernels");
+    cmd->add_option("--tensor", opts->tensor, "input tensor file (.npy or .safetensors)")->required();
+    cmd->add_option("--name", opts->name, "tensor name inside a .safetensors file");
+    opts->quant.add_to(cmd);
+    cmd->add_flag("--colwise", opts->colwise, "also quantize the transposed tensor in the same pass");
+    cmd->add_flag("--check", opts->check, "compare with the golden model bit for bit (exit 1 if different)");
+    cmd->add_option("--dequant-out", opts->dequant_out, "write the dequantized tensor to this .npy file");
+    cmd->callback([opts] { run_gpu_quant(*opts); });
+  }
+  {
+    auto opts = std::make_shared<GpuGemmOptions>();
+    CLI::App* cmd = app.add_subcommand("gpu-gemm", "C = A * B^T with the bit-exact block-scaled GEMM on the GPU");
+    cmd->add_option("--a", opts->a, "A [M, K] tensor file")->required();
+    cmd->add_option("--b", opts->b, "B [N, K] tensor file")->required();
+    cmd->add_option("--a-name", opts->a_name, "tensor name of A inside a .safetensors file");
+    cmd->add_option("--b-name", opts->b_name, "tensor name of B inside a .safetensors file");
+    opts->quant.add_to(cmd);
+    opts->b_quant.add_to(cmd, "b-");
+    cmd->add_option("--out", opts->out, "write C to this .npy file");
+    cmd->add_flag("--check", opts->check, "compare with golden gemm bit for bit (exit 1 if different)");
+    cmd->callback([opts, cmd] { run_gpu_gemm(*opts, *cmd); });
+  }
+  {
+    auto opts = std::make_shared<cuda::bench::BenchOptions>();
+    auto shapes = std::make_shared<std::vector<int64_t>>();
+    CLI::App* cmd = app.add_subcommand("bench-kernels", "Benchmark the GPU kernels against cudaMemcpy and cuBLAS");
+    cmd->add_option("--quant-rows", opts->quant_rows, "rows of the quantize benchmark tensor")->capture_default_str();
+    cmd->add_option("--quant-cols", opts->quant_cols, "cols of the quantize benchmark tensor")->capture_default_str();
+    cmd->add_option("--gemm", *shapes, "GEMM shapes as M N K triples (default: 8192 8192 8192 4096 4096 16384)");
+    cmd->add_option("--iterations", opts->iterations, "timed calls per measurement")->capture_default_str();
+    cmd->callback([opts, shapes] {
+      require_gpu();
+      if (!shapes->empty()) {
+        if (shapes->size() % 3 != 0) throw UsageError("--gemm takes M N K triples");
+        opts->gemm_shapes.clear();
+        for (size_t i = 0; i < shapes->size(); i += 3) {
+          opts->gemm_shapes.push_back({(*shapes)[i], (*shapes)[i + 1], (*shapes)[i + 2]});
+        }
+      }
+      cuda::bench::run_kernel_benchmark(*opts, std::cout);
+    });
+  }
+}
+
+}  // namespace nibble::cli

@@ -1,0 +1,314 @@
+// `nibble bench-kernels` (see kernel_benchmark.h). Calls the library's
+// kernels through its public API: there is no second copy of any kernel here,
+// only the yardsticks (cudaMemcpy, cuBLAS) and a data generator.
+#include "kernel_benchmark.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "nibble/cuda/check.h"
+#include "nibble/cuda/device_buffer.h"
+#include "nibble/cuda/gemm.h"
+#include "nibble/cuda/quantize.h"
+#include "nibble/dot.h"
+#include "nibble/fp32.h"
+
+namespace nibble::cuda::bench {
+namespace {
+
+void check_cublas(cublasStatus_t status, const char* what, const char* file, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  throw CudaError(std::string(file) + ":" + std::to_string(line) + ": " + what + " failed: " +
+                  cublasGetStatusString(status));
+}
+#define NIBBLE_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
+
+// Gaussian-like test data (sum of four uniforms, centred), scaled per 16x16
+// region by 2^(0..7) so block scales differ; deterministic in (seed, index).
+__global__ void fill_test_data_kernel(float* x, int64_t rows, int64_t cols, uint32_t seed) {
+  const int64_t n = rows * cols;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 0x9E3779B9u ^ seed ^ static_cast<uint32_t>(i >> 32) * 0x85EBCA6Bu;
+    float sum = 0.0f;
+    for (int j = 0; j < 4; ++j) {
+      h ^= h >> 16;
+      h *= 0x7FEB352Du;
+      h ^= h >> 15;
+      h *= 0x846CA68Bu;
+      h ^= h >> 16;
+      sum += static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
+    }
+    const int64_t region = ((i / cols) / 16) * 7 + (i % cols) / 16;
+    x[i] = (sum - 2.0f) * 1.7320508f * static_cast<float>(1 << (region % 8));
+  }
+}
+
+void fill_test_data(float* x, int64_t rows, int64_t cols, uint32_t seed) {
+  fill_test_data_kernel<<<1024, 256>>>(x, rows, cols, seed);
+  NIBBLE_CUDA_CHECK_LAUNCH("fill_test_data_kernel");
+}
+
+// Mean milliseconds per call of f over `iterations` calls after `warmup`.
+template <class F>
+double time_ms(F&& f, int warmup, int iterations) {
+  for (int i = 0; i < warmup; ++i) f();
+  cudaEvent_t start, stop;
+  NIBBLE_CUDA_CHECK(cudaEventCreate(&start));
+  NIBBLE_CUDA_CHECK(cudaEventCreate(&stop));
+  NIBBLE_CUDA_CHECK(cudaEventRecord(start));
+  for (int i = 0; i < iterations; ++i) f();
+  NIBBLE_CUDA_CHECK(cudaEventRecord(stop));
+  NIBBLE_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0.0f;
+  NIBBLE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  NIBBLE_CUDA_CHECK(cudaEventDestroy(start));
+  NIBBLE_CUDA_CHECK(cudaEventDestroy(stop));
+  return static_cast<double>(ms) / iterations;
+}
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return buf;
+}
+
+size_t free_device_bytes() {
+  size_t free_bytes = 0, total = 0;
+  NIBBLE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  return free_bytes;
+}
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+// Validates a configuration before it is timed: the first `rows` rows of x
+// ([rows_total, cols], row-major) quantized on the device in the requested
+// directions, compared with golden in full.
+void validate_quantize(const float* dx, int64_t rows, int64_t cols, const QuantConfig& cfg, bool colwise,
+                       const std::string& label) {
+  std::vector<float> host(static_cast<size_t>(rows * cols));
+  NIBBLE_CUDA_CHECK(cudaMemcpy(host.data(), dx, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  DeviceQuantized row = allocate_quantized(rows, cols, cfg);
+  DeviceQuantized col;
+  if (colwise) col = allocate_quantized(cols, rows, cfg);
+  quantize(dx, InputType::kFloat32, rows, cols, cfg, &row, colwise ? &col : nullptr);
+  auto same = [](const QuantizedTensor& a, const QuantizedTensor& b) {
+    return a.codes == b.codes && a.scales == b.scales && f32_bits(a.tensor.decode) == f32_bits(b.tensor.decode);
+  };
+  if (!same(to_host(row), nibble::quantize(host.data(), rows, cols, cfg))) {
+    throw std::runtime_error("bench-kernels: " + label + " row-wise differs from golden");
+  }
+  if (colwise) {
+    std::vector<float> t(host.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) t[static_cast<size_t>(c * rows + r)] = host[static_cast<size_t>(r * cols + c)];
+    if (!same(to_host(col), nibble::quantize(t.data(), cols, rows, cfg))) {
+      throw std::runtime_error("bench-kernels: " + label + " column-wise differs from golden");
+    }
+  }
+}
+
+struct QuantRecipe {
+  const char* name;
+  Format format;
+  BlockShape block;
+  ScaleMode scale;
+  Rounding rounding;
+  int rht;
+  bool colwise;
+};
+
+void bench_quantize(const BenchOptions& o, std::ostream& out) {
+  const int64_t rows = o.quant_rows, cols = o.quant_cols;
+  const size_t in_bytes = static_cast<size_t>(rows * cols) * sizeof(float);
+  DeviceBuffer<float> x(static_cast<size_t>(rows * cols));
+  DeviceBuffer<float> copy(static_cast<size_t>(rows * cols));
+  fill_test_data(x.data(), rows, cols, 1u);
+
+  // Yardstick: a device-to-device copy reads and writes in_bytes each.
+  const double copy_ms = time_ms(
+      [&] { NIBBLE_CUDA_CHECK(cudaMemcpyAsync(copy.data(), x.data(), in_bytes, cudaMemcpyDeviceToDevice)); },
+      o.warmup, o.iterations);
+  const double copy_gbs = 2.0 * static_cast<double>(in_bytes) / (copy_ms * 1e-3) / 1e9;
+  out << format("\nquantize: FP32 [%lld, %lld] (%.0f MiB in)\n", static_cast<long long>(rows),
+                static_cast<long long>(cols), mib(static_cast<double>(in_bytes)));
+  out << format("  %-44s %9.3f ms %8.0f GB/s  (bytes read + written)\n", "cudaMemcpy D2D of the input", copy_ms,
+                copy_gbs);
+  out << format("  %-44s %9s    %8s %9s %9s %8s\n", "recipe", "time", "GB/s", "vs copy", "vs noRHT", "extra MiB");
+
+  const QuantRecipe recipes[] = {
+      {"e2m1 1x16 nvfp4 SR RHT16 (slowest)", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4,
+       Rounding::kStochastic, 16, false},
+      {"e2m1 1x16 nvfp4 SR", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kStochastic, 0, false},
+      {"e2m1 1x16 nvfp4 RNE", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kNearestEven, 0, false},
+      {"e2m1 1x32 mx-floor SR RHT16", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor, Rounding::kStochastic,
+       16, false},
+      {"e2m1 1x32 mx-floor SR", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor, Rounding::kStochastic, 0,
+       false},
+      {"e2m1 1x16 fp32 SR RHT16", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 16,
+       false},
+      {"e2m1 1x16 fp32 SR", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0, false},
+      {"e2m1 1x16 nvfp4 SR RHT16 row+col", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4,
+       Rounding::kStochastic, 16, true},
+      {"e2m1 1x16 nvfp4 SR row+col", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kStochastic, 0,
+       true},
+  };
+  double previous_rht_ms = 0.0;
+  for (const QuantRecipe& r : recipes) {
+    QuantConfig cfg;
+    cfg.format = r.format;
+    cfg.block = r.block;
+    cfg.scale = r.scale;
+    cfg.rounding = r.rounding;
+    cfg.rht = RhtConfig{r.rht, false};
+    cfg.seed = 42;
+    validate_quantize(x.data(), std::min<int64_t>(rows, 256), cols, cfg, r.colwise, r.name);
+    DeviceQuantized row = allocate_quantized(rows, cols, cfg);
+    DeviceQuantized col;
+    if (r.colwise) col = allocate_quantized(cols, rows, cfg);
+    const size_t before = free_device_bytes();
+    const double ms = time_ms(
+        [&] { quantize(x.data(), InputType::kFloat32, rows, cols, cfg, &row, r.colwise ? &col : nullptr); },
+        o.warmup, o.iterations);
+    const size_t after = free_device_bytes();
+    // The minimum traffic of the operation: the input read once, every output written once.
+    const double bytes = static_cast<double>(in_bytes) + static_cast<double>(row.device_bytes()) +
+                         (r.colwise ? static_cast<double>(col.device_bytes()) : 0.0);
+    const double gbs = bytes / (ms * 1e-3) / 1e9;
+    const bool has_rht = r.rht != 0;
+    std::string vs_no_rht = "";
+    if (has_rht) {
+      previous_rht_ms = ms;
+    } else if (previous_rht_ms > 0.0) {
+      vs_no_rht = format("%.3fx", previous_rht_ms / ms);
+      previous_rht_ms = 0.0;
+    }
+    out << format("  %-44s %9.3f ms %8.0f %8.2fx %9s %8.1f\n", r.name, ms, gbs, gbs / copy_gbs, vs_no_rht.c_str(),
+                  mib(static_cast<double>(before) - static_cast<double>(after)));
+  }
+  out << "  (vs noRHT: time of the RHT16 recipe above / this one; extra MiB: device memory taken during the calls)\n";
+}
+
+struct GemmRecipe {
+  const char* name;  // includes the datapath gemm() picks for it
+  Format format;
+  BlockShape block;
+  ScaleMode scale;
+};
+
+// C = A * B^T with A [M, K], B [N, K] row-major and C [M, N] row-major, in
+// cuBLAS's column-major terms: C^T [N, M] = B [N, K] * A^T.
+void cublas_bf16_gemm(cublasHandle_t h, const uint16_t* a, const uint16_t* b, float* c, int64_t m, int64_t n,
+                      int64_t k) {
+  const float alpha = 1.0f, beta = 0.0f;
+  NIBBLE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                                   static_cast<int>(k), &alpha, b, CUDA_R_16BF, static_cast<int>(k), a, CUDA_R_16BF,
+                                   static_cast<int>(k), &beta, c, CUDA_R_32F, static_cast<int>(n), CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT));
+}
+
+void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out) {
+  const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  out << format("\nGEMM C[%lld, %lld] = A[%lld, %lld] * B[%lld, %lld]^T, FP32 out\n", static_cast<long long>(s.m),
+                static_cast<long long>(s.n), static_cast<long long>(s.m), static_cast<long long>(s.k),
+                static_cast<long long>(s.n), static_cast<long long>(s.k));
+  cublasHandle_t handle;
+  NIBBLE_CUBLAS_CHECK(cublasCreate(&handle));
+  const GemmRecipe recipes[] = {
+      {"e2m1 1x16 nvfp4 [FP16 mma]", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4},
+      {"e2m1 1x32 mx-floor [INT8 mma]", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor},
+      {"e2m1 1x16 fp32 [INT8 mma]", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32},
+  };
+  out << format("  %-52s %9s %9s %9s %10s\n", "path", "time ms", "TFLOP/s", "vs cuBLAS", "device MiB");
+  bool cublas_done = false;
+  double cublas_ms = 0.0;
+  for (const GemmRecipe& r : recipes) {
+    QuantConfig cfg;
+    cfg.format = r.format;
+    cfg.block = r.block;
+    cfg.scale = r.scale;
+    DeviceQuantized qa = allocate_quantized(s.m, s.k, cfg);
+    DeviceQuantized qb = allocate_quantized(s.n, s.k, cfg);
+    {
+      DeviceBuffer<float> a(static_cast<size_t>(s.m * s.k));
+      DeviceBuffer<float> b(static_cast<size_t>(s.n * s.k));
+      fill_test_data(a.data(), s.m, s.k, 7u);
+      fill_test_data(b.data(), s.n, s.k, 8u);
+      quantize(a.data(), InputType::kFloat32, s.m, s.k, cfg, &qa, nullptr);
+      quantize(b.data(), InputType::kFloat32, s.n, s.k, cfg, &qb, nullptr);
+      NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
+    }  // the FP32 inputs are freed: the GEMM sees only the quantized operands
+    DeviceBuffer<float> c(static_cast<size_t>(s.m * s.n));
+
+    // Validate sampled outputs against golden dot_rows before timing.
+    gemm(qa, qb, c.data());
+    const std::vector<float> got = c.download();
+    const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 256; ++i) {
+      const int64_t m = static_cast<int64_t>(rng() % static_cast<uint64_t>(s.m));
+      const int64_t n = static_cast<int64_t>(rng() % static_cast<uint64_t>(s.n));
+      const float want = dot_rows(ha, m, hb, n);
+      if (f32_bits(want) != f32_bits(got[static_cast<size_t>(m * s.n + n)])) {
+        throw std::runtime_error(format("bench-kernels: GEMM %s differs from golden at (%lld, %lld)", r.name,
+                                        static_cast<long long>(m), static_cast<long long>(n)));
+      }
+    }
+
+    const size_t before = free_device_bytes();
+    const double ms = time_ms([&] { gemm(qa, qb, c.data()); }, o.warmup, o.iterations);
+    const size_t after = free_device_bytes();
+    if (after < before) throw std::runtime_error("bench-kernels: the GEMM allocated device memory");
+    const double ours_mib = mib(static_cast<double>(qa.device_bytes() + qb.device_bytes() + c.bytes()));
+
+    // The emulation: dequantize both operands to BF16, then cuBLAS.
+    DeviceBuffer<uint16_t> a16(static_cast<size_t>(s.m * s.k));
+    DeviceBuffer<uint16_t> b16(static_cast<size_t>(s.n * s.k));
+    const double emu_ms = time_ms(
+        [&] {
+          dequantize_bf16(qa, a16.data());
+          dequantize_bf16(qb, b16.data());
+          cublas_bf16_gemm(handle, a16.data(), b16.data(), c.data(), s.m, s.n, s.k);
+        },
+        o.warmup, o.iterations);
+    if (!cublas_done) {
+      cublas_ms = time_ms([&] { cublas_bf16_gemm(handle, a16.data(), b16.data(), c.data(), s.m, s.n, s.k); },
+                          o.warmup, o.iterations);
+      out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n", "cuBLAS BF16 (FP32 accumulate)", cublas_ms,
+                    flops / (cublas_ms * 1e-3) / 1e12, 1.0,
+                    mib(static_cast<double>(a16.bytes() + b16.bytes() + c.bytes())));
+      cublas_done = true;
+    }
+    const double emu_mib = ours_mib + mib(static_cast<double>(a16.bytes() + b16.bytes()));
+    out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n", (std::string("bit-exact ") + r.name).c_str(), ms,
+                  flops / (ms * 1e-3) / 1e12, cublas_ms / ms, ours_mib);
+    out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n",
+                  (std::string("emulation ") + r.name + " dequant+cuBLAS").c_str(), emu_ms,
+                  flops / (emu_ms * 1e-3) / 1e12, cublas_ms / emu_ms, emu_mib);
+  }
+  out << "  (device MiB: operands + output each path holds; cuBLAS's own workspace not counted;\n"
+         "   the bit-exact GEMM allocates nothing per call: free device memory is checked unchanged)\n";
+  NIBBLE_CUBLAS_CHECK(cublasDestroy(handle));
+}
+
+}  // namespace
+
+void run_kernel_benchmark(const BenchOptions& options, std::ostream& out) {
+  out << "device: " << device_name() << "\n";
+  bench_quantize(options, out);
+  for (const GemmShape& s : options.gemm_shapes) bench_gemm(options, s, out);
+}
+
+}  // namespace nibble::cuda::bench

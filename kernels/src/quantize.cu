@@ -1,0 +1,421 @@
+// Quantize / dequantize kernels (the one copy; the library and bench-kernels
+// both call these through nibble/cuda/quantize.h). Reference: golden quantize().
+//
+// Work split. A CTA of 256 threads owns a 32-row x 128-col tile of x. Every
+// thread owns one "group": 16 consecutive elements along the contraction axis,
+// which is exactly one Philox call (SR) and one RHT16. A warp covers 16 lines x
+// 32 contraction elements, lane = 2 * line + half, so the other members of a
+// block are reachable by shuffles: a 1x32 block is lanes {l, l^1}, a 16x16 block
+// the 16 lanes with the same `half` (xor 2, 4, 8, 16).
+//   row-wise pass: lines are rows; each thread loads its 16 floats (64 B,
+//     four 16-byte loads) straight into registers.
+//   column-wise pass: lines are columns; the row-wise pass also stores the raw
+//     tile to shared memory (stride 129 floats: conflict-free both ways), and
+//     each thread reads 16 rows of one column back from it.
+// Traffic per element: 4 B read (2 for BF16), 0.5 B of codes written per
+// direction plus one scale code per block (1 or 4 B per 16/32/256 elements).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "nibble/cuda/check.h"
+#include "nibble/cuda/quant_math.h"
+#include "nibble/cuda/quantize.h"
+#include "nibble/philox.h"
+#include "nibble/rht.h"
+
+namespace nibble::cuda {
+namespace {
+
+constexpr int kTileRows = 32;
+constexpr int kTileCols = 128;
+constexpr int kThreads = 256;
+constexpr int kSmemStride = kTileCols + 1;
+
+struct Output {
+  uint8_t* codes = nullptr;
+  int64_t codes_ld = 0;
+  uint8_t* scales = nullptr;
+  int64_t scales_ld = 0;
+  int scale_bytes = 0;
+  float* tensor = nullptr;  // {amax, S_enc, g}
+};
+
+struct QuantizeArgs {
+  const void* x;
+  bool bf16;
+  bool vector_loads;  // rows start on 16-byte boundaries: 16-byte loads allowed
+  int64_t rows;
+  int64_t cols;
+  math::ScaleFacts scale;
+  int block_rows;
+  int block_cols;
+  bool stochastic;
+  int sr_bits;
+  bool rht;
+  bool rht_bf16;
+  uint32_t rht_signs;
+  uint64_t seed;
+  uint32_t stream;
+  bool rowwise;
+  bool colwise;
+  Output out[2];  // [0] row-wise, [1] column-wise
+};
+
+__device__ __forceinline__ float bf16_bits_to_float(uint32_t b) { return __uint_as_float(b << 16); }
+
+// The 16 elements x[r, c0 .. c0+15], zero outside the tensor.
+__device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r, int64_t c0, float (&v)[16]) {
+#pragma unroll
+  for (int j = 0; j < 16; ++j) v[j] = 0.0f;
+  if (r >= a.rows || c0 >= a.cols) return;
+  const bool full = c0 + 16 <= a.cols && a.vector_loads;
+  if (!a.bf16) {
+    const float* p = static_cast<const float*>(a.x) + r * a.cols + c0;
+    if (full) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float4 f = reinterpret_cast<const float4*>(p)[q];
+        v[4 * q] = f.x;
+        v[4 * q + 1] = f.y;
+        v[4 * q + 2] = f.z;
+        v[4 * q + 3] = f.w;
+      }
+    } else {
+      for (int j = 0; j < 16 && c0 + j < a.cols; ++j) v[j] = p[j];
+    }
+  } else {
+    const uint16_t* p = static_cast<const uint16_t*>(a.x) + r * a.cols + c0;
+    if (full) {
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const uint4 w = reinterpret_cast<const uint4*>(p)[q];
+        const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          v[8 * q + 2 * i] = bf16_bits_to_float(words[i] & 0xFFFFu);
+          v[8 * q + 2 * i + 1] = __uint_as_float(words[i] & 0xFFFF0000u);
+        }
+      }
+    } else {
+      for (int j = 0; j < 16 && c0 + j < a.cols; ++j) v[j] = bf16_bits_to_float(p[j]);
+    }
+  }
+}
+
+__device__ __forceinline__ float warp_max(float x, int first_mask, int last_mask) {
+  for (int m = first_mask; m <= last_mask; m *= 2) x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, m));
+  return x;
+}
+
+// One group of one direction: RHT16, block amax by shuffles, block scale,
+// rounding, packing and the stores. All 32 lanes of the warp must call it.
+// line/lines: the non-contraction index and extent; k0/klen: the group's first
+// contraction index and the contraction length.
+template <bool kAmaxOnly, Format F>
+__device__ __forceinline__ void process_group(const QuantizeArgs& a, const Output& o, float (&v)[16], int64_t line,
+                                              int64_t lines, int64_t k0, int64_t klen) {
+  const bool live = line < lines && k0 < klen;
+  if (a.rht && live) math::rht16(v, a.rht_signs, a.rht_bf16);
+
+  if constexpr (kAmaxOnly) {
+    float amax = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      if (math::is_finite(v[j])) amax = fmaxf(amax, math::abs_of(v[j]));
+    }
+    amax = warp_max(amax, 1, 16);
+    if ((threadIdx.x & 31) == 0 && amax > 0.0f) {
+      // Non-negative floats order as their bit patterns.
+      atomicMax(reinterpret_cast<unsigned int*>(o.tensor), __float_as_uint(amax));
+    }
+  } else {
+    int finite = 1;
+    float amax = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      finite &= math::is_finite(v[j]) ? 1 : 0;
+      amax = fmaxf(amax, math::abs_of(v[j]));
+    }
+    if (a.block_rows == 16) {
+      amax = warp_max(amax, 2, 16);
+      for (int m = 2; m <= 16; m *= 2) finite &= __shfl_xor_sync(0xFFFFFFFFu, finite, m);
+    } else if (a.block_cols == 32) {
+      amax = warp_max(amax, 1, 1);
+      finite &= __shfl_xor_sync(0xFFFFFFFFu, finite, 1);
+    }
+
+    const math::TensorScaleValue t = math::tensor_scale(a.scale, o.tensor[0]);
+    uint32_t lo = 0, hi = 0;
+    uint32_t scale_code = math::nan_scale_code(a.scale.format);
+    if (finite && live) {
+      const math::BlockScaleValue s = math::block_scale(a.scale, amax, t);
+      scale_code = s.code;
+      uint32_t words[4] = {0u, 0u, 0u, 0u};
+      if (a.stochastic) {
+        const uint64_t group = static_cast<uint64_t>(line) * static_cast<uint64_t>((klen + 15) / 16) +
+                               static_cast<uint64_t>(k0 / 16);
+        const auto w = math::philox_words(a.seed, group, a.stream,
+                                          static_cast<uint32_t>(PhiloxDomain::kStochasticRounding));
+        words[0] = w[0];
+        words[1] = w[1];
+        words[2] = w[2];
+        words[3] = w[3];
+      }
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        const float scaled = math::mul_rn(v[j], s.encode);
+        const uint32_t random = ((words[j / 4] >> (8 * (j % 4))) & 0xFFu) >> (8 - a.sr_bits);
+        const math::GridValue g = math::round_to_format<F>(scaled, a.stochastic, random, a.sr_bits);
+        const uint32_t code = math::quantizer_code_of<F>(g);
+        if (j < 8) {
+          lo |= code << (4 * j);
+        } else {
+          hi |= code << (4 * (j - 8));
+        }
+      }
+    }
+    // Codes: groups past the end of a row but inside codes_ld write the zero padding.
+    if (line < lines && k0 / 2 < o.codes_ld) {
+      *reinterpret_cast<uint2*>(o.codes + line * o.codes_ld + k0 / 2) = make_uint2(lo, hi);
+    }
+    const bool block_leader = (k0 % a.block_cols == 0) && (line % a.block_rows == 0);
+    if (live && block_leader) {
+      const int64_t idx = (line / a.block_rows) * o.scales_ld + k0 / a.block_cols;
+      if (o.scale_bytes == 4) {
+        reinterpret_cast<uint32_t*>(o.scales)[idx] = scale_code;
+      } else {
+        o.scales[idx] = static_cast<uint8_t>(scale_code);
+      }
+    }
+    if (line == 0 && k0 == 0) {
+      o.tensor[1] = t.encode;
+      o.tensor[2] = t.decode;
+    }
+  }
+}
+
+// F: the element format, fixed at compile time so its grid folds into constants.
+template <bool kAmaxOnly, Format F>
+__global__ void __launch_bounds__(kThreads) quantize_tile_kernel(const QuantizeArgs a) {
+  __shared__ float tile[kTileRows][kSmemStride];
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int64_t tile_r0 = static_cast<int64_t>(blockIdx.x) * kTileRows;
+  const int64_t tile_c0 = static_cast<int64_t>(blockIdx.y) * kTileCols;
+
+  {
+    const int tr = (warp / 4) * 16 + lane / 2;
+    const int tc = (warp % 4) * 32 + (lane % 2) * 16;
+    float v[16];
+    load_row_group(a, tile_r0 + tr, tile_c0 + tc, v);
+    if (a.colwise) {
+#pragma unroll
+      for (int j = 0; j < 16; ++j) tile[tr][tc + j] = v[j];
+    }
+    if (a.rowwise) process_group<kAmaxOnly, F>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols);
+  }
+  if (a.colwise) {
+    __syncthreads();
+    const int tc = warp * 16 + lane / 2;
+    const int tr = (lane % 2) * 16;
+    float v[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) v[j] = tile[tr + j][tc];
+    process_group<kAmaxOnly, F>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
+  }
+}
+
+// One thread per 8 codes (4 bytes) of a row: 32 B of floats (16 B of BF16) written per thread.
+template <typename Out>
+__global__ void dequantize_kernel(const uint8_t* codes, int64_t codes_ld, const uint8_t* scales, int64_t scales_ld,
+                                  int scale_bytes, const float* tensor, int64_t rows, int64_t cols,
+                                  math::FormatFacts format, ScaleFormat scale_format, int block_rows,
+                                  int block_cols, Out* out) {
+  const int64_t words_per_row = (cols + 7) / 8;
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item >= rows * words_per_row) return;
+  const int64_t r = item / words_per_row;
+  const int64_t c0 = (item % words_per_row) * 8;
+  const float g = tensor[2];
+  const uint8_t* row_codes = codes + r * codes_ld + c0 / 2;
+  for (int j = 0; j < 8 && c0 + j < cols; ++j) {
+    const int64_t c = c0 + j;
+    const uint32_t code = (row_codes[j / 2] >> (4 * (j % 2))) & 0xFu;
+    const int64_t sidx = (r / block_rows) * scales_ld + c / block_cols;
+    const uint32_t scode = scale_bytes == 4 ? reinterpret_cast<const uint32_t*>(scales)[sidx] : scales[sidx];
+    const float s = math::decode_scale_code(scale_format, scode);
+    const float value = math::mul_rn(math::mul_rn(math::decode_value(format, code), s), g);
+    if constexpr (sizeof(Out) == 2) {
+      out[r * cols + c] = static_cast<Out>(math::bits_of(math::round_to_bf16(value)) >> 16);
+    } else {
+      out[r * cols + c] = value;
+    }
+  }
+}
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+Output output_of(DeviceQuantized* q) {
+  Output o;
+  o.codes = q->codes.data();
+  o.codes_ld = q->codes_ld;
+  o.scales = q->scales.data();
+  o.scales_ld = q->scales_ld;
+  o.scale_bytes = q->scale_bytes;
+  o.tensor = q->tensor.data();
+  return o;
+}
+
+void expect_shape(const DeviceQuantized* q, int64_t rows, int64_t cols, const QuantConfig& cfg, const char* what) {
+  if (q == nullptr) return;
+  if (q->rows != rows || q->cols != cols || q->config.format != cfg.format || q->config.block != cfg.block ||
+      q->config.scale != cfg.scale) {
+    throw std::invalid_argument(std::string("quantize: the ") + what +
+                                " output was not allocated for this shape and configuration");
+  }
+}
+
+}  // namespace
+
+void validate_gpu_config(const QuantConfig& cfg, int64_t rows, int64_t cols) {
+  validate(cfg);
+  if (rows <= 0 || cols <= 0) throw std::invalid_argument("quantize: empty tensor");
+  if (cfg.rht.enabled() && cfg.rht.size != 16) {
+    throw std::invalid_argument("GPU quantize fuses RHT16 only; RHT" + std::to_string(cfg.rht.size) +
+                                " is not supported");
+  }
+}
+
+DeviceQuantized allocate_quantized(int64_t rows, int64_t cols, const QuantConfig& cfg) {
+  validate_gpu_config(cfg, rows, cols);
+  DeviceQuantized q;
+  q.config = cfg;
+  q.rows = rows;
+  q.cols = cols;
+  q.codes_ld = round_up((cols + 1) / 2, 16);
+  q.scale_rows = (rows + block_rows(cfg.block) - 1) / block_rows(cfg.block);
+  q.scale_cols = (cols + block_cols(cfg.block) - 1) / block_cols(cfg.block);
+  q.scales_ld = round_up(q.scale_cols, 16);
+  q.scale_bytes = scale_format(cfg.scale) == ScaleFormat::kFP32 ? 4 : 1;
+  q.codes = DeviceBuffer<uint8_t>(static_cast<size_t>(rows * q.codes_ld));
+  q.scales = DeviceBuffer<uint8_t>(static_cast<size_t>(q.scale_rows * q.scales_ld * q.scale_bytes));
+  q.tensor = DeviceBuffer<float>(3);
+  q.scales.fill_zero();
+  return q;
+}
+
+void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const QuantConfig& cfg,
+              DeviceQuantized* rowwise, DeviceQuantized* colwise, cudaStream_t stream) {
+  validate_gpu_config(cfg, rows, cols);
+  if (rowwise == nullptr && colwise == nullptr) throw std::invalid_argument("quantize: no output requested");
+  expect_shape(rowwise, rows, cols, cfg, "row-wise");
+  expect_shape(colwise, cols, rows, cfg, "column-wise");
+  if (cfg.rht.enabled() && rowwise != nullptr && cols % 16 != 0) {
+    throw std::invalid_argument("RHT16 needs the contraction axis (" + std::to_string(cols) +
+                                ") to be a multiple of 16");
+  }
+  if (cfg.rht.enabled() && colwise != nullptr && rows % 16 != 0) {
+    throw std::invalid_argument("RHT16 of the column-wise output needs rows (" + std::to_string(rows) +
+                                ") to be a multiple of 16");
+  }
+  QuantizeArgs a{};
+  a.x = x;
+  a.bf16 = type == InputType::kBFloat16;
+  const int64_t row_bytes = cols * (a.bf16 ? 2 : 4);
+  a.vector_loads = reinterpret_cast<uintptr_t>(x) % 16 == 0 && row_bytes % 16 == 0;
+  a.rows = rows;
+  a.cols = cols;
+  a.scale = math::scale_facts(cfg.scale, cfg.format);
+  a.block_rows = block_rows(cfg.block);
+  a.block_cols = block_cols(cfg.block);
+  a.stochastic = cfg.rounding == Rounding::kStochastic;
+  a.sr_bits = cfg.sr_bits;
+  a.rht = cfg.rht.enabled();
+  a.rht_bf16 = cfg.rht.round_bf16;
+  a.rht_signs = a.rht ? rht_signs(cfg.seed)[0] : 0u;
+  a.seed = cfg.seed;
+  a.stream = cfg.stream;
+  a.rowwise = rowwise != nullptr;
+  a.colwise = colwise != nullptr;
+  if (rowwise != nullptr) a.out[0] = output_of(rowwise);
+  if (colwise != nullptr) a.out[1] = output_of(colwise);
+
+  // Tiles cover the code padding too: row-wise codes reach round_up(cols, 32)
+  // columns, column-wise codes round_up(rows, 32) rows.
+  const dim3 grid(static_cast<unsigned>((rows + kTileRows - 1) / kTileRows),
+                  static_cast<unsigned>((cols + kTileCols - 1) / kTileCols));
+  if (grid.y > 65535u) throw std::invalid_argument("quantize: too many columns for one launch");
+  for (int d = 0; d < 2; ++d) {
+    if ((d == 0 && rowwise == nullptr) || (d == 1 && colwise == nullptr)) continue;
+    NIBBLE_CUDA_CHECK(cudaMemsetAsync(a.out[d].tensor, 0, sizeof(float), stream));
+  }
+  if (cfg.scale == ScaleMode::kNVFP4) {
+    // The amax pass does not depend on the format; one instantiation serves all.
+    quantize_tile_kernel<true, Format::kE2M1><<<grid, kThreads, 0, stream>>>(a);
+    NIBBLE_CUDA_CHECK_LAUNCH("quantize_tile_kernel<amax>");
+  }
+  switch (cfg.format) {
+    case Format::kE2M1: quantize_tile_kernel<false, Format::kE2M1><<<grid, kThreads, 0, stream>>>(a); break;
+    case Format::kE1M2: quantize_tile_kernel<false, Format::kE1M2><<<grid, kThreads, 0, stream>>>(a); break;
+    case Format::kInt4: quantize_tile_kernel<false, Format::kInt4><<<grid, kThreads, 0, stream>>>(a); break;
+  }
+  NIBBLE_CUDA_CHECK_LAUNCH("quantize_tile_kernel");
+}
+
+DeviceQuantized quantize_rowwise(const float* x, int64_t rows, int64_t cols, const QuantConfig& cfg) {
+  DeviceQuantized q = allocate_quantized(rows, cols, cfg);
+  quantize(x, InputType::kFloat32, rows, cols, cfg, &q, nullptr, nullptr);
+  NIBBLE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  return q;
+}
+
+template <typename Out>
+void launch_dequantize(const DeviceQuantized& q, Out* out, cudaStream_t stream) {
+  const int64_t items = q.rows * ((q.cols + 7) / 8);
+  constexpr int kBlock = 256;
+  const int64_t blocks = (items + kBlock - 1) / kBlock;
+  dequantize_kernel<Out><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
+      q.codes.data(), q.codes_ld, q.scales.data(), q.scales_ld, q.scale_bytes, q.tensor.data(), q.rows, q.cols,
+      math::format_facts(q.config.format), scale_format(q.config.scale), block_rows(q.config.block),
+      block_cols(q.config.block), out);
+  NIBBLE_CUDA_CHECK_LAUNCH("dequantize_kernel");
+}
+
+void dequantize(const DeviceQuantized& q, float* out, cudaStream_t stream) { launch_dequantize(q, out, stream); }
+
+void dequantize_bf16(const DeviceQuantized& q, uint16_t* out, cudaStream_t stream) {
+  launch_dequantize(q, out, stream);
+}
+
+QuantizedTensor to_host(const DeviceQuantized& q) {
+  NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
+  QuantizedTensor h;
+  h.rows = q.rows;
+  h.cols = q.cols;
+  h.config = q.config;
+  const std::vector<uint8_t> packed = q.codes.download();
+  h.codes.resize(static_cast<size_t>(q.rows * q.cols));
+  for (int64_t r = 0; r < q.rows; ++r) {
+    unpack_codes(&packed[static_cast<size_t>(r * q.codes_ld)], static_cast<size_t>(q.cols),
+                 &h.codes[static_cast<size_t>(r * q.cols)]);
+  }
+  const std::vector<uint8_t> scales = q.scales.download();
+  h.scales.resize(static_cast<size_t>(q.scale_rows * q.scale_cols));
+  for (int64_t br = 0; br < q.scale_rows; ++br) {
+    for (int64_t bc = 0; bc < q.scale_cols; ++bc) {
+      const size_t src = static_cast<size_t>((br * q.scales_ld + bc) * q.scale_bytes);
+      uint32_t code = 0;
+      for (int b = 0; b < q.scale_bytes; ++b) code |= static_cast<uint32_t>(scales[src + static_cast<size_t>(b)]) << (8 * b);
+      h.scales[static_cast<size_t>(br * q.scale_cols + bc)] = code;
+    }
+  }
+  const std::vector<float> t = q.tensor.download();
+  h.tensor.encode = t[1];
+  h.tensor.decode = t[2];
+  return h;
+}
+
+}  // namespace nibble::cuda

@@ -1,0 +1,137 @@
+// GPU block-scaled GEMM against golden gemm, bit for bit (NaN = NaN), for every
+// pair of element formats, every scale mode, mixed block shapes, stochastic
+// rounding and RHT16 operands, NaN/Inf/zero/saturating blocks, and shapes that
+// are not multiples of the 128x128x64 tile. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "gpu_test_util.h"
+#include "nibble/cuda/device_buffer.h"
+#include "nibble/cuda/gemm.h"
+#include "nibble/cuda/quantize.h"
+#include "nibble/dot.h"
+
+namespace nibble {
+namespace {
+
+// Outputs compared, and how many of them were finite and non-zero: a suite
+// whose expected outputs are all NaN or zero would pass vacuously.
+struct GemmTally {
+  size_t outputs = 0;
+  size_t nontrivial = 0;
+};
+
+// Quantizes both operands on the device (checked against golden by
+// quantize_gpu_test) and golden, multiplies both ways, returns mismatches.
+// With `specials`, A carries the planted NaN/Inf/zero/subnormal/huge blocks.
+size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const QuantConfig& cb, uint64_t seed,
+                  bool specials, GemmTally& tally) {
+  const std::vector<float> a = test::wide_range_tensor(m, k, seed, specials);
+  const std::vector<float> b = test::wide_range_tensor(n, k, seed + 1, false);
+  cuda::DeviceBuffer<float> da(a), db(b);
+  cuda::DeviceQuantized qa = cuda::allocate_quantized(m, k, ca);
+  cuda::DeviceQuantized qb = cuda::allocate_quantized(n, k, cb);
+  cuda::quantize(da.data(), cuda::InputType::kFloat32, m, k, ca, &qa, nullptr);
+  cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, cb, &qb, nullptr);
+  const std::vector<float> got = cuda::gemm_to_host(qa, qb);
+  const std::vector<float> want = gemm(quantize(a.data(), m, k, ca), quantize(b.data(), n, k, cb));
+  const std::string label = test::describe(ca) + " x " + test::describe(cb) + " " + std::to_string(m) + "x" +
+                            std::to_string(n) + "x" + std::to_string(k);
+  tally.outputs += want.size();
+  for (float v : want) tally.nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
+  return test::count_float_mismatches(got, want, n, label);
+}
+
+TEST(GpuGemm, EveryFormatPairScaleModeAndBlockPairMatchesGolden) {
+  NIBBLE_REQUIRE_GPU();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  const std::pair<BlockShape, BlockShape> block_pairs[] = {{BlockShape::k1x16, BlockShape::k1x16},
+                                                           {BlockShape::k1x32, BlockShape::k1x32},
+                                                           {BlockShape::k16x16, BlockShape::k1x16},
+                                                           {BlockShape::k1x32, BlockShape::k1x16}};
+  size_t cases = 0, mismatches = 0;
+  GemmTally tally;
+  uint64_t index = 0;
+  for (Format fa : kAllFormats) {
+    for (Format fb : kAllFormats) {
+      for (ScaleMode mode : kAllScaleModes) {
+        for (const auto& [ba, bb] : block_pairs) {
+          ++index;
+          QuantConfig ca, cb;
+          ca.format = fa;
+          cb.format = fb;
+          ca.scale = cb.scale = mode;
+          ca.block = ba;
+          cb.block = bb;
+          // K = 200: a partial last block for both 16- and 32-wide blocks.
+          mismatches += check_gemm(37, 45, 200, ca, cb, test::kKernelTestSeed + 10 * index, index % 3 == 0, tally);
+          ++cases;
+        }
+      }
+    }
+  }
+  std::printf("%zu GEMMs, %zu outputs (%zu finite non-zero), %zu mismatching\n", cases, tally.outputs,
+              tally.nontrivial, mismatches);
+  EXPECT_GT(cases, 0u);
+  EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+TEST(GpuGemm, MixedScaleModesMatchGolden) {
+  NIBBLE_REQUIRE_GPU();
+  size_t cases = 0, mismatches = 0;
+  GemmTally tally;
+  uint64_t index = 500;
+  for (ScaleMode ma : kAllScaleModes) {
+    for (ScaleMode mb : kAllScaleModes) {
+      QuantConfig ca, cb;
+      ca.format = Format::kE2M1;
+      cb.format = Format::kInt4;
+      ca.scale = ma;
+      cb.scale = mb;
+      mismatches += check_gemm(20, 24, 96, ca, cb, ++index, false, tally);
+      ++cases;
+    }
+  }
+  EXPECT_GT(cases, 0u);
+  EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+TEST(GpuGemm, ManyTilesWithSrAndRhtMatchGolden) {
+  NIBBLE_REQUIRE_GPU();
+  size_t mismatches = 0;
+  GemmTally tally;
+  QuantConfig c;
+  c.format = Format::kE2M1;
+  c.scale = ScaleMode::kNVFP4;
+  c.rounding = Rounding::kStochastic;
+  c.rht = RhtConfig{16, false};
+  c.seed = 77;
+  QuantConfig cb = c;
+  cb.stream = 1;
+  mismatches += check_gemm(260, 300, 1024, c, cb, 11, false, tally);
+  c = QuantConfig{};
+  c.format = Format::kE1M2;
+  c.block = BlockShape::k1x32;
+  c.scale = ScaleMode::kMXCeil;
+  mismatches += check_gemm(129, 257, 544, c, c, 12, true, tally);
+  c.scale = ScaleMode::kFP32;
+  c.format = Format::kInt4;
+  mismatches += check_gemm(256, 128, 4096, c, c, 13, false, tally);
+  EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+TEST(GpuGemm, RefusesMismatchedOperandsLikeGolden) {
+  NIBBLE_REQUIRE_GPU();
+  QuantConfig c;
+  cuda::DeviceQuantized a = cuda::allocate_quantized(16, 64, c);
+  cuda::DeviceQuantized b = cuda::allocate_quantized(16, 80, c);
+  cuda::DeviceBuffer<float> out(256);
+  EXPECT_THROW(cuda::gemm(a, b, out.data()), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nibble
