@@ -1,0 +1,25 @@
+// The `nibble` program's subcommands. Each add_* registers one subcommand on
+// the top-level CLI11 app; its callback runs the command and throws on error.
+#pragma once
+
+#include <stdexcept>
+
+namespace CLI {
+class App;
+}
+
+namespace nibble::cli {
+
+// Bad user input (unknown names, impossible sizes, unusable files). main()
+// prints the message and exits with status 2; other exceptions exit with 1.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void add_quant_command(CLI::App& app);
+void add_vectors_command(CLI::App& app);
+// gpu-quant, gpu-gemm, bench-kernels (only in builds with CUDA).
+void add_kernel_commands(CLI::App& app);
+
+}  // namespace nibble::cli

@@ -1,0 +1,34 @@
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "commands.h"
+#include "nibble/io/tensor_file.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Nibble: a co-design suite for 4-bit tensor-core formats (E2M1, E1M2, INT4)", "nibble"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "nibble 0.1.0");
+  nibble::cli::add_quant_command(app);
+  nibble::cli::add_vectors_command(app);
+#if NIBBLE_HAVE_CUDA
+  nibble::cli::add_kernel_commands(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every malformed command line exits 2, like other bad input.
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const nibble::cli::UsageError& e) {
+    fmt::print(stderr, "nibble: error: {}\n", e.what());
+    return 2;
+  } catch (const nibble::io::TensorFileError& e) {
+    fmt::print(stderr, "nibble: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "nibble: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
