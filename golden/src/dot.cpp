@@ -16,7 +16,7 @@ int32_t block_partial_sum(const uint8_t* codes_a, Format fa, const uint8_t* code
 
 float block_product(int32_t partial_sum, Format fa, Format fb, float scale_a, float scale_b) {
   const float s = scale_a * scale_b;
-  if (!f32_is_finite(s)) return static_cast<float>(partial_sum) * s;  // NaN, or +-Inf (NaN if P = 0)
+  if (!f32_is_finite(s)) return canonical(static_cast<float>(partial_sum) * s);  // NaN, or +-Inf (NaN if P = 0)
   const F32Fields sf = f32_fields(s);
   const bool neg = (partial_sum < 0) != sf.neg;
   const uint64_t mag = static_cast<uint64_t>(partial_sum < 0 ? -static_cast<int64_t>(partial_sum) : partial_sum) *
@@ -24,7 +24,7 @@ float block_product(int32_t partial_sum, Format fa, Format fb, float scale_a, fl
   return round_to_f32(neg, mag, sf.exp + lsb_exp(fa) + lsb_exp(fb));
 }
 
-float accumulate(float acc, float r) { return acc + r; }
+float accumulate(float acc, float r) { return canonical(acc + r); }
 
 float dot_rows(const QuantizedTensor& a, int64_t ra, const QuantizedTensor& b, int64_t rb) {
   const int64_t k = a.cols;
@@ -41,7 +41,7 @@ float dot_rows(const QuantizedTensor& a, int64_t ra, const QuantizedTensor& b, i
                                   decode_scale(sfb, b.scale_code_at(rb, k0)));
     acc = accumulate(acc, r);
   }
-  return acc * (a.tensor.decode * b.tensor.decode);
+  return canonical(acc * (a.tensor.decode * b.tensor.decode));
 }
 
 std::vector<float> gemm(const QuantizedTensor& a, const QuantizedTensor& b) {

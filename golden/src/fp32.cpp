@@ -51,9 +51,7 @@ float round_to_f32(bool neg, uint64_t mag, int exp2) {
 
 float round_to_bf16(float x) {
   const uint32_t u = f32_bits(x);
-  if (!f32_is_finite(x)) {
-    return f32_from_bits((u & 0x7FFFFFu) != 0 ? ((u | 0x00400000u) & 0xFFFF0000u) : u);
-  }
+  if (!f32_is_finite(x)) return canonical(x);
   const uint32_t lower = u & 0xFFFFu;
   uint32_t upper = u >> 16;
   if (lower > 0x8000u || (lower == 0x8000u && (upper & 1u) != 0)) ++upper;  // may carry into Inf: correct

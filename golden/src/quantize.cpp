@@ -194,7 +194,7 @@ std::vector<float> dequantize(const QuantizedTensor& q) {
       const size_t i = static_cast<size_t>(r * q.cols + c);
       const float s = decode_scale(sf, q.scale_code_at(r, c));
       const float v = decode_value(q.config.format, q.codes[i]) * s;
-      out[i] = v * q.tensor.decode;
+      out[i] = canonical(v * q.tensor.decode);
     }
   }
   return out;

@@ -31,13 +31,13 @@ void rht_group(float* x, int n, const PhiloxWords& signs, bool round_bf16) {
       if ((i & h) != 0) continue;
       const float a = x[i];
       const float b = x[i + h];
-      x[i] = a + b;
-      x[i + h] = a - b;
+      x[i] = canonical(a + b);
+      x[i + h] = canonical(a - b);
     }
   }
   const float c = normalization(n);
   for (int i = 0; i < n; ++i) {
-    x[i] = x[i] * c;
+    x[i] = canonical(x[i] * c);
     if (round_bf16) x[i] = round_to_bf16(x[i]);
   }
 }

@@ -67,13 +67,13 @@ std::string_view name(ScaleMode m) {
 
 float decode_scale(ScaleFormat f, uint32_t code) {
   switch (f) {
-    case ScaleFormat::kFP32: return f32_from_bits(code);
+    case ScaleFormat::kFP32: return canonical(f32_from_bits(code));
     case ScaleFormat::kUE8M0:
-      if ((code & 0xFFu) == info(f).nan_code) return std::numeric_limits<float>::quiet_NaN();
+      if ((code & 0xFFu) == info(f).nan_code) return f32_from_bits(kCanonicalNaN);
       return exp2_f32(static_cast<int>(code & 0xFFu) - kUe8m0Bias);
     case ScaleFormat::kE4M3: {
       code &= 0xFFu;
-      if ((code & 0x7Fu) == 0x7Fu) return std::numeric_limits<float>::quiet_NaN();
+      if ((code & 0x7Fu) == 0x7Fu) return f32_from_bits(kCanonicalNaN);
       const uint32_t e = (code >> 3) & 0xFu;
       const uint32_t frac = code & 0x7u;
       const uint32_t units = e == 0 ? frac : (8u + frac) << (e - 1);
@@ -126,7 +126,7 @@ BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t) 
 
 BlockScale nan_block_scale(ScaleMode m) {
   const uint32_t code = info(scale_format(m)).nan_code;
-  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float nan = f32_from_bits(kCanonicalNaN);
   return {code, nan, nan};
 }
 

@@ -54,6 +54,11 @@ TEST(BlockProduct, RoundsOnceAndPropagatesNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_TRUE(std::isnan(block_product(5, Format::kInt4, Format::kInt4, nan, 1.0f)));
   EXPECT_TRUE(std::isnan(block_product(0, Format::kInt4, Format::kInt4, std::numeric_limits<float>::infinity(), 1.0f)));
+  // 0 * Inf and Inf - Inf give the canonical NaN, whatever the host FPU makes of them.
+  const float big = std::numeric_limits<float>::max();
+  EXPECT_EQ(f32_bits(block_product(0, Format::kE2M1, Format::kE2M1, big, big)), kCanonicalNaN);
+  EXPECT_EQ(f32_bits(accumulate(std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity())),
+            kCanonicalNaN);
   // Subnormal results are kept, not flushed.
   EXPECT_EQ(block_product(1, Format::kInt4, Format::kInt4, std::ldexp(1.0f, -140), std::ldexp(1.0f, -8)),
             std::ldexp(1.0f, -148));

@@ -20,6 +20,13 @@ inline float f32_from_bits(uint32_t u) {
 }
 inline bool f32_is_finite(float x) { return (f32_bits(x) & 0x7F800000u) != 0x7F800000u; }
 
+// Every NaN Nibble produces is this one: positive, quiet, zero payload. IEEE
+// leaves the sign and payload of an invalid operation's NaN open (x86 makes
+// 0*Inf the negative 0xFFC00000), so the contract fixes it, and every
+// operation that can create or pass on a NaN returns it through canonical().
+inline constexpr uint32_t kCanonicalNaN = 0x7FC00000u;
+inline float canonical(float x) { return x != x ? f32_from_bits(kCanonicalNaN) : x; }
+
 // A finite float as an exact integer product: (-1)^neg * sig * 2^exp, sig < 2^24.
 struct F32Fields {
   bool neg;
@@ -33,7 +40,7 @@ F32Fields f32_fields(float x);
 float round_to_f32(bool neg, uint64_t mag, int exp2);
 
 // Round a float to the nearest bfloat16 (ties to even) and return it widened
-// back to float; NaN stays a quiet NaN of the same sign.
+// back to float; NaN becomes the canonical NaN.
 float round_to_bf16(float x);
 
 // 2^k as a float for k in [-149, 127] (exact, subnormal below -126).
