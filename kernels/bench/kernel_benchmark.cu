@@ -219,7 +219,7 @@ void cublas_bf16_gemm(cublasHandle_t h, const uint16_t* a, const uint16_t* b, fl
                                    CUBLAS_GEMM_DEFAULT));
 }
 
-void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out) {
+void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, std::vector<std::string>& failures) {
   const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   out << format("\nGEMM C[%lld, %lld] = A[%lld, %lld] * B[%lld, %lld]^T, FP32 out\n", static_cast<long long>(s.m),
                 static_cast<long long>(s.n), static_cast<long long>(s.m), static_cast<long long>(s.k),
@@ -252,25 +252,39 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out) {
     }  // the FP32 inputs are freed: the GEMM sees only the quantized operands
     DeviceBuffer<float> c(static_cast<size_t>(s.m * s.n));
 
-    // Validate sampled outputs against golden dot_rows before timing.
-    gemm(qa, qb, c.data());
-    const std::vector<float> got = c.download();
+    // Every kernel version: validate sampled outputs against golden dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
-    std::mt19937_64 rng(5);
-    for (int i = 0; i < 256; ++i) {
-      const int64_t m = static_cast<int64_t>(rng() % static_cast<uint64_t>(s.m));
-      const int64_t n = static_cast<int64_t>(rng() % static_cast<uint64_t>(s.n));
-      const float want = dot_rows(ha, m, hb, n);
-      if (f32_bits(want) != f32_bits(got[static_cast<size_t>(m * s.n + n)])) {
-        throw std::runtime_error(format("bench-kernels: GEMM %s differs from golden at (%lld, %lld)", r.name,
-                                        static_cast<long long>(m), static_cast<long long>(n)));
+    double ms[3] = {0.0, 0.0, 0.0};
+    for (GemmKernel kernel : kAllGemmKernels) {
+      // A version that fails (differs from golden, or a CUDA error) is reported
+      // and left untimed, and the other versions still run; the benchmark
+      // throws at the end (run_kernel_benchmark).
+      try {
+        NIBBLE_CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.bytes()));  // no stale result can pass
+        gemm(qa, qb, c.data(), nullptr, kernel);
+        const std::vector<float> got = c.download();
+        std::mt19937_64 rng(5);
+        for (int i = 0; i < 256; ++i) {
+          const int64_t m = static_cast<int64_t>(rng() % static_cast<uint64_t>(s.m));
+          const int64_t n = static_cast<int64_t>(rng() % static_cast<uint64_t>(s.n));
+          const float want = dot_rows(ha, m, hb, n);
+          const float have = got[static_cast<size_t>(m * s.n + n)];
+          if (f32_bits(want) != f32_bits(have)) {
+            throw std::runtime_error(format("GEMM %s %s differs from golden at (%lld, %lld): got 0x%08x want 0x%08x",
+                                            name(kernel), r.name, static_cast<long long>(m),
+                                            static_cast<long long>(n), f32_bits(have), f32_bits(want)));
+          }
+        }
+        const size_t before = free_device_bytes();
+        ms[static_cast<int>(kernel)] =
+            time_ms([&] { gemm(qa, qb, c.data(), nullptr, kernel); }, o.warmup, o.iterations);
+        const size_t after = free_device_bytes();
+        if (after < before) throw std::runtime_error(std::string("GEMM ") + name(kernel) + " allocated device memory");
+      } catch (const std::exception& e) {
+        failures.push_back(std::string("bench-kernels: ") + e.what());
+        out << "  FAILED (not timed): " << e.what() << "\n";
       }
     }
-
-    const size_t before = free_device_bytes();
-    const double ms = time_ms([&] { gemm(qa, qb, c.data()); }, o.warmup, o.iterations);
-    const size_t after = free_device_bytes();
-    if (after < before) throw std::runtime_error("bench-kernels: the GEMM allocated device memory");
     const double ours_mib = mib(static_cast<double>(qa.device_bytes() + qb.device_bytes() + c.bytes()));
 
     // The emulation: dequantize both operands to BF16, then cuBLAS.
@@ -292,8 +306,13 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out) {
       cublas_done = true;
     }
     const double emu_mib = ours_mib + mib(static_cast<double>(a16.bytes() + b16.bytes()));
-    out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n", (std::string("bit-exact ") + r.name).c_str(), ms,
-                  flops / (ms * 1e-3) / 1e12, cublas_ms / ms, ours_mib);
+    for (GemmKernel kernel : kAllGemmKernels) {
+      const double t = ms[static_cast<int>(kernel)];
+      if (t <= 0.0) continue;  // failed above
+      out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n",
+                    (std::string("bit-exact ") + name(kernel) + " " + r.name).c_str(), t, flops / (t * 1e-3) / 1e12,
+                    cublas_ms / t, ours_mib);
+    }
     out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n",
                   (std::string("emulation ") + r.name + " dequant+cuBLAS").c_str(), emu_ms,
                   flops / (emu_ms * 1e-3) / 1e12, cublas_ms / emu_ms, emu_mib);
@@ -308,7 +327,9 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out) {
 void run_kernel_benchmark(const BenchOptions& options, std::ostream& out) {
   out << "device: " << device_name() << "\n";
   bench_quantize(options, out);
-  for (const GemmShape& s : options.gemm_shapes) bench_gemm(options, s, out);
+  std::vector<std::string> failures;
+  for (const GemmShape& s : options.gemm_shapes) bench_gemm(options, s, out, failures);
+  if (!failures.empty()) throw std::runtime_error(failures.front());
 }
 
 }  // namespace nibble::cuda::bench

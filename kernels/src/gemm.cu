@@ -1,5 +1,7 @@
-// The bit-exact block-scaled GEMM (the one copy; library and bench-kernels both
-// call it through nibble/cuda/gemm.h). Reference: golden dot_rows / gemm.
+// The bit-exact block-scaled GEMM, version 1 (the one copy; library and
+// bench-kernels both call it through nibble/cuda/gemm.h, which also selects
+// version 2, gemm_v2.cu: same arithmetic, cp.async multistage data movement).
+// Reference: golden dot_rows / gemm.
 //
 // Per output (m, n) and per k-block beta in increasing k, golden computes
 //   P = sum qa*qb (exact integer), s = fl(sa*sb), r = fl(P * 2^u * s), acc = fl(acc + r)
@@ -44,10 +46,18 @@
 
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/gemm.h"
+#include "nibble/cuda/gemm_v2_layout.h"
 #include "nibble/cuda/quant_math.h"
+#include "gemm_mma.cuh"
+#include "gemm_v2.h"
 
 namespace nibble::cuda {
 namespace {
+
+using detail::mma_f16;
+using detail::mma_k16;
+using detail::mma_k32;
+using detail::units_to_scaled_half;
 
 constexpr int kBM = 128;
 constexpr int kBN = 128;
@@ -94,13 +104,7 @@ struct Tiling {
 };
 
 // Four codes (the nibbles of w, element i in nibble i) -> four int8 units.
-__device__ __forceinline__ uint32_t decode4(uint32_t w, const uint32_t (&lut)[4]) {
-  const uint32_t sel = w & 0x7777u;
-  const uint32_t low = __byte_perm(lut[0], lut[1], sel);   // codes 0..7
-  const uint32_t high = __byte_perm(lut[2], lut[3], sel);  // codes 8..15
-  const uint32_t mask = __byte_perm(0x0000FF00u, 0u, (w >> 3) & 0x1111u);
-  return (low & ~mask) | (high & mask);
-}
+__device__ __forceinline__ uint32_t decode4(uint32_t w, const uint32_t (&lut)[4]) { return v2::decode_codes4(w, lut); }
 
 struct StageRegs {
   uint4 a_raw;
@@ -171,18 +175,6 @@ __device__ __forceinline__ void store_stage(const GemmArgs& g, uint8_t* stage, c
   }
 }
 
-__device__ __forceinline__ void mma_k32(uint32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], uint32_t c) {
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
-      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c));
-}
-
-__device__ __forceinline__ void mma_k16(uint32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], uint32_t c) {
-  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};"
-      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c));
-}
-
 // out = fl(acc * fl(ga * gb)) for the warp's 64x32 outputs.
 __device__ __forceinline__ void store_outputs(const GemmArgs& g, const float (&acc)[4][4][4], int64_t m_base,
                                               int64_t n_base, int group, int quad) {
@@ -196,7 +188,7 @@ __device__ __forceinline__ void store_outputs(const GemmArgs& g, const float (&a
       for (int e = 0; e < 4; ++e) {
         const int64_t m = m_base + mi * 16 + group + 8 * (e / 2);
         const int64_t n = n_base + ni * 8 + 2 * quad + (e % 2);
-        if (m < g.a.rows && n < n_total) g.c[m * n_total + n] = __fmul_rn(acc[mi][ni][e], gab);
+        if (m < g.a.rows && n < n_total) g.c[m * n_total + n] = math::canonical(__fmul_rn(acc[mi][ni][e], gab));
       }
     }
   }
@@ -227,19 +219,6 @@ __device__ __forceinline__ void load_half_stage(const GemmArgs& g, int64_t m0, i
   }
 }
 
-// Four int8 units -> two half2 holding units * scale (exact): int8 x becomes
-// the FP16 1024 + (x + 128) by byte placement, minus 1152.
-__device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 scale, uint32_t& lo, uint32_t& hi) {
-  const uint32_t biased = units4 ^ 0x80808080u;
-  const __half2 offset = __floats2half2_rn(1152.0f, 1152.0f);
-  uint32_t l = __byte_perm(biased, 0x64646464u, 0x5140u);
-  uint32_t h = __byte_perm(biased, 0x64646464u, 0x7362u);
-  __half2 lh = __hmul2(__hsub2(*reinterpret_cast<__half2*>(&l), offset), scale);
-  __half2 hh = __hmul2(__hsub2(*reinterpret_cast<__half2*>(&h), offset), scale);
-  lo = *reinterpret_cast<uint32_t*>(&lh);
-  hi = *reinterpret_cast<uint32_t*>(&hh);
-}
-
 __device__ __forceinline__ void store_half_operand(const OperandArgs& o, float unit, uint8_t* row_ptr, uint4 raw,
                                                    const uint32_t (&codes)[2]) {
   const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
@@ -265,15 +244,6 @@ __device__ __forceinline__ void store_half_stage(const GemmArgs& g, uint8_t* sta
   const int col = (static_cast<int>(threadIdx.x) % 2) * 64;
   store_half_operand(g.a, g.a_unit, stage + row * kHalfRowBytes + col, r.a_raw, s.a);
   store_half_operand(g.b, g.b_unit, stage + (kBM + row) * kHalfRowBytes + col, r.b_raw, s.b);
-}
-
-__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
-                                        const float (&c)[4]) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%12,%13};"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
-        "f"(c[3]));
 }
 
 // kStep: the k-block length (16 or 32); a 32-wide block is two chained k16 mmas.
@@ -501,13 +471,19 @@ void launch_half(const GemmArgs& g, int64_t m, int64_t n, cudaStream_t stream) {
 
 }  // namespace
 
-void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
+const char* name(GemmKernel kernel) { return kernel == GemmKernel::kV2 ? "v2" : "v1"; }
+
+void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel) {
   if (a.cols != b.cols) {
     throw std::invalid_argument("gemm: contraction lengths differ (" + std::to_string(a.cols) + " vs " +
                                 std::to_string(b.cols) + ")");
   }
   if (!(a.config.rht == b.config.rht) || (a.config.rht.enabled() && a.config.seed != b.config.seed)) {
     throw std::invalid_argument("gemm: operands must share the RHT size, bf16 option and seed");
+  }
+  if (kernel == GemmKernel::kV2) {
+    detail::gemm_v2(a, b, c, stream);
+    return;
   }
   GemmArgs g{};
   g.a = operand_args(a);
@@ -530,9 +506,9 @@ void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStre
   step == 32 ? launch_int8<32>(g, a.rows, b.rows, stream) : launch_int8<16>(g, a.rows, b.rows, stream);
 }
 
-std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b) {
+std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel) {
   DeviceBuffer<float> c(static_cast<size_t>(a.rows * b.rows));
-  gemm(a, b, c.data(), nullptr);
+  gemm(a, b, c.data(), nullptr, kernel);
   return c.download();
 }
 

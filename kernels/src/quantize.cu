@@ -247,7 +247,7 @@ __global__ void dequantize_kernel(const uint8_t* codes, int64_t codes_ld, const 
     const int64_t sidx = (r / block_rows) * scales_ld + c / block_cols;
     const uint32_t scode = scale_bytes == 4 ? reinterpret_cast<const uint32_t*>(scales)[sidx] : scales[sidx];
     const float s = math::decode_scale_code(scale_format, scode);
-    const float value = math::mul_rn(math::mul_rn(math::decode_value(format, code), s), g);
+    const float value = math::canonical(math::mul_rn(math::mul_rn(math::decode_value(format, code), s), g));
     if constexpr (sizeof(Out) == 2) {
       out[r * cols + c] = static_cast<Out>(math::bits_of(math::round_to_bf16(value)) >> 16);
     } else {

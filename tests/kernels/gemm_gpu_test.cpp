@@ -1,7 +1,9 @@
 // GPU block-scaled GEMM against golden gemm, bit for bit (NaN = NaN), for every
 // pair of element formats, every scale mode, mixed block shapes, stochastic
 // rounding and RHT16 operands, NaN/Inf/zero/saturating blocks, and shapes that
-// are not multiples of the 128x128x64 tile. Skips without a GPU.
+// are not multiples of the tiles (v1 128x128x64, v2 128x128x128 in 3 stages).
+// Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
+// same operands against the same golden result. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -16,10 +18,12 @@ namespace nibble {
 namespace {
 
 // Outputs compared, and how many of them were finite and non-zero: a suite
-// whose expected outputs are all NaN or zero would pass vacuously.
+// whose expected outputs are all NaN or zero would pass vacuously. Counted per
+// kernel version, so that a version that ran nothing cannot pass.
 struct GemmTally {
   size_t outputs = 0;
   size_t nontrivial = 0;
+  size_t per_kernel_outputs[3] = {0, 0, 0};
 };
 
 // Quantizes both operands on the device (checked against golden by
@@ -34,13 +38,28 @@ size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const 
   cuda::DeviceQuantized qb = cuda::allocate_quantized(n, k, cb);
   cuda::quantize(da.data(), cuda::InputType::kFloat32, m, k, ca, &qa, nullptr);
   cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, cb, &qb, nullptr);
-  const std::vector<float> got = cuda::gemm_to_host(qa, qb);
   const std::vector<float> want = gemm(quantize(a.data(), m, k, ca), quantize(b.data(), n, k, cb));
-  const std::string label = test::describe(ca) + " x " + test::describe(cb) + " " + std::to_string(m) + "x" +
-                            std::to_string(n) + "x" + std::to_string(k);
-  tally.outputs += want.size();
-  for (float v : want) tally.nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
-  return test::count_float_mismatches(got, want, n, label);
+  size_t bad = 0;
+  for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
+    const std::vector<float> got = cuda::gemm_to_host(qa, qb, kernel);
+    const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(ca) + " x " +
+                              test::describe(cb) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                              std::to_string(k);
+    tally.outputs += want.size();
+    tally.per_kernel_outputs[static_cast<int>(kernel)] += want.size();
+    for (float v : want) tally.nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
+    bad += test::count_float_mismatches(got, want, n, label);
+  }
+  return bad;
+}
+
+// Every version compared the same number of outputs, and some.
+void expect_every_kernel_ran(const GemmTally& tally) {
+  for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
+    EXPECT_GT(tally.per_kernel_outputs[static_cast<int>(kernel)], 0u) << cuda::name(kernel);
+    EXPECT_EQ(tally.per_kernel_outputs[static_cast<int>(kernel)], tally.outputs / cuda::kAllGemmKernels.size())
+        << cuda::name(kernel);
+  }
 }
 
 TEST(GpuGemm, EveryFormatPairScaleModeAndBlockPairMatchesGolden) {
@@ -71,9 +90,10 @@ TEST(GpuGemm, EveryFormatPairScaleModeAndBlockPairMatchesGolden) {
       }
     }
   }
-  std::printf("%zu GEMMs, %zu outputs (%zu finite non-zero), %zu mismatching\n", cases, tally.outputs,
-              tally.nontrivial, mismatches);
+  std::printf("%zu GEMMs x %zu kernel versions, %zu outputs (%zu finite non-zero), %zu mismatching\n", cases,
+              cuda::kAllGemmKernels.size(), tally.outputs, tally.nontrivial, mismatches);
   EXPECT_GT(cases, 0u);
+  expect_every_kernel_ran(tally);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -95,6 +115,7 @@ TEST(GpuGemm, MixedScaleModesMatchGolden) {
     }
   }
   EXPECT_GT(cases, 0u);
+  expect_every_kernel_ran(tally);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -120,6 +141,26 @@ TEST(GpuGemm, ManyTilesWithSrAndRhtMatchGolden) {
   c.scale = ScaleMode::kFP32;
   c.format = Format::kInt4;
   mismatches += check_gemm(256, 128, 4096, c, c, 13, false, tally);
+  // v2's pipeline: many 128-k stages (more than its 3 buffers), partial CTA
+  // tiles on both axes, a partial last stage, 16x16 x 1x16 and 1x32 x 1x16
+  // blocks (one operand's scale window covering two k-blocks), UE8M0 and
+  // mixed-format operands, and an nvfp4 K that is not a multiple of 32.
+  QuantConfig ca, cd;
+  ca.format = Format::kE1M2;
+  cd.format = Format::kE2M1;
+  ca.block = BlockShape::k16x16;
+  cd.block = BlockShape::k1x16;
+  ca.scale = cd.scale = ScaleMode::kMXFloor;
+  mismatches += check_gemm(200, 136, 1040, ca, cd, 14, true, tally);
+  ca.block = BlockShape::k1x32;
+  ca.scale = ScaleMode::kFP32;
+  cd.scale = ScaleMode::kNVFP4;
+  mismatches += check_gemm(131, 263, 912, ca, cd, 15, false, tally);
+  ca = QuantConfig{};
+  ca.scale = ScaleMode::kNVFP4;
+  ca.block = BlockShape::k1x32;
+  mismatches += check_gemm(384, 270, 1296, ca, ca, 16, false, tally);
+  expect_every_kernel_ran(tally);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -130,7 +171,9 @@ TEST(GpuGemm, RefusesMismatchedOperandsLikeGolden) {
   cuda::DeviceQuantized a = cuda::allocate_quantized(16, 64, c);
   cuda::DeviceQuantized b = cuda::allocate_quantized(16, 80, c);
   cuda::DeviceBuffer<float> out(256);
-  EXPECT_THROW(cuda::gemm(a, b, out.data()), std::invalid_argument);
+  for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
+    EXPECT_THROW(cuda::gemm(a, b, out.data(), nullptr, kernel), std::invalid_argument) << cuda::name(kernel);
+  }
 }
 
 }  // namespace

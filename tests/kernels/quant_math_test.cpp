@@ -6,9 +6,13 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
+#include <set>
+#include <vector>
 
 #include "kernel_test_data.h"
+#include "nibble/cuda/gemm_v2_layout.h"
 #include "nibble/cuda/quant_math.h"
 #include "nibble/fp32.h"
 #include "nibble/philox.h"
@@ -198,6 +202,200 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
     }
   }
   EXPECT_GT(cases, 0u);
+}
+
+// ---- GEMM version 2: decode, shared-memory layout and fragment mapping -------------
+namespace v2 = cuda::v2;
+
+// The per-format int8 table the GEMM host code builds (gemm_v2.cu operand_of).
+void units_lut(Format f, uint32_t (&lut)[4]) {
+  lut[0] = lut[1] = lut[2] = lut[3] = 0u;
+  for (uint32_t code = 0; code < 16; ++code) {
+    const int32_t units = decode(f, static_cast<uint8_t>(code)).signed_units();
+    lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
+  }
+}
+
+TEST(GemmV2Layout, DecodeOfFourCodesMatchesGolden) {
+  size_t cases = 0;
+  for (Format f : kAllFormats) {
+    uint32_t lut[4];
+    units_lut(f, lut);
+    for (uint32_t w = 0; w < 65536; ++w) {
+      const uint32_t high_junk = (w * 0x9E3779B9u) & 0xFFFF0000u;  // bits 16..31 must be ignored
+      const uint32_t got = v2::decode_codes4(w | high_junk, lut);
+      for (int i = 0; i < 4; ++i) {
+        const int8_t want = static_cast<int8_t>(decode(f, static_cast<uint8_t>((w >> (4 * i)) & 0xFu)).signed_units());
+        ASSERT_EQ(static_cast<int8_t>((got >> (8 * i)) & 0xFFu), want) << name(f) << " word " << test::hex32(w);
+      }
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 3u * 65536u);
+}
+
+TEST(GemmV2Layout, StageFitsTwoCtasPerSmAndCopiesCoverEveryChunkOnce) {
+  static_assert(v2::kSmemBytes <= 227 * 1024 / 2 - 1024, "two CTAs per SM");
+  static_assert(v2::kStageBytes % 16 == 0 && v2::kCodeBytes % 16 == 0 && v2::kRowBytes % 16 == 0);
+  static_assert(v2::kScaleRowBytes % 16 == 0 && v2::kRowBytes >= v2::kCodeBytesPerRow);
+  std::set<std::tuple<int, int, int>> seen;
+  for (int tid = 0; tid < v2::kThreads; ++tid) {
+    for (int i = 0; i < v2::kCodeCopiesPerThread; ++i) {
+      const v2::CodeCopy c = v2::code_copy(i, tid);
+      ASSERT_TRUE(c.op == 0 || c.op == 1);
+      ASSERT_TRUE(c.row >= 0 && c.row < v2::kBM && c.chunk >= 0 && c.chunk < v2::kChunksPerRow);
+      EXPECT_EQ(c.op, i / (v2::kCodeCopiesPerThread / 2)) << "the operand must be known at compile time";
+      const int dst = v2::code_offset(c.op, c.row, c.chunk * 16);
+      EXPECT_EQ(dst % 16, 0);
+      EXPECT_LE(dst + 16, v2::kCodeBytes);
+      EXPECT_TRUE(seen.insert({c.op, c.row, c.chunk}).second);
+    }
+    for (int op = 0; op < 2; ++op) {
+      const int dst = v2::scale_offset(op, tid);
+      EXPECT_EQ(dst % 16, 0);
+      EXPECT_GE(dst, v2::kCodeBytes);
+      EXPECT_LE(dst + v2::kScaleRowBytes, v2::kStageBytes);
+    }
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(2 * v2::kBM * v2::kChunksPerRow));
+}
+
+// Shared-memory words read by one warp-wide load: conflict-free when no bank
+// is asked for two different words.
+bool conflict_free(const std::vector<std::pair<int, int>>& lane_byte_ranges) {
+  std::map<int, std::set<int>> words_of_bank;
+  for (const auto& [begin, bytes] : lane_byte_ranges) {
+    for (int b = begin; b < begin + bytes; b += 4) words_of_bank[(b / 4) % 32].insert(b / 4);
+  }
+  for (const auto& [bank, words] : words_of_bank) {
+    if (words.size() > 1) return false;
+  }
+  return true;
+}
+
+TEST(GemmV2Layout, FragmentReadsAreAlignedInBoundsAndConflictFree) {
+  size_t loads = 0;
+  for (int step : {16, 32}) {
+    for (int bi = 0; bi < v2::kBK / step; ++bi) {
+      for (int op = 0; op < 2; ++op) {
+        for (int base = 0; base < v2::kBM; base += 8) {  // the 8 rows (groups) of one fragment read
+          for (int ch = 0; ch < step / 16 + 1; ++ch) {
+            const bool half = ch < step / 16;  // the FP16 path's chunk reads, then the INT8 read
+            std::vector<std::pair<int, int>> ranges;
+            for (int lane = 0; lane < 32; ++lane) {
+              const int group = lane / 4, quad = lane % 4;
+              const int byte = half ? v2::half_fragment_byte(step, bi, ch, quad) : v2::int8_fragment_byte(step, bi, quad);
+              const int bytes = half || step == 16 ? 2 : 4;
+              ASSERT_EQ(byte % bytes, 0);
+              ASSERT_LE(byte + bytes, v2::kCodeBytesPerRow);
+              const int at = v2::code_offset(op, base + group, byte);
+              ranges.push_back({at - at % 4, 4});  // the word holding it
+            }
+            EXPECT_TRUE(conflict_free(ranges)) << "step " << step << " block " << bi << " rows " << base;
+            ++loads;
+          }
+        }
+        // Scale reads: INT8 path rows group (A) and 2 * quad (+1) (B); FP32 scales are words.
+        for (int base = 0; base < v2::kBM; base += 8) {
+          std::vector<std::pair<int, int>> a_rows, b_rows;
+          for (int lane = 0; lane < 32; ++lane) {
+            a_rows.push_back({v2::scale_offset(op, base + lane / 4) + 4 * bi % 32, 4});
+            b_rows.push_back({v2::scale_offset(op, base + 2 * (lane % 4)) + 4 * bi % 32, 4});
+          }
+          EXPECT_TRUE(conflict_free(a_rows));
+          EXPECT_TRUE(conflict_free(b_rows));
+        }
+      }
+    }
+  }
+  EXPECT_GT(loads, 0u);
+}
+
+// The k permutation: each mma k slot (PTX fragment layouts of m16n8k32/k16
+// s8 and m16n8k16 f16) must receive the same element of the block from A as
+// from B, and the slots must take every element of the block exactly once.
+TEST(GemmV2Layout, FragmentsGiveAAndBTheSameElementPerSlot) {
+  for (int step : {16, 32}) {
+    for (int bi = 0; bi < v2::kBK / step; ++bi) {
+      // INT8 path. slot_of[register][byte] for lane quad q (A and B registers alike).
+      std::map<int, int> a_slot_element, b_slot_element;
+      for (int quad = 0; quad < 4; ++quad) {
+        const int byte = v2::int8_fragment_byte(step, bi, quad);
+        const int first = 2 * byte - bi * step;  // element (within the block) of the first code read
+        for (int j = 0; j < 4; ++j) {
+          // register 0 (a0 / b0): slots 4q + j <- nibble j; register 2 / b1 (k32): slots 16 + 4q + j <- nibble 4 + j.
+          a_slot_element[4 * quad + j] = first + j;
+          b_slot_element[4 * quad + j] = first + j;
+          if (step == 32) {
+            a_slot_element[16 + 4 * quad + j] = first + 4 + j;
+            b_slot_element[16 + 4 * quad + j] = first + 4 + j;
+          }
+        }
+      }
+      std::set<int> elements;
+      for (const auto& [slot, e] : a_slot_element) {
+        EXPECT_EQ(b_slot_element[slot], e);
+        EXPECT_TRUE(e >= 0 && e < step) << "step " << step << " slot " << slot;
+        elements.insert(e);
+      }
+      EXPECT_EQ(elements.size(), static_cast<size_t>(step)) << "int8 step " << step;
+
+      // FP16 path: per chunk, a0/b0 (slots 2q, 2q+1) <- elements 4q, 4q+1 of the
+      // chunk's codes; a2/b1 (slots 2q+8, 2q+9) <- 4q+2, 4q+3.
+      std::set<int> half_elements;
+      for (int ch = 0; ch < step / 16; ++ch) {
+        std::set<int> slots;
+        for (int quad = 0; quad < 4; ++quad) {
+          const int first = 2 * v2::half_fragment_byte(step, bi, ch, quad) - bi * step;
+          for (int j = 0; j < 4; ++j) {
+            const int slot = j < 2 ? 2 * quad + j : 2 * quad + 8 + (j - 2);
+            EXPECT_TRUE(slots.insert(slot).second);
+            EXPECT_TRUE(half_elements.insert(first + j).second);
+            EXPECT_TRUE(first + j >= 16 * ch && first + j < 16 * ch + 16);
+          }
+        }
+        EXPECT_EQ(slots.size(), 16u);
+      }
+      EXPECT_EQ(half_elements.size(), static_cast<size_t>(step)) << "fp16 step " << step;
+    }
+  }
+}
+
+// The scale window a stage copies (quantize.cu's layout: scales_ld = the
+// block-grid width rounded up to 16 codes) lies inside the row, is aligned for
+// its copy size, and column scale_column() of it is golden's scale of the
+// k-block (k / block_cols).
+TEST(GemmV2Layout, ScaleWindowsAreInsideTheRowAndPickGoldensScale) {
+  size_t checked = 0;
+  for (BlockShape ba : kAllBlockShapes) {
+    for (BlockShape bb : kAllBlockShapes) {
+      const int step = std::min(block_cols(ba), block_cols(bb));
+      for (int scale_bytes : {1, 4}) {
+        for (int64_t cols : {1, 15, 16, 17, 96, 127, 128, 129, 200, 544, 912, 1040, 4095, 4096, 8192}) {
+          const int bc = block_cols(ba);
+          const int64_t scale_cols = (cols + bc - 1) / bc;
+          const int64_t scales_ld = (scale_cols + 15) / 16 * 16;
+          const int window = v2::scale_window_bytes(bc, scale_bytes);
+          ASSERT_TRUE(window == 4 || window == 8 || window == 16 || window == 32);
+          ASSERT_LE(window, v2::kScaleRowBytes);
+          const int64_t k_blocks = (cols + step - 1) / step;
+          for (int64_t k0 = 0; k0 < cols; k0 += v2::kBK) {
+            const int64_t first = k0 / bc;  // in codes
+            EXPECT_LE((first * scale_bytes) + window, scales_ld * scale_bytes) << cols;
+            EXPECT_EQ((first * scale_bytes) % std::min(window, 16), 0);
+            for (int bi = 0; bi < v2::kBK / step; ++bi) {
+              if (k0 / step + bi >= k_blocks) break;
+              const int col = v2::scale_column(step, bi, bc == 16 ? 4 : 5);
+              EXPECT_EQ(first + col, (k0 + bi * step) / bc);
+              EXPECT_LT((col + 1) * scale_bytes, window + 1);
+              ++checked;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 0u);
 }
 
 }  // namespace

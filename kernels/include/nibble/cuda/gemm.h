@@ -5,18 +5,35 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
+#include <cstdint>
 #include <vector>
 
 #include "nibble/cuda/quantize.h"
 
 namespace nibble::cuda {
 
+// The numbered kernel versions (llm.c style; both compute the same bits):
+//   kV1  register-staged: CTA 128x128, 8 warps of 64x32, 64 k per stage decoded
+//        into shared memory, one stage prefetched through registers. The
+//        reference version, measured in docs/results/kernels.md.
+//   kV2  cp.async multistage: 3 stages of 128 k of raw packed codes and scale
+//        codes in shared memory, decoded in registers at the mma; CTA 128x128,
+//        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
+// kV1 stays the default until kV2 has passed the bit-exact device tests.
+enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2 };
+inline constexpr std::array<GemmKernel, 2> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2};
+inline constexpr GemmKernel kDefaultGemmKernel = GemmKernel::kV1;
+const char* name(GemmKernel kernel);
+
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device
 // pointer to M x N floats, row-major. Throws std::invalid_argument where golden
 // gemm does (K differs, operands rotated differently). Asynchronous on `stream`.
-void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream = nullptr);
+void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream = nullptr,
+          GemmKernel kernel = kDefaultGemmKernel);
 
 // Synchronous convenience: the M x N result on the host.
-std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b);
+std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b,
+                                GemmKernel kernel = kDefaultGemmKernel);
 
 }  // namespace nibble::cuda

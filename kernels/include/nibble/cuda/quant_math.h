@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "nibble/formats.h"
+#include "nibble/fp32.h"
 #include "nibble/quantize.h"
 #include "nibble/scale.h"
 
@@ -99,10 +100,14 @@ NIBBLE_HD int floor_log2(float x) {
   return biased == 0 ? -149 + msb_index32(frac) : static_cast<int>(biased) - 127;
 }
 
+// golden canonical(): every NaN the kernels output is 0x7FC00000 (a GPU's own
+// default NaN is 0x7FFFFFFF, so results are canonicalized where they are stored).
+NIBBLE_HD float canonical(float x) { return x != x ? float_of(kCanonicalNaN) : x; }
+
 // golden round_to_bf16.
 NIBBLE_HD float round_to_bf16(float x) {
   const uint32_t u = bits_of(x);
-  if (!is_finite(x)) return float_of((u & 0x7FFFFFu) != 0 ? ((u | 0x00400000u) & 0xFFFF0000u) : u);
+  if (!is_finite(x)) return canonical(x);
   const uint32_t lower = u & 0xFFFFu;
   uint32_t upper = u >> 16;
   if (lower > 0x8000u || (lower == 0x8000u && (upper & 1u) != 0)) ++upper;
@@ -275,11 +280,11 @@ NIBBLE_HD uint32_t encode_e4m3(float x) {
   return (g.neg ? 0x80u : 0u) | (e << 3) | frac;
 }
 
-NIBBLE_HD float quiet_nan() { return float_of(0x7FC00000u); }
+NIBBLE_HD float quiet_nan() { return float_of(kCanonicalNaN); }
 
 // golden decode_scale.
 NIBBLE_HD float decode_scale_code(ScaleFormat f, uint32_t code) {
-  if (f == ScaleFormat::kFP32) return float_of(code);
+  if (f == ScaleFormat::kFP32) return canonical(float_of(code));
   if (f == ScaleFormat::kUE8M0) {
     code &= 0xFFu;
     return code == 0xFFu ? quiet_nan() : exp2_f32(static_cast<int>(code) - 127);

@@ -1,0 +1,108 @@
+// The shared-memory layout, copy plan and fragment mapping of GEMM version 2
+// (kernels/src/gemm_v2.cu), written once for host and device so that
+// tests/kernels/quant_math_test.cpp can check the index arithmetic (bounds,
+// alignment, bank conflicts, coverage, the k permutation shared by A and B)
+// and the 4-bit decode on the host, without a GPU.
+//
+// Stage = 128 k of a 128 x 128 CTA tile, kept as raw packed codes and raw
+// scale codes (what cp.async copies, no decode on the way in):
+//   codes:  256 rows (A rows 0..127, then B rows) x 80 B: 64 B of codes
+//           (128 k) + 16 B of padding. 80 B = 20 words, and 20 * g mod 32 for
+//           g = 0..7 is {0,20,8,28,16,4,24,12}: the 8 rows of an mma fragment
+//           start 4 banks apart, so the 2-byte (k16) and 4-byte (k32) reads of
+//           8 rows x 4 quads never conflict. Every 16-byte copy lands aligned.
+//   scales: 256 rows x 48 B: the row's scale codes for the stage's 128 k
+//           (4 or 8 codes of 1 B, or of 4 B for FP32 scales: 4..32 B).
+//           48 B = 12 words, 12 * g mod 32 distinct for 8 rows.
+// Stage bytes: 256 * 80 + 256 * 48 = 32 KiB; 3 stages + two 256-entry scale
+// decode tables (2 KiB) = 98 KiB, so two CTAs fit in an SM's 228 KiB.
+#pragma once
+
+#include <cstdint>
+
+#include "nibble/cuda/quant_math.h"
+
+namespace nibble::cuda::v2 {
+
+inline constexpr int kBM = 128;
+inline constexpr int kBN = 128;
+inline constexpr int kBK = 128;
+inline constexpr int kStages = 3;
+inline constexpr int kThreads = 128;  // 4 warps, 2 (M) x 2 (N), warp tile 64 x 64
+inline constexpr int kWarpM = 64;
+inline constexpr int kWarpN = 64;
+inline constexpr int kRowBytes = 80;
+inline constexpr int kCodeBytesPerRow = kBK / 2;  // 64
+inline constexpr int kScaleRowBytes = 48;
+inline constexpr int kCodeBytes = (kBM + kBN) * kRowBytes;
+inline constexpr int kScaleBytes = (kBM + kBN) * kScaleRowBytes;
+inline constexpr int kStageBytes = kCodeBytes + kScaleBytes;
+inline constexpr int kLutEntries = 256;
+inline constexpr int kLutBytes = 2 * kLutEntries * 4;
+inline constexpr int kSmemBytes = kStages * kStageBytes + kLutBytes;
+inline constexpr int kChunksPerRow = kCodeBytesPerRow / 16;                     // 16-byte copies per row
+inline constexpr int kCodeCopiesPerThread = (kBM + kBN) * kChunksPerRow / kThreads;  // 8
+
+// Byte offset in a stage of byte `byte` of the codes of row `row` of operand
+// `op` (0 = A, 1 = B).
+NIBBLE_HD int code_offset(int op, int row, int byte) { return (op * kBM + row) * kRowBytes + byte; }
+// Byte offset in a stage of the scale window of row `row` of operand `op`.
+NIBBLE_HD int scale_offset(int op, int row) { return kCodeBytes + (op * kBM + row) * kScaleRowBytes; }
+
+// The i-th 16-byte code copy of thread tid: operand, row in the tile, chunk.
+struct CodeCopy {
+  int op;
+  int row;
+  int chunk;
+};
+NIBBLE_HD CodeCopy code_copy(int i, int tid) {
+  const int c = i * kThreads + tid;
+  const int row = c / kChunksPerRow;
+  return {row / kBM, row % kBM, c % kChunksPerRow};
+}
+
+// Bytes of scale codes a row needs for one stage: 128 / block_cols codes.
+NIBBLE_HD int scale_window_bytes(int block_cols, int scale_bytes) { return (kBK / block_cols) * scale_bytes; }
+
+// Where the codes of the mma fragment of lane quad `quad` lie in a row, for
+// k-block bi of width step (16 or 32) of a stage. INT8 path: 4 bytes (k32:
+// elements 8q..8q+7 of the block) or 2 bytes (k16: elements 4q..4q+3).
+NIBBLE_HD int int8_fragment_byte(int step, int bi, int quad) {
+  return step == 32 ? bi * 16 + 4 * quad : bi * 8 + 2 * quad;
+}
+// FP16 path: 2 bytes (elements 4q..4q+3 of 16-element chunk ch of the block).
+NIBBLE_HD int half_fragment_byte(int step, int bi, int chunk, int quad) {
+  return bi * (step / 2) + chunk * 8 + 2 * quad;
+}
+
+// The scale code of k-block bi (width step) of a stage: index in the row's
+// window, for an operand whose blocks are 2^block_cols_log2 wide (>= step).
+NIBBLE_HD int scale_column(int step, int bi, int block_cols_log2) { return (bi * step) >> block_cols_log2; }
+
+// ---- the 4-bit decode -----------------------------------------------------------
+// __byte_perm, and its definition for the host.
+NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(x, y, s);
+#else
+  const uint64_t bytes = (static_cast<uint64_t>(y) << 32) | x;
+  uint32_t out = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t sel = (s >> (4 * i)) & 0x7u;
+    out |= static_cast<uint32_t>((bytes >> (8 * sel)) & 0xFFu) << (8 * i);
+  }
+  return out;
+#endif
+}
+
+// Four codes (nibbles 0..3 of w; higher bits ignored) -> four int8 units of
+// the format whose 16 units are lut (four per word): byte i = units of nibble i.
+NIBBLE_HD uint32_t decode_codes4(uint32_t w, const uint32_t (&lut)[4]) {
+  const uint32_t sel = w & 0x7777u;
+  const uint32_t low = byte_perm(lut[0], lut[1], sel);   // codes 0..7
+  const uint32_t high = byte_perm(lut[2], lut[3], sel);  // codes 8..15
+  const uint32_t mask = byte_perm(0x0000FF00u, 0u, (w >> 3) & 0x1111u);
+  return (low & ~mask) | (high & mask);
+}
+
+}  // namespace nibble::cuda::v2

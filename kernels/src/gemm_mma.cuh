@@ -1,0 +1,48 @@
+// Device pieces shared by GEMM versions 1 (gemm.cu) and 2 (gemm_v2.cu): the
+// mma.sync wrappers and the exact int8-units -> scaled FP16 conversion. See
+// the top of gemm.cu for why each is exact.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace nibble::cuda::detail {
+
+// D = A * B + c (c broadcast to all four accumulators as a bit pattern).
+__device__ __forceinline__ void mma_k32(uint32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], uint32_t c) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(c));
+}
+
+__device__ __forceinline__ void mma_k16(uint32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], uint32_t c) {
+  asm("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%7,%7,%7};"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(b[0]), "r"(c));
+}
+
+__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
+                                        const float (&c)[4]) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%12,%13};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
+        "f"(c[3]));
+}
+
+// Four int8 units -> two half2 holding units * scale (exact): int8 x becomes
+// the FP16 1024 + (x + 128) by byte placement, minus 1152.
+__device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 scale, uint32_t& lo, uint32_t& hi) {
+  const uint32_t biased = units4 ^ 0x80808080u;
+  const __half2 offset = __floats2half2_rn(1152.0f, 1152.0f);
+  uint32_t l = __byte_perm(biased, 0x64646464u, 0x5140u);
+  uint32_t h = __byte_perm(biased, 0x64646464u, 0x7362u);
+  __half2 lh = __hmul2(__hsub2(*reinterpret_cast<__half2*>(&l), offset), scale);
+  __half2 hh = __hmul2(__hsub2(*reinterpret_cast<__half2*>(&h), offset), scale);
+  lo = *reinterpret_cast<uint32_t*>(&lh);
+  hi = *reinterpret_cast<uint32_t*>(&hh);
+}
+
+}  // namespace nibble::cuda::detail

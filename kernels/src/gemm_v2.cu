@@ -1,0 +1,416 @@
+// GEMM version 2: the same arithmetic as version 1 (gemm.cu, whose header
+// comment states the bit-exactness argument), with the data movement rebuilt
+// to hide latency. Version 1 spent ~3 us per 64-k stage: one stage of
+// register prefetch, one CTA per SM, decode on the critical path.
+//
+// Data movement (layout and index math in nibble/cuda/gemm_v2_layout.h,
+// checked on the host by quant_math_test):
+//   * a 3-stage cp.async pipeline of 128 k per stage (= 6 of v1's stages in
+//     flight): raw packed codes (64 B per row per stage, 16-byte copies,
+//     zero-filled past the last row / past codes_ld) and raw scale codes
+//     (the row's 4..32 B window of its scale row: one 4/8/16-byte copy or two
+//     16-byte copies). Nothing is decoded on the way in, so a stage is 4x
+//     smaller than v1's decoded int8 (8x than its FP16) stage.
+//   * codes are decoded in registers right before the mma (two byte-permutes
+//     per 4 codes; for E4M3 x E4M3, then to scaled FP16 as in v1); scale codes
+//     through a 256-entry decode table per operand built in shared memory at
+//     kernel start (FP32 scales are read as bits).
+//   * CTA 128 x 128, 4 warps of 64 x 64 (32 mma tiles, 128 accumulators per
+//     thread: twice v1's reuse of each decoded fragment), __launch_bounds__
+//     (128, 2): 98 KiB shared memory and <= 255 registers let two CTAs share an SM.
+//   * one __syncthreads per 128-k stage: wait for stage st, barrier (which also
+//     proves every warp is done with the buffer of stage st - 1), issue the
+//     copies of stage st + 2 into that buffer, compute stage st.
+//
+// Per output and k-block the epilogue is v1's, operation for operation and in
+// increasing k: INT8 path P * 2^u = fl(d - M), s = fl(sa * sb),
+// acc = fl(acc + fl(P * 2^u * s)); FP16 path acc = fl(acc + r).
+//
+// Traffic per CTA stage: 2 x 128 rows x 64 B of codes + 2 x 128 x (4..32) B of
+// scales = 17..24 KiB for 128 x 128 x 128 MACs. At 8192^3 each operand (32 MiB
+// of codes, 4 MiB of 1-byte or 16 MiB of FP32 1x16 scales) is read by 64 CTA
+// rows/columns: 4.3 GB of codes + 0.5..2.1 GB of scales, mostly from L2
+// (~1 ms at ~5 TB/s, overlapped with the ~4 ms of epilogue arithmetic of the
+// 16-wide INT8 path; see docs/results/kernels.md).
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gemm_mma.cuh"
+#include "gemm_v2.h"
+#include "nibble/cuda/check.h"
+#include "nibble/cuda/gemm_v2_layout.h"
+#include "nibble/cuda/quant_math.h"
+
+namespace nibble::cuda::detail {
+namespace {
+
+using namespace v2;  // tile constants and layout
+static_assert(kThreads == kBM && kThreads == kBN, "load_stage: one scale row of A and of B per thread");
+static_assert(kCodeCopiesPerThread % 2 == 0, "load_stage: the first half of the code copies is A's");
+
+struct Operand {
+  const uint8_t* codes;
+  int64_t codes_ld;
+  const uint8_t* scales;
+  int64_t scales_ld;
+  int64_t rows;
+  int scale_bytes;
+  int block_rows_log2;  // 0 or 4
+  int block_cols_log2;  // 4 or 5
+  int window_bytes;     // scale bytes per row per stage: 4, 8, 16 or 32
+  ScaleFormat scale_format;
+  float unit;           // 2^lsb (FP16 path: folded into the scale)
+  const float* tensor;  // {amax, S_enc, g}
+  uint32_t lut[4];      // int8 units of codes 0..15, four per word
+};
+
+struct Args {
+  Operand a;
+  Operand b;
+  int64_t k;
+  int64_t k_blocks;
+  uint32_t magic;     // bits of 1.5 * 2^(23+u)
+  float magic_value;  // 1.5 * 2^(23+u)
+  float* c;
+};
+
+// ---- cp.async ------------------------------------------------------------------
+// src_bytes = 0 copies nothing from global memory and fills the destination with zeros.
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+template <int kBytes>
+__device__ __forceinline__ void cp_async_small(void* dst, const void* src, bool valid) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(kBytes),
+               "r"(valid ? kBytes : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Issues the copies of stage s (k0 = s * kBK) into buffer `stage`.
+__device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_t m0, int64_t n0, int64_t k0) {
+  const int tid = static_cast<int>(threadIdx.x);
+#pragma unroll
+  for (int i = 0; i < kCodeCopiesPerThread; ++i) {
+    const CodeCopy cc = code_copy(i, tid);
+    const Operand& o = cc.op == 0 ? g.a : g.b;
+    const int64_t row = (cc.op == 0 ? m0 : n0) + cc.row;
+    const int64_t byte = k0 / 2 + cc.chunk * 16;
+    const bool valid = row < o.rows && byte < o.codes_ld;
+    const uint8_t* src = valid ? o.codes + row * o.codes_ld + byte : o.codes;
+    cp_async_16(stage + code_offset(cc.op, cc.row, cc.chunk * 16), src, valid);
+  }
+#pragma unroll
+  for (int op = 0; op < 2; ++op) {
+    const Operand& o = op == 0 ? g.a : g.b;
+    const int64_t row = (op == 0 ? m0 : n0) + tid;
+    const bool valid = row < o.rows;
+    const int64_t idx = (row >> o.block_rows_log2) * o.scales_ld + (k0 >> o.block_cols_log2);
+    const uint8_t* src = valid ? o.scales + idx * o.scale_bytes : o.scales;
+    uint8_t* dst = stage + scale_offset(op, tid);
+    switch (o.window_bytes) {
+      case 4: cp_async_small<4>(dst, src, valid); break;
+      case 8: cp_async_small<8>(dst, src, valid); break;
+      case 16: cp_async_16(dst, src, valid); break;
+      default:
+        cp_async_16(dst, src, valid);
+        cp_async_16(dst + 16, valid ? src + 16 : src, valid);
+        break;
+    }
+  }
+}
+
+__device__ __forceinline__ uint32_t load_u32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
+__device__ __forceinline__ uint32_t load_u16(const uint8_t* p) { return *reinterpret_cast<const uint16_t*>(p); }
+
+// The decoded scale of column col of a row's window: FP32 bits, or the table entry.
+__device__ __forceinline__ uint32_t scale_word(const uint8_t* window, int col, int scale_bytes, const uint32_t* lut) {
+  return scale_bytes == 4 ? load_u32(window + 4 * col) : lut[window[col]];
+}
+
+// out = fl(acc * fl(ga * gb)) for the warp's 64 x 64 outputs.
+__device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[4][8][4], int64_t m_base,
+                                              int64_t n_base, int group, int quad) {
+  const float gab = __fmul_rn(g.a.tensor[2], g.b.tensor[2]);
+  const int64_t n_total = g.b.rows;
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < 8; ++ni) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t m = m_base + mi * 16 + group + 8 * (e / 2);
+        const int64_t n = n_base + ni * 8 + 2 * quad + (e % 2);
+        if (m < g.a.rows && n < n_total) g.c[m * n_total + n] = math::canonical(__fmul_rn(acc[mi][ni][e], gab));
+      }
+    }
+  }
+}
+
+// One k-block of the INT8 path: exact block sums on the tensor core, the
+// v1 epilogue on the CUDA cores.
+template <int kStep>
+__device__ __forceinline__ void int8_block(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
+                                           const uint32_t* lut_b, int bi, int warp_m, int warp_n, int group,
+                                           int quad, float (&acc)[4][8][4]) {
+  const int fb = int8_fragment_byte(kStep, bi, quad);
+  const int col_a = scale_column(kStep, bi, g.a.block_cols_log2);
+  const int col_b = scale_column(kStep, bi, g.b.block_cols_log2);
+  uint32_t af[4][4];
+  float sa[4][2];
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi) {
+    const int r = warp_m + mi * 16 + group;
+    if constexpr (kStep == 32) {
+      const uint32_t lo = load_u32(stage + code_offset(0, r, fb));
+      const uint32_t hi = load_u32(stage + code_offset(0, r + 8, fb));
+      af[mi][0] = v2::decode_codes4(lo, g.a.lut);        // elements 8q..8q+3: k slots 4q..4q+3
+      af[mi][1] = v2::decode_codes4(hi, g.a.lut);
+      af[mi][2] = v2::decode_codes4(lo >> 16, g.a.lut);  // elements 8q+4..8q+7: k slots 16+4q..
+      af[mi][3] = v2::decode_codes4(hi >> 16, g.a.lut);
+    } else {
+      af[mi][0] = v2::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut);
+      af[mi][1] = v2::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut);
+      af[mi][2] = 0u;
+      af[mi][3] = 0u;
+    }
+    sa[mi][0] = __uint_as_float(scale_word(stage + scale_offset(0, r), col_a, g.a.scale_bytes, lut_a));
+    sa[mi][1] = __uint_as_float(scale_word(stage + scale_offset(0, r + 8), col_a, g.a.scale_bytes, lut_a));
+  }
+#pragma unroll
+  for (int ni = 0; ni < 8; ++ni) {
+    const int n = warp_n + ni * 8 + group;
+    uint32_t bf[2];
+    if constexpr (kStep == 32) {
+      const uint32_t w = load_u32(stage + code_offset(1, n, fb));
+      bf[0] = v2::decode_codes4(w, g.b.lut);
+      bf[1] = v2::decode_codes4(w >> 16, g.b.lut);
+    } else {
+      bf[0] = v2::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut);
+      bf[1] = 0u;
+    }
+    const int col = warp_n + ni * 8 + 2 * quad;
+    const float sb[2] = {
+        __uint_as_float(scale_word(stage + scale_offset(1, col), col_b, g.b.scale_bytes, lut_b)),
+        __uint_as_float(scale_word(stage + scale_offset(1, col + 1), col_b, g.b.scale_bytes, lut_b))};
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi) {
+      uint32_t d[4];
+      if constexpr (kStep == 32) {
+        mma_k32(d, af[mi], bf, g.magic);
+      } else {
+        mma_k16(d, af[mi], bf, g.magic);
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float p_scaled = __fsub_rn(__uint_as_float(d[e]), g.magic_value);  // P * 2^u, exact
+        const float s = __fmul_rn(sa[mi][e / 2], sb[e % 2]);
+        acc[mi][ni][e] = __fadd_rn(acc[mi][ni][e], __fmul_rn(p_scaled, s));
+      }
+    }
+  }
+}
+
+// One k-block of the FP16 path (E4M3 scales on both operands): codes become
+// exact FP16 values q * s * 2^lsb in registers; the mma returns r exactly.
+template <int kStep>
+__device__ __forceinline__ void half_block(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
+                                           const uint32_t* lut_b, int bi, int warp_m, int warp_n, int group,
+                                           int quad, float (&acc)[4][8][4]) {
+  constexpr int kChunks = kStep / 16;
+  const int col_a = scale_column(kStep, bi, g.a.block_cols_log2);
+  const int col_b = scale_column(kStep, bi, g.b.block_cols_log2);
+  uint32_t af[kChunks][4][4];
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi) {
+    const int r = warp_m + mi * 16 + group;
+    const uint32_t s_lo = lut_a[stage[scale_offset(0, r) + col_a]];
+    const uint32_t s_hi = lut_a[stage[scale_offset(0, r + 8) + col_a]];
+#pragma unroll
+    for (int ch = 0; ch < kChunks; ++ch) {
+      const int fb = half_fragment_byte(kStep, bi, ch, quad);
+      // a0/a2: row g, k slots 2q,2q+1 / 2q+8,2q+9 = elements 4q,4q+1 / 4q+2,4q+3; a1/a3: row g+8.
+      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut),
+                           *reinterpret_cast<const __half2*>(&s_lo), af[ch][mi][0], af[ch][mi][2]);
+      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut),
+                           *reinterpret_cast<const __half2*>(&s_hi), af[ch][mi][1], af[ch][mi][3]);
+    }
+  }
+#pragma unroll
+  for (int ni = 0; ni < 8; ++ni) {
+    const int n = warp_n + ni * 8 + group;
+    const uint32_t s_n = lut_b[stage[scale_offset(1, n) + col_b]];
+    uint32_t bf[kChunks][2];
+#pragma unroll
+    for (int ch = 0; ch < kChunks; ++ch) {
+      const int fb = half_fragment_byte(kStep, bi, ch, quad);
+      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut),
+                           *reinterpret_cast<const __half2*>(&s_n), bf[ch][0], bf[ch][1]);
+    }
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi) {
+      float r[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int ch = 0; ch < kChunks; ++ch) {
+        const float partial[4] = {r[0], r[1], r[2], r[3]};
+        mma_f16(r, af[ch][mi], bf[ch], partial);  // C = 0, then the exact partial sum
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = __fadd_rn(acc[mi][ni][e], r[e]);
+    }
+  }
+}
+
+// kStep: the k-block length (16 or 32). kHalf: the FP16 datapath (E4M3 x E4M3).
+template <int kStep, bool kHalf>
+__global__ void __launch_bounds__(kThreads, 2) multistage_gemm_kernel(const Args g) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  uint32_t* lut_a = reinterpret_cast<uint32_t*>(smem + kStages * kStageBytes);
+  uint32_t* lut_b = lut_a + kLutEntries;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int group = lane / 4;
+  const int quad = lane % 4;
+  const int warp_m = (warp / 2) * kWarpM;
+  const int warp_n = (warp % 2) * kWarpN;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
+  constexpr int kBlocksPerStage = kBK / kStep;
+  const int64_t stages = (g.k + kBK - 1) / kBK;
+
+  // Prologue: the first kStages - 1 stages in flight (one commit group each,
+  // empty past the end, so that group s always holds stage s).
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < stages) load_stage(g, smem + s * kStageBytes, m0, n0, static_cast<int64_t>(s) * kBK);
+    cp_async_commit();
+  }
+
+  // Scale decode tables (visible after the first barrier in the loop). The
+  // FP16 path stores half2 of dec(s) * 2^lsb (exact: see gemm.cu), the INT8
+  // path the binary32 bits of dec(s). FP32 scales do not use them.
+  for (int code = tid; code < kLutEntries; code += kThreads) {
+    if constexpr (kHalf) {
+      const __half2 ha = __float2half2_rn(__fmul_rn(math::decode_scale_code(ScaleFormat::kE4M3, static_cast<uint32_t>(code)), g.a.unit));
+      const __half2 hb = __float2half2_rn(__fmul_rn(math::decode_scale_code(ScaleFormat::kE4M3, static_cast<uint32_t>(code)), g.b.unit));
+      lut_a[code] = *reinterpret_cast<const uint32_t*>(&ha);
+      lut_b[code] = *reinterpret_cast<const uint32_t*>(&hb);
+    } else {
+      lut_a[code] = __float_as_uint(math::decode_scale_code(g.a.scale_format, static_cast<uint32_t>(code)));
+      lut_b[code] = __float_as_uint(math::decode_scale_code(g.b.scale_format, static_cast<uint32_t>(code)));
+    }
+  }
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < 8; ++ni)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+
+  for (int64_t st = 0; st < stages; ++st) {
+    cp_async_wait<kStages - 2>();  // this thread's copies of stage st have landed
+    __syncthreads();               // everyone's have; everyone is done with stage st - 1's buffer
+    const int64_t next = st + kStages - 1;
+    if (next < stages) load_stage(g, smem + (next % kStages) * kStageBytes, m0, n0, next * kBK);
+    cp_async_commit();
+
+    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+#pragma unroll 1
+    for (int bi = 0; bi < kBlocksPerStage; ++bi) {
+      if (st * kBlocksPerStage + bi >= g.k_blocks) break;
+      if constexpr (kHalf) {
+        half_block<kStep>(g, stage, lut_a, lut_b, bi, warp_m, warp_n, group, quad, acc);
+      } else {
+        int8_block<kStep>(g, stage, lut_a, lut_b, bi, warp_m, warp_n, group, quad, acc);
+      }
+    }
+  }
+  cp_async_wait<0>();
+  store_outputs(g, acc, m0 + warp_m, n0 + warp_n, group, quad);
+}
+
+int log2_exact(int v) {
+  int l = 0;
+  while ((1 << l) < v) ++l;
+  if ((1 << l) != v) throw std::logic_error("gemm v2: block size is not a power of two");
+  return l;
+}
+
+Operand operand_of(const DeviceQuantized& q) {
+  Operand o{};
+  o.codes = q.codes.data();
+  o.codes_ld = q.codes_ld;
+  o.scales = q.scales.data();
+  o.scales_ld = q.scales_ld;
+  o.rows = q.rows;
+  o.scale_bytes = q.scale_bytes;
+  const int br = block_rows(q.config.block), bc = block_cols(q.config.block);
+  o.block_rows_log2 = log2_exact(br);
+  o.block_cols_log2 = log2_exact(bc);
+  o.window_bytes = scale_window_bytes(bc, q.scale_bytes);
+  // The stage's scale window must be whole copies, aligned, inside the row's
+  // scales_ld codes (scales_ld is a multiple of 16 codes).
+  if (kBK % bc != 0 || q.scales_ld % (kBK / bc) != 0 ||
+      !(o.window_bytes == 4 || o.window_bytes == 8 || o.window_bytes == 16 || o.window_bytes == 32) ||
+      o.window_bytes > kScaleRowBytes || q.codes_ld % 16 != 0) {
+    throw std::logic_error("gemm v2: unsupported operand layout");
+  }
+  o.scale_format = scale_format(q.config.scale);
+  o.unit = math::exp2_f32(lsb_exp(q.config.format));
+  o.tensor = q.tensor.data();
+  for (uint32_t code = 0; code < 16; ++code) {
+    const int32_t units = decode(q.config.format, static_cast<uint8_t>(code)).signed_units();
+    o.lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
+  }
+  return o;
+}
+
+template <int kStep, bool kHalf>
+void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
+  auto* kernel = &multistage_gemm_kernel<kStep, kHalf>;
+  NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  // Ask for the largest shared-memory carveout, so that two CTAs (2 x 99 KiB) fit.
+  NIBBLE_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
+  if (grid.y > 65535u) throw std::invalid_argument("gemm: too many rows for one launch");
+  kernel<<<grid, kThreads, kSmemBytes, stream>>>(g);
+  NIBBLE_CUDA_CHECK_LAUNCH("multistage_gemm_kernel");
+}
+
+}  // namespace
+
+void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
+  Args g{};
+  g.a = operand_of(a);
+  g.b = operand_of(b);
+  g.k = a.cols;
+  const int step = std::min(block_cols(a.config.block), block_cols(b.config.block));
+  g.k_blocks = (a.cols + step - 1) / step;
+  const int u = lsb_exp(a.config.format) + lsb_exp(b.config.format);
+  g.magic_value = 1.5f * math::exp2_f32(23 + u);
+  g.magic = math::bits_of(g.magic_value);
+  g.c = c;
+  const bool e4m3_scales =
+      scale_format(a.config.scale) == ScaleFormat::kE4M3 && scale_format(b.config.scale) == ScaleFormat::kE4M3;
+  if (e4m3_scales) {
+    step == 32 ? launch<32, true>(g, a.rows, b.rows, stream) : launch<16, true>(g, a.rows, b.rows, stream);
+    return;
+  }
+  step == 32 ? launch<32, false>(g, a.rows, b.rows, stream) : launch<16, false>(g, a.rows, b.rows, stream);
+}
+
+}  // namespace nibble::cuda::detail

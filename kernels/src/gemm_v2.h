@@ -1,0 +1,13 @@
+// GEMM version 2 (gemm_v2.cu), called by nibble::cuda::gemm (gemm.cu) after
+// it has checked the operands agree.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "nibble/cuda/quantize.h"
+
+namespace nibble::cuda::detail {
+
+void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream);
+
+}  // namespace nibble::cuda::detail
