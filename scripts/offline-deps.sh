@@ -24,10 +24,20 @@ case "${1:-}" in
     dir=${2:?usage: offline-deps.sh unpack DIR PREFIX}
     prefix=${3:?usage: offline-deps.sh unpack DIR PREFIX}
     mkdir -p "$prefix"
-    for deb in "$dir"/*.deb; do dpkg-deb -x "$deb" "$prefix"; done
+    for deb in "$dir"/*.deb; do
+      if command -v dpkg-deb >/dev/null; then
+        dpkg-deb -x "$deb" "$prefix"
+      else  # a .deb is an ar archive holding data.tar.*
+        member=$(ar t "$deb" | grep '^data\.tar')
+        ar p "$deb" "$member" | tar -x -C "$prefix" -f - --auto-compress 2>/dev/null ||
+          ar p "$deb" "$member" | tar -x -J -C "$prefix"
+      fi
+    done
     cat > "$prefix/env.sh" <<ENV
 export CMAKE_PREFIX_PATH="$prefix/usr\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export PKG_CONFIG_PATH="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$prefix"
 ENV
     echo "offline-deps.sh: unpacked into $prefix; source $prefix/env.sh before configuring"
     ;;
