@@ -1,0 +1,38 @@
+# Lints every RTL configuration: cmake -DVERILATOR=... -DRTL_DIR=... -P run_lint.cmake
+# Each top (nibble_dpu, nibble_tile, nibble_quantizer) is linted for every format mask (E2M1,
+# E1M2, INT4, E2M1+E1M2, all three), once as synthesis sees it and once with assertions
+# compiled in. Any warning fails.
+set(pkgs ${RTL_DIR}/pkg/nibble_f32_pkg.sv ${RTL_DIR}/pkg/nibble_pkg.sv
+         ${RTL_DIR}/pkg/nibble_quant_pkg.sv)
+file(GLOB modules ${RTL_DIR}/nibble_*.sv)
+set(masks "3'b001" "3'b010" "3'b100" "3'b011" "3'b111")
+set(configs)
+foreach(mask ${masks})
+  list(APPEND configs "nibble_dpu|-GFormatMask=${mask}|-GLanes=16")
+  list(APPEND configs "nibble_dpu|-GFormatMask=${mask}|-GLanes=32")
+  list(APPEND configs "nibble_tile|-GFormatMask=${mask}")
+  list(APPEND configs "nibble_quantizer|-GFormatMask=${mask}|-GLanes=16")
+  list(APPEND configs "nibble_quantizer|-GFormatMask=${mask}|-GLanes=32")
+endforeach()
+# The 16-point RHT and the quantizer's helpers stand alone as well.
+list(APPEND configs "nibble_rht16" "nibble_f32_div" "nibble_e4m3_encode" "nibble_grid_round"
+                    "nibble_block_scale" "nibble_elem_quant")
+# The binary32 primitives stand alone (the quantizer and RHT units reuse them).
+list(APPEND configs "nibble_f32_round" "nibble_f32_round|-GMagWidth=64|-GExpWidth=12"
+                    "nibble_f32_mul" "nibble_f32_add" "nibble_scale_decode")
+set(count 0)
+foreach(config ${configs})
+  string(REPLACE "|" ";" args "${config}")
+  list(POP_FRONT args top)
+  foreach(assertions "" "+define+NIBBLE_ASSERTIONS;--assert")
+    execute_process(
+      COMMAND ${VERILATOR} --lint-only -Wall -I${RTL_DIR}/pkg ${RTL_DIR}/lint/nibble.vlt
+              --top-module ${top} ${args} ${assertions} ${pkgs} ${modules}
+      RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0 OR NOT "${err}${out}" STREQUAL "")
+      message(FATAL_ERROR "rtl lint FAILED: ${top} ${args} ${assertions}\n${out}${err}")
+    endif()
+    math(EXPR count "${count} + 1")
+  endforeach()
+endforeach()
+message(STATUS "rtl lint: ${count} configurations clean (verilator --lint-only -Wall)")

@@ -1,0 +1,248 @@
+// The block quantizer: one block of Lanes binary32 inputs -> Lanes 4-bit codes and the
+// block-scale code, exactly as golden's quantize() treats one block (docs/numerics.md
+// sections 3, 4 and 6; golden/src/quantize.cpp, scale.cpp). This is where shrinkage bias
+// is born in hardware: the encode scale maps amax onto the grid top, and the grid rounding
+// below it pulls magnitudes down where the spacing doubles.
+//
+//   stage 1  finite = no element is NaN or +-Inf; amax = max |x_i|        -> s1_*
+//   stage 2  nibble_block_scale: scale code and encode scale e (fp32, nvfp4, mx-floor,
+//            mx-ceil); a non-finite block gets the scale format's NaN code -> s2_*
+//   stage 3  Lanes x nibble_elem_quant: v = fl(x_i * e), grid rounding (RNE ties to the
+//            even code, or SR: truncate to B bits, add the B random bits, carry rounds up),
+//            saturation, code 0 for a zero magnitude; all codes 0 in a non-finite block
+//                                                                         -> codes_o, scale_o
+//
+// The random bits are inputs: element i uses rand_i[i], its B = sr_bits_i bits in the low
+// bits (golden's sr_lane_bits, i.e. the top B bits of its Philox byte). A partial block is
+// presented zero-padded (zeros change neither amax nor any other code). S_enc and g are the
+// per-tensor scales (golden's tensor_scale): 1.0 outside nvfp4.
+//
+// Timing: valid only, one block per cycle, no stalls; a block with valid_i in cycle t has its
+// codes and scale in codes_o / scale_o with valid_o in cycle t + QuantLatency (3). The
+// dividers (nibble_f32_div) are combinational inside stage 2.
+module nibble_quantizer
+  import nibble_pkg::*;
+  import nibble_f32_pkg::*;
+  import nibble_quant_pkg::*;
+#(
+  parameter int unsigned  Lanes      = 16,
+  parameter format_mask_t FormatMask = FormatMaskAll
+) (
+  input  logic                                clk_i,
+  input  logic                                rst_ni,
+  input  logic                                valid_i,
+  input  format_e                             format_i,
+  input  scale_mode_e                         mode_i,
+  input  rounding_e                           rounding_i,
+  input  logic [SrBitsWidth-1:0]              sr_bits_i,  // B, 1..SrBitsMax (read under SR)
+  input  f32_t                                s_enc_i,    // per-tensor encode scale S_enc
+  input  f32_t                                g_i,        // per-tensor decode scale g
+  input  logic [Lanes-1:0][F32Width-1:0]      x_i,
+  input  logic [Lanes-1:0][SrBitsMax-1:0]     rand_i,
+  output logic                                valid_o,
+  output logic [ScaleCodeWidth-1:0]           scale_o,
+  output logic [Lanes-1:0][CodeWidth-1:0]     codes_o
+);
+
+`include "nibble_assert.svh"
+
+  `NIBBLE_ASSERT_INIT(LanesLegal_A, Lanes == 16 || Lanes == 32)
+  `NIBBLE_ASSERT_INIT(FormatMaskNonEmpty_A, FormatMask != '0)
+
+  `NIBBLE_ASSUME(FormatEnabled_M, !valid_i || format_enabled(FormatMask, format_i))
+  `NIBBLE_ASSUME(SrBitsLegal_M, !valid_i || rounding_i != RoundStochastic ||
+                                (sr_bits_i >= 1 && sr_bits_i <= SrBitsWidth'(SrBitsMax)))
+`ifdef NIBBLE_ASSERTIONS
+  // Each element's random bits fit in B bits.
+  logic rand_within_sr_bits;
+  always_comb begin
+    rand_within_sr_bits = 1'b1;
+    for (int unsigned i = 0; i < Lanes; i++) begin
+      if ((SrBitsMax + 1)'(rand_i[i]) >= ((SrBitsMax + 1)'(1) << sr_bits_i)) begin
+        rand_within_sr_bits = 1'b0;
+      end
+    end
+  end
+  `NIBBLE_ASSUME(RandWithinSrBits_M, !valid_i || rounding_i != RoundStochastic ||
+                                     rand_within_sr_bits)
+`endif
+
+  // ---------------------------------------------------------------------------------------
+  // Stage 1: finiteness and amax
+  // ---------------------------------------------------------------------------------------
+  logic     finite;
+  f32_abs_t amax;
+
+  always_comb begin
+    finite = 1'b1;
+    amax   = '0;
+    for (int unsigned i = 0; i < Lanes; i++) begin
+      if (&x_i[i][F32Width-2-:F32ExpBits]) finite = 1'b0;
+      // Magnitude order of finite values is the order of their bit patterns without sign.
+      if (x_i[i][F32Width-2:0] > amax) amax = x_i[i][F32Width-2:0];
+    end
+  end
+
+  logic                                s1_valid_d, s1_valid_q, s1_finite_d, s1_finite_q;
+  format_e                             s1_format_d, s1_format_q;
+  scale_mode_e                         s1_mode_d, s1_mode_q;
+  rounding_e                           s1_rounding_d, s1_rounding_q;
+  logic [SrBitsWidth-1:0]              s1_sr_bits_d, s1_sr_bits_q;
+  f32_t                                s1_s_enc_d, s1_s_enc_q, s1_g_d, s1_g_q;
+  f32_abs_t                            s1_amax_d, s1_amax_q;
+  logic [Lanes-1:0][F32Width-1:0]      s1_x_d, s1_x_q;
+  logic [Lanes-1:0][SrBitsMax-1:0]     s1_rand_d, s1_rand_q;
+
+  always_comb begin
+    s1_valid_d    = valid_i;
+    s1_finite_d   = valid_i ? finite : s1_finite_q;
+    s1_format_d   = valid_i ? format_i : s1_format_q;
+    s1_mode_d     = valid_i ? mode_i : s1_mode_q;
+    s1_rounding_d = valid_i ? rounding_i : s1_rounding_q;
+    s1_sr_bits_d  = valid_i ? sr_bits_i : s1_sr_bits_q;
+    s1_s_enc_d    = valid_i ? s_enc_i : s1_s_enc_q;
+    s1_g_d        = valid_i ? g_i : s1_g_q;
+    s1_amax_d     = valid_i ? amax : s1_amax_q;
+    s1_x_d        = valid_i ? x_i : s1_x_q;
+    s1_rand_d     = valid_i ? rand_i : s1_rand_q;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s1_valid_q <= 1'b0;
+    end else begin
+      s1_valid_q <= s1_valid_d;
+    end
+  end
+
+  // Datapath registers: loaded with valid, never read without it; no reset needed.
+  always_ff @(posedge clk_i) begin
+    s1_finite_q   <= s1_finite_d;
+    s1_format_q   <= s1_format_d;
+    s1_mode_q     <= s1_mode_d;
+    s1_rounding_q <= s1_rounding_d;
+    s1_sr_bits_q  <= s1_sr_bits_d;
+    s1_s_enc_q    <= s1_s_enc_d;
+    s1_g_q        <= s1_g_d;
+    s1_amax_q     <= s1_amax_d;
+    s1_x_q        <= s1_x_d;
+    s1_rand_q     <= s1_rand_d;
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Stage 2: block scale and encode scale
+  // ---------------------------------------------------------------------------------------
+  logic [ScaleCodeWidth-1:0] finite_code, nan_code;
+  f32_t                      encode;
+
+  nibble_block_scale #(
+    .FormatMask(FormatMask)
+  ) u_block_scale (
+    .amax_i  ({1'b0, s1_amax_q}),
+    .format_i(s1_format_q),
+    .mode_i  (s1_mode_q),
+    .s_enc_i (s1_s_enc_q),
+    .g_i     (s1_g_q),
+    .code_o  (finite_code),
+    .encode_o(encode)
+  );
+
+  always_comb begin
+    nan_code = '0;
+    for (int unsigned f = 0; f < NumScaleFormats; f++) begin
+      if (mode_scale_format(s1_mode_q) == scale_format_e'(f)) begin
+        nan_code = ScaleFormatTable[f].nan_code;
+      end
+    end
+  end
+
+  logic                            s2_valid_d, s2_valid_q, s2_finite_d, s2_finite_q;
+  format_e                         s2_format_d, s2_format_q;
+  rounding_e                       s2_rounding_d, s2_rounding_q;
+  logic [SrBitsWidth-1:0]          s2_sr_bits_d, s2_sr_bits_q;
+  logic [ScaleCodeWidth-1:0]       s2_scale_d, s2_scale_q;
+  f32_t                            s2_encode_d, s2_encode_q;
+  logic [Lanes-1:0][F32Width-1:0]  s2_x_d, s2_x_q;
+  logic [Lanes-1:0][SrBitsMax-1:0] s2_rand_d, s2_rand_q;
+
+  always_comb begin
+    s2_valid_d    = s1_valid_q;
+    s2_finite_d   = s1_valid_q ? s1_finite_q : s2_finite_q;
+    s2_format_d   = s1_valid_q ? s1_format_q : s2_format_q;
+    s2_rounding_d = s1_valid_q ? s1_rounding_q : s2_rounding_q;
+    s2_sr_bits_d  = s1_valid_q ? s1_sr_bits_q : s2_sr_bits_q;
+    s2_scale_d    = s1_valid_q ? (s1_finite_q ? finite_code : nan_code) : s2_scale_q;
+    s2_encode_d   = s1_valid_q ? encode : s2_encode_q;
+    s2_x_d        = s1_valid_q ? s1_x_q : s2_x_q;
+    s2_rand_d     = s1_valid_q ? s1_rand_q : s2_rand_q;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s2_valid_q <= 1'b0;
+    end else begin
+      s2_valid_q <= s2_valid_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    s2_finite_q   <= s2_finite_d;
+    s2_format_q   <= s2_format_d;
+    s2_rounding_q <= s2_rounding_d;
+    s2_sr_bits_q  <= s2_sr_bits_d;
+    s2_scale_q    <= s2_scale_d;
+    s2_encode_q   <= s2_encode_d;
+    s2_x_q        <= s2_x_d;
+    s2_rand_q     <= s2_rand_d;
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Stage 3: elements
+  // ---------------------------------------------------------------------------------------
+  logic [Lanes-1:0][CodeWidth-1:0] codes;
+
+  for (genvar i = 0; i < Lanes; i++) begin : gen_lane
+    nibble_elem_quant #(
+      .FormatMask(FormatMask)
+    ) u_elem_quant (
+      .x_i       (s2_x_q[i]),
+      .encode_i  (s2_encode_q),
+      .format_i  (s2_format_q),
+      .rounding_i(s2_rounding_q),
+      .rand_i    (s2_rand_q[i]),
+      .sr_bits_i (s2_sr_bits_q),
+      .code_o    (codes[i])
+    );
+  end
+
+  logic                            s3_valid_d, s3_valid_q;
+  logic [ScaleCodeWidth-1:0]       s3_scale_d, s3_scale_q;
+  logic [Lanes-1:0][CodeWidth-1:0] s3_codes_d, s3_codes_q;
+
+  always_comb begin
+    s3_valid_d = s2_valid_q;
+    s3_scale_d = s2_valid_q ? s2_scale_q : s3_scale_q;
+    s3_codes_d = s2_valid_q ? (s2_finite_q ? codes : '0) : s3_codes_q;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s3_valid_q <= 1'b0;
+    end else begin
+      s3_valid_q <= s3_valid_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    s3_scale_q <= s3_scale_d;
+    s3_codes_q <= s3_codes_d;
+  end
+
+  assign valid_o = s3_valid_q;
+  assign scale_o = s3_scale_q;
+  assign codes_o = s3_codes_q;
+
+  `NIBBLE_ASSERT_KNOWN(ValidKnown_A, valid_o)
+  `NIBBLE_ASSERT(OutputsKnown_A, !valid_o || !$isunknown({scale_o, codes_o}))
+
+endmodule

@@ -1,0 +1,58 @@
+// Test bench top for dpu_test.cpp: six nibble_dpu configurations built once, on shared
+// inputs. Instance 0 has 32 lanes and every format; instances 1..5 have 16 lanes (they see
+// lanes 15:0) and the format masks all, E2M1, E1M2, INT4, E2M1+E1M2. valid_i has one bit
+// per instance: the test raises only those whose lanes and formats fit the block.
+module tb_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
+  localparam int unsigned NumDpus  = 6,
+  localparam int unsigned MaxLanes = 32
+) (
+  input  logic                               clk_i,
+  input  logic                               rst_ni,
+  input  logic [NumDpus-1:0]                 valid_i,
+  input  logic                               first_i,
+  input  logic                               last_i,
+  input  format_e                            format_a_i,
+  input  format_e                            format_b_i,
+  input  scale_format_e                      scale_format_a_i,
+  input  scale_format_e                      scale_format_b_i,
+  input  logic [MaxLanes-1:0][CodeWidth-1:0] codes_a_i,
+  input  logic [MaxLanes-1:0][CodeWidth-1:0] codes_b_i,
+  input  logic [ScaleCodeWidth-1:0]          scale_a_i,
+  input  logic [ScaleCodeWidth-1:0]          scale_b_i,
+  output logic [NumDpus-1:0]                 acc_valid_o,
+  output logic [NumDpus-1:0]                 acc_last_o,
+  output logic [NumDpus-1:0][F32Width-1:0]   acc_o
+);
+
+  localparam int unsigned  DpuLanes [NumDpus] = '{32, 16, 16, 16, 16, 16};
+  localparam format_mask_t DpuMasks [NumDpus] = '{
+    FormatMaskAll, FormatMaskAll, FormatMaskE2M1, FormatMaskE1M2, FormatMaskInt4,
+    FormatMaskMinifloat
+  };
+
+  for (genvar i = 0; i < NumDpus; i++) begin : gen_dpu
+    localparam int unsigned Lanes = DpuLanes[i];
+    nibble_dpu #(
+      .Lanes     (Lanes),
+      .FormatMask(DpuMasks[i])
+    ) u_dpu (
+      .clk_i,
+      .rst_ni,
+      .valid_i         (valid_i[i]),
+      .first_i,
+      .last_i,
+      .format_a_i,
+      .format_b_i,
+      .scale_format_a_i,
+      .scale_format_b_i,
+      .codes_a_i       (codes_a_i[Lanes-1:0]),
+      .codes_b_i       (codes_b_i[Lanes-1:0]),
+      .scale_a_i,
+      .scale_b_i,
+      .acc_valid_o     (acc_valid_o[i]),
+      .acc_last_o      (acc_last_o[i]),
+      .acc_o           (acc_o[i])
+    );
+  end
+
+endmodule
