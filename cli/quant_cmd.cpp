@@ -304,12 +304,12 @@ void run_quant(const QuantOptions& o, bool chain_requested) {
 
 void add_quant_command(CLI::App& app) {
   auto o = std::make_shared<QuantOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "quant",
-      "Shrinkage-bias diagnostics: quantize a tensor under every combination of the listed formats, scale modes, "
-      "block shapes, RHT settings and roundings with the golden model, and report SQNR, NMSE, the attenuation "
-      "alpha = <q,x>/||x||^2, the mean relative magnitude error, code entropy and B_eff = 2^H/15. Metrics of RHT "
-      "rows are measured in the rotated domain; dSQNR RHT is SQNR with the RHT minus without it.");
+  CLI::App* cmd = app.add_subcommand("quant", "Shrinkage-bias diagnostics of the 4-bit formats on synthetic or user tensors");
+  cmd->footer(
+      "Quantizes a tensor under every combination of the listed formats, scale modes, block shapes, RHT settings "
+      "and roundings with the golden model, and reports SQNR, NMSE, the attenuation alpha = <q,x>/||x||^2, the "
+      "mean relative magnitude error, code entropy and B_eff = 2^H/15. Metrics of RHT rows are measured in the "
+      "rotated domain; dSQNR RHT is SQNR with the RHT minus without it.");
 
   CLI::Option* input = cmd->add_option("--input", o->input,
                                        "synthetic input (unit variance): gaussian, laplace, student-t (nu=3), "
