@@ -29,11 +29,7 @@ Decoded decode(Format f, uint8_t code) {
     const bool neg = (code & 0x8) != 0;
     return {neg, neg ? 16u - code : code};
   }
-  const int m = i.man_bits;
-  const uint32_t e = (code >> m) & ((1u << i.exp_bits) - 1u);
-  const uint32_t frac = code & ((1u << m) - 1u);
-  const uint32_t units = e == 0 ? frac : ((1u << m) + frac) << (e - 1);
-  return {(code & 0x8) != 0, units};
+  return {(code & 0x8) != 0, minifloat_units(code, i.exp_bits, i.man_bits)};
 }
 
 float decode_value(Format f, uint8_t code) {
@@ -51,14 +47,27 @@ uint8_t encode(Format f, bool neg, uint32_t units) {
     return static_cast<uint8_t>((neg ? 16u - units : units) & 0xFu);
   }
   const int m = i.man_bits;
+  if (units >= (1u << m)) {
+    const int shift = floor_log2(units) - m;
+    if ((units & ((1u << shift) - 1u)) != 0) throw std::invalid_argument("encode: magnitude not on the grid");
+  }
+  return static_cast<uint8_t>(minifloat_code(neg, units, i.exp_bits, m));
+}
+
+uint32_t minifloat_units(uint32_t code, int exp_bits, int man_bits) {
+  const uint32_t e = (code >> man_bits) & ((1u << exp_bits) - 1u);
+  const uint32_t frac = code & ((1u << man_bits) - 1u);
+  return e == 0 ? frac : ((1u << man_bits) + frac) << (e - 1);
+}
+
+uint32_t minifloat_code(bool neg, uint32_t units, int exp_bits, int man_bits) {
   uint32_t e = 0;
   uint32_t frac = units;
-  if (units >= (1u << m)) {
-    e = static_cast<uint32_t>(floor_log2(units) - m + 1);
-    if ((units & ((1u << (e - 1)) - 1u)) != 0) throw std::invalid_argument("encode: magnitude not on the grid");
-    frac = (units >> (e - 1)) - (1u << m);
+  if (units >= (1u << man_bits)) {
+    e = static_cast<uint32_t>(floor_log2(units) - man_bits + 1);
+    frac = (units >> (e - 1)) - (1u << man_bits);
   }
-  return static_cast<uint8_t>((neg ? 0x8u : 0u) | (e << m) | frac);
+  return (neg ? 1u << (exp_bits + man_bits) : 0u) | (e << man_bits) | frac;
 }
 
 std::optional<Format> parse_format(std::string_view n) {

@@ -74,9 +74,8 @@ float decode_scale(ScaleFormat f, uint32_t code) {
     case ScaleFormat::kE4M3: {
       code &= 0xFFu;
       if ((code & 0x7Fu) == 0x7Fu) return f32_from_bits(kCanonicalNaN);
-      const uint32_t e = (code >> 3) & 0xFu;
-      const uint32_t frac = code & 0x7u;
-      const uint32_t units = e == 0 ? frac : (8u + frac) << (e - 1);
+      const ScaleFormatInfo& e4m3 = info(ScaleFormat::kE4M3);
+      const uint32_t units = minifloat_units(code, e4m3.exp_bits, e4m3.man_bits);
       const float mag = static_cast<float>(units) * exp2_f32(kE4M3Grid.lsb_exp);
       return (code & 0x80u) != 0 ? -mag : mag;
     }
@@ -87,13 +86,8 @@ float decode_scale(ScaleFormat f, uint32_t code) {
 uint8_t encode_e4m3(float x) {
   if (std::isnan(x)) return static_cast<uint8_t>(info(ScaleFormat::kE4M3).nan_code);
   const GridValue g = round_to_grid(x, kE4M3Grid, Rounding::kNearestEven);
-  uint32_t e = 0;
-  uint32_t frac = g.units;
-  if (g.units >= 8u) {
-    e = static_cast<uint32_t>(31 - __builtin_clz(g.units) - 3 + 1);
-    frac = (g.units >> (e - 1)) - 8u;
-  }
-  return static_cast<uint8_t>((g.neg ? 0x80u : 0u) | (e << 3) | frac);
+  const ScaleFormatInfo& e4m3 = info(ScaleFormat::kE4M3);
+  return static_cast<uint8_t>(minifloat_code(g.neg, g.units, e4m3.exp_bits, e4m3.man_bits));
 }
 
 TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor) {

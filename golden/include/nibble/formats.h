@@ -134,6 +134,14 @@ float decode_value(Format f, uint8_t code);
 // largest decodable magnitude. Negative zero is encodable only in minifloats.
 uint8_t encode(Format f, bool neg, uint32_t units);
 
+// The sign-magnitude minifloat code of a grid magnitude `units` (an integer
+// number of 2^(emin - man_bits)): exponent field 0 (subnormal) below
+// 2^man_bits units, else floor(log2 units) - man_bits + 1, with the mantissa
+// the bits below the leading one. The one encoder of E2M1, E1M2 and E4M3.
+uint32_t minifloat_code(bool neg, uint32_t units, int exp_bits, int man_bits);
+// Its inverse: the magnitude in units of a minifloat code (the sign bit is ignored).
+uint32_t minifloat_units(uint32_t code, int exp_bits, int man_bits);
+
 // Name parsing for command lines and files; nullopt for unknown names.
 std::optional<Format> parse_format(std::string_view name);
 std::optional<ScaleFormat> parse_scale_format(std::string_view name);
