@@ -1,6 +1,6 @@
 // binary32 -> E4M3 block-scale code: round to nearest even, saturate to +-448 (+-Inf too),
 // NaN -> the table's NaN code. The twin of golden's encode_e4m3 (golden/src/scale.cpp):
-// nibble_grid_round on the E4M3 grid, then the minifloat encoding of the magnitude.
+// nibble_grid_round on the E4M3 grid, then nibble_minifloat_encode of the magnitude.
 //
 // The grid comes from nibble_pkg::ScaleFormatTable[ScaleE4M3]: units of 2^((1 - bias) -
 // man_bits), the largest finite magnitude ((2^(man_bits+1) - 2) << (2^exp_bits - 2)) units
@@ -19,14 +19,10 @@ module nibble_e4m3_encode import nibble_pkg::*; import nibble_f32_pkg::*; #(
   localparam int          LsbExp   = (1 - int'(Info.bias)) - int'(ManBits);
   localparam int unsigned MaxUnits = ((2 << ManBits) - 2) << ((1 << ExpBits) - 2);
   localparam int unsigned UnitsWidth = $clog2(MaxUnits + 1);
-  localparam int unsigned MsbWidth   = $clog2(UnitsWidth);
 
   logic                  neg;
   logic [UnitsWidth-1:0] units;
-  logic [MsbWidth-1:0]   msb;
-  logic [ExpBits-1:0]    exp_field;
-  logic [ManBits-1:0]    man_field;
-  logic [UnitsWidth-1:0] shifted;
+  logic [CodeBits-1:0]   mf_code;
 
   nibble_grid_round #(
     .LsbExp  (LsbExp),
@@ -41,32 +37,21 @@ module nibble_e4m3_encode import nibble_pkg::*; import nibble_f32_pkg::*; #(
     .units_o     (units)
   );
 
-  always_comb begin
-    msb = '0;
-    for (int unsigned i = 0; i < UnitsWidth; i++) begin
-      if (units[i]) msb = MsbWidth'(i);
-    end
-  end
+  nibble_minifloat_encode #(
+    .ExpBits   (ExpBits),
+    .ManBits   (ManBits),
+    .UnitsWidth(UnitsWidth)
+  ) u_minifloat_encode (
+    .neg_i  (neg),
+    .units_i(units),
+    .code_o (mf_code)
+  );
 
-  // Normal magnitudes (units >= 2^man_bits): exponent field msb - man_bits + 1 and the bits
-  // below the hidden one; subnormals: exponent field 0 and the units themselves.
   always_comb begin
-    shifted   = '0;
-    exp_field = '0;
-    man_field = ManBits'(units);
-    if (units >= UnitsWidth'(1 << ManBits)) begin
-      exp_field = ExpBits'(int'(msb) - int'(ManBits) + 1);
-      shifted   = units >> (exp_field - ExpBits'(1));
-      man_field = shifted[ManBits-1:0];
-    end
+    code_o = mf_code;
     if (f32_is_nan(f32_i[F32Width-2:0])) begin
       code_o = Info.nan_code[CodeBits-1:0];
-    end else begin
-      code_o = {neg, exp_field, man_field};
     end
   end
-
-  logic unused_shifted;
-  assign unused_shifted = ^shifted[UnitsWidth-1:ManBits];
 
 endmodule

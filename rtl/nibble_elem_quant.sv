@@ -4,9 +4,10 @@
 //
 // One nibble_grid_round per format of FormatMask, built from nibble_pkg::FormatTable (unit
 // 2^lsb_exp, man_bits, max_units); formats outside the mask are not generated and give
-// code 0. Encodings: a minifloat magnitude u >= 2^man_bits has exponent field
-// msb(u) - man_bits + 1 and mantissa (u >> (field - 1)) - 2^man_bits, a smaller one is
-// subnormal (field 0); an integer is the two's complement of +-u. Purely combinational.
+// code 0. Encodings: a minifloat is nibble_minifloat_encode's sign-magnitude code (a
+// magnitude u >= 2^man_bits has exponent field msb(u) - man_bits + 1 and mantissa
+// (u >> (field - 1)) - 2^man_bits, a smaller one is subnormal, field 0); an integer is the
+// two's complement of +-u. Purely combinational.
 module nibble_elem_quant
   import nibble_pkg::*;
   import nibble_f32_pkg::*;
@@ -39,7 +40,6 @@ module nibble_elem_quant
       localparam int unsigned  ManBits   = Info.man_bits;
       localparam int unsigned  MaxUnits  = max_units(format_e'(f));
       localparam int unsigned  UnitsWidth = $clog2(MaxUnits + 1);
-      localparam int unsigned  MsbWidth  = $clog2(UnitsWidth);
 
       logic                  neg;
       logic [UnitsWidth-1:0] units;
@@ -66,29 +66,17 @@ module nibble_elem_quant
         end
       end else begin : gen_minifloat
         localparam int unsigned ExpBits = Info.exp_bits;
-        logic [MsbWidth-1:0]   msb;
-        logic [ExpBits-1:0]    exp_field;
-        logic [ManBits-1:0]    man_field;
-        logic [UnitsWidth-1:0] shifted;
-        always_comb begin
-          msb = '0;
-          for (int unsigned i = 0; i < UnitsWidth; i++) begin
-            if (units[i]) msb = MsbWidth'(i);
-          end
-        end
-        always_comb begin
-          shifted   = '0;
-          exp_field = '0;
-          man_field = ManBits'(units);
-          if (units >= UnitsWidth'(1 << ManBits)) begin
-            exp_field = ExpBits'(int'(msb) - int'(ManBits) + 1);
-            shifted   = units >> (exp_field - ExpBits'(1));
-            man_field = shifted[ManBits-1:0];
-          end
-          code_by_format[f] = (units == '0) ? '0 : CodeWidth'({neg, exp_field, man_field});
-        end
-        logic unused_shifted;
-        assign unused_shifted = ^shifted;
+        logic [ExpBits+ManBits:0] mf_code;  // {sign, exponent, mantissa}
+        nibble_minifloat_encode #(
+          .ExpBits   (ExpBits),
+          .ManBits   (ManBits),
+          .UnitsWidth(UnitsWidth)
+        ) u_minifloat_encode (
+          .neg_i  (neg),
+          .units_i(units),
+          .code_o (mf_code)
+        );
+        assign code_by_format[f] = (units == '0) ? '0 : CodeWidth'(mf_code);
       end
     end else begin : gen_disabled
       assign code_by_format[f] = '0;

@@ -17,6 +17,9 @@ endforeach()
 # The 16-point RHT and the quantizer's helpers stand alone as well.
 list(APPEND configs "nibble_rht16" "nibble_f32_div" "nibble_e4m3_encode" "nibble_grid_round"
                     "nibble_block_scale" "nibble_elem_quant")
+# The shared minifloat encoder: its defaults (E2M1's grid) and E4M3's (1 + 4 + 3 bits).
+list(APPEND configs "nibble_minifloat_encode"
+                    "nibble_minifloat_encode|-GExpBits=4|-GManBits=3|-GUnitsWidth=18")
 # The binary32 primitives stand alone (the quantizer and RHT units reuse them).
 list(APPEND configs "nibble_f32_round" "nibble_f32_round|-GMagWidth=64|-GExpWidth=12"
                     "nibble_f32_mul" "nibble_f32_add" "nibble_scale_decode")
