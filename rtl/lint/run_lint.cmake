@@ -1,7 +1,8 @@
 # Lints every RTL configuration: cmake -DVERILATOR=... -DRTL_DIR=... -P run_lint.cmake
 # Each top (nibble_dpu, nibble_tile, nibble_quantizer) is linted for every format mask (E2M1,
-# E1M2, INT4, E2M1+E1M2, all three), once as synthesis sees it and once with assertions
-# compiled in. Any warning fails.
+# E1M2, INT4, E2M1+E1M2, all three), and the tile also at 8 x 8, 16 x 8 and 4 x 4 with 32
+# lanes; each configuration once as synthesis sees it and once with assertions compiled in.
+# Any warning fails.
 set(pkgs ${RTL_DIR}/pkg/nibble_f32_pkg.sv ${RTL_DIR}/pkg/nibble_pkg.sv
          ${RTL_DIR}/pkg/nibble_quant_pkg.sv)
 file(GLOB modules ${RTL_DIR}/nibble_*.sv)
@@ -14,6 +15,10 @@ foreach(mask ${masks})
   list(APPEND configs "nibble_quantizer|-GFormatMask=${mask}|-GLanes=16")
   list(APPEND configs "nibble_quantizer|-GFormatMask=${mask}|-GLanes=32")
 endforeach()
+# The tile's array shape and lane count (every format): the spec's 8 x 8 and 16 x 8 arrays,
+# and 32 lanes at the default 4 x 4.
+list(APPEND configs "nibble_tile|-GRows=8|-GCols=8" "nibble_tile|-GRows=16|-GCols=8"
+                    "nibble_tile|-GLanes=32")
 # The 16-point RHT and the quantizer's helpers stand alone as well.
 list(APPEND configs "nibble_rht16" "nibble_f32_div" "nibble_e4m3_encode" "nibble_grid_round"
                     "nibble_block_scale" "nibble_elem_quant")

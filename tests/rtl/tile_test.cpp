@@ -1,7 +1,10 @@
-// nibble_tile (4 x 4 DPUs of 16 lanes, every format) against golden's gemm: random GEMMs cut
-// into 4 x 4 output tiles, streamed through the tile with random input bubbles and random
-// output back-pressure; every C element compared bit for bit (after the per-tensor scales,
-// applied on the host as dot_rows does).
+// nibble_tile against golden's gemm, swept over two Verilated shapes (each test body is a
+// template over the shape, instantiated once per model; the default shape keeps the plain
+// test names, so FST file names stay <Suite>.<Test>.fst): the
+// defaults (4 x 4 DPUs of 16 lanes) and tb_tile_wide (8 x 4 DPUs of 32 lanes), every format.
+// Random GEMMs cut into Rows x Cols output tiles, streamed through the tile with random input
+// bubbles and random output back-pressure; every C element compared bit for bit (after the
+// per-tensor scales, applied on the host as dot_rows does).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "Vnibble_tile.h"
+#include "Vtb_tile_wide.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
 #include "nibble/quantize.h"
@@ -26,8 +30,17 @@
 namespace nibble::rtl_test {
 namespace {
 
-constexpr unsigned kRows = 4, kCols = 4, kLanes = 16;  // nibble_tile's defaults
-constexpr unsigned kDpuLatency = 3;                   // nibble_pkg::DpuLatency
+constexpr unsigned kDpuLatency = 3;  // nibble_pkg::DpuLatency
+
+// The Verilated tile shapes; each must match its model's parameters (tests/rtl/CMakeLists.txt).
+struct Tile4x4Lanes16 {  // nibble_tile's defaults
+  using Model = Vnibble_tile;
+  static constexpr unsigned kRows = 4, kCols = 4, kLanes = 16;
+};
+struct Tile8x4Lanes32 {  // tb_tile_wide: -GRows=8 -GCols=4 -GLanes=32
+  using Model = Vtb_tile_wide;
+  static constexpr unsigned kRows = 8, kCols = 4, kLanes = 32;
+};
 
 struct Gemm {
   QuantizedTensor a, b;
@@ -48,8 +61,12 @@ struct TileRef {
   int64_t m0, n0;
 };
 
+template <class Shape>
 class TileChecker {
  public:
+  using Model = typename Shape::Model;
+  static constexpr unsigned kRows = Shape::kRows, kCols = Shape::kCols, kLanes = Shape::kLanes;
+
   TileChecker(uint64_t seed, std::mt19937_64& rng) : sim_(seed), rng_(rng) { sim_.reset(); }
 
   // Streams every tile of every GEMM; bubble/stall percentages drive the handshakes.
@@ -65,7 +82,7 @@ class TileChecker {
         }
       }
     }
-    Vnibble_tile& m = sim_.model();
+    Model& m = sim_.model();
     bool presenting = false;
     uint64_t idle = 0;
     while ((!beats.empty() || !tiles_.empty()) && idle < 1000) {
@@ -110,7 +127,7 @@ class TileChecker {
 
  private:
   void present(const Beat& beat) {
-    Vnibble_tile& m = sim_.model();
+    Model& m = sim_.model();
     const Gemm& g = *beat.gemm;
     m.in_first_i = beat.first;
     m.in_last_i = beat.last;
@@ -135,7 +152,7 @@ class TileChecker {
 
   // While in_valid_i is low the data inputs are don't-care: drive noise.
   void scramble_inputs() {
-    Vnibble_tile& m = sim_.model();
+    Model& m = sim_.model();
     m.in_first_i = rng_() & 1u;
     m.in_last_i = rng_() & 1u;
     set_field(m.codes_a_i, 0, 64, rng_());
@@ -143,7 +160,7 @@ class TileChecker {
   }
 
   void take_row() {
-    Vnibble_tile& m = sim_.model();
+    Model& m = sim_.model();
     if (tiles_.empty()) {
       ADD_FAILURE() << "output row with no tile outstanding";
       return;
@@ -173,7 +190,7 @@ class TileChecker {
     }
   }
 
-  ClockedSim<Vnibble_tile> sim_;
+  ClockedSim<Model> sim_;
   std::mt19937_64& rng_;
   std::deque<TileRef> tiles_;  // tiles whose last beat was accepted, in order
   unsigned row_ = 0;
@@ -182,19 +199,26 @@ class TileChecker {
   bool reported_ = false;
 };
 
+// M and N up to 2 tiles + 1 (edge tiles on both sides); K up to 5 blocks of the widest block
+// the tile takes. 16 lanes take 1x16 and 16x16 blocks (every beat is 16 wide); 32 lanes add
+// 1x32, and a third of the GEMMs are 1x32 x 1x32 pairs (32-wide beats; any other pair with a
+// 16-wide side is cut into 16-wide beats).
+template <class Shape>
 std::unique_ptr<Gemm> random_gemm(std::mt19937_64& rng, int index) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  const BlockShape shapes[] = {BlockShape::k1x16, BlockShape::k16x16};  // 16 lanes: blocks of 16
+  const BlockShape shapes[] = {BlockShape::k1x16, BlockShape::k16x16, BlockShape::k1x32};
+  const unsigned num_shapes = Shape::kLanes >= 32 ? 3 : 2;
   QuantConfig ca, cb;
   ca.format = kAllFormats[rng() % 3];
   cb.format = kAllFormats[rng() % 3];
-  ca.block = shapes[rng() % 2];
-  cb.block = shapes[rng() % 2];
+  ca.block = shapes[rng() % num_shapes];
+  cb.block = shapes[rng() % num_shapes];
+  if (Shape::kLanes >= 32 && rng() % 3 == 0) ca.block = cb.block = BlockShape::k1x32;
   ca.scale = kAllScaleModes[rng() % 4];
   cb.scale = rng() % 2 ? ca.scale : kAllScaleModes[rng() % 4];
-  const int64_t m = 1 + static_cast<int64_t>(rng() % 9);
-  const int64_t n = 1 + static_cast<int64_t>(rng() % 9);
-  const int64_t k = 1 + static_cast<int64_t>(rng() % 80);
+  const int64_t m = 1 + static_cast<int64_t>(rng() % (2 * Shape::kRows + 1));
+  const int64_t n = 1 + static_cast<int64_t>(rng() % (2 * Shape::kCols + 1));
+  const int64_t k = 1 + static_cast<int64_t>(rng() % (5 * Shape::kLanes));
   const int exps[] = {-130, -12, 0, 0, 0, 5, 40};
   auto tensor = [&](int64_t rows, const QuantConfig& cfg) {
     std::vector<float> x(static_cast<size_t>(rows * k));
@@ -225,37 +249,46 @@ class RtlTile : public testing::Test {
   std::mt19937_64 rng_;
 };
 
-TEST_F(RtlTile, RandomGemmsWithBubblesAndBackPressure) {
+template <class Shape>
+std::string shape_name() {
+  return std::to_string(Shape::kRows) + "x" + std::to_string(Shape::kCols) + "x" + std::to_string(Shape::kLanes);
+}
+
+template <class Shape>
+void random_gemms_with_bubbles_and_back_pressure(uint64_t seed, std::mt19937_64& rng) {
   std::vector<std::unique_ptr<Gemm>> gemms;
-  for (int i = 0; i < 250; ++i) gemms.push_back(random_gemm(rng_, i));
-  TileChecker checker(seed_, rng_);
+  for (int i = 0; i < 250; ++i) gemms.push_back(random_gemm<Shape>(rng, i));
+  TileChecker<Shape> checker(seed, rng);
   checker.run(gemms, 25, 40);
-  std::printf("[ cases    ] %llu C elements checked vs golden gemm (%llu tiles, %llu beats, %llu cycles)\n",
-              static_cast<unsigned long long>(checker.elements()), static_cast<unsigned long long>(checker.tiles()),
+  std::printf("[ cases    ] %s: %llu C elements checked vs golden gemm (%llu tiles, %llu beats, %llu cycles)\n",
+              shape_name<Shape>().c_str(), static_cast<unsigned long long>(checker.elements()), static_cast<unsigned long long>(checker.tiles()),
               static_cast<unsigned long long>(checker.beats()), static_cast<unsigned long long>(checker.cycles()));
   EXPECT_GT(checker.elements(), 0u);
 }
 
-TEST_F(RtlTile, FullRateAndDocumentedLatency) {
+template <class Shape>
+void full_rate_and_documented_latency(uint64_t seed, std::mt19937_64& rng) {
   // No bubbles, no back-pressure: one tile, then the latency from its last beat to the
   // first output row is DpuLatency + 1.
   std::vector<std::unique_ptr<Gemm>> gemms;
-  gemms.push_back(random_gemm(rng_, 0));
-  TileChecker checker(seed_, rng_);
+  gemms.push_back(random_gemm<Shape>(rng, 0));
+  TileChecker<Shape> checker(seed, rng);
   checker.run(gemms, 0, 0);
-  std::printf("[ cases    ] %llu C elements checked, latency %llu cycles\n",
-              static_cast<unsigned long long>(checker.elements()), static_cast<unsigned long long>(checker.latency()));
+  std::printf("[ cases    ] %s: %llu C elements checked, latency %llu cycles\n",
+              shape_name<Shape>().c_str(), static_cast<unsigned long long>(checker.elements()), static_cast<unsigned long long>(checker.latency()));
   EXPECT_GT(checker.elements(), 0u);
   EXPECT_EQ(checker.latency(), kDpuLatency + 1);
 }
 
-// The golden vector stream (docs/vectors.md): `nibble vectors gemm-tile` cases of 4 x 4 x K
-// written as text and read back; every C element compared with the stream's expected c.
-// A's blocks are fixed to 1x16 so that every k-block fits the tile's 16 lanes.
-TEST_F(RtlTile, GoldenVectorStreamGemmTile) {
+// The golden vector stream (docs/vectors.md): `nibble vectors gemm-tile` cases of Rows x Cols
+// x 64 written as text and read back; every C element compared with the stream's expected c.
+// A's blocks are fixed to 1x16 so that every k-block fits 16 lanes.
+template <class Shape>
+void golden_vector_stream_gemm_tile(uint64_t seed, std::mt19937_64& rng) {
+  constexpr unsigned kRows = Shape::kRows, kCols = Shape::kCols;
   vectors::GenerateOptions opts;
   opts.op = vectors::Op::kGemmTile;
-  opts.seed = seed_;
+  opts.seed = seed;
   opts.count = 60;
   opts.block_a = BlockShape::k1x16;
   opts.m = static_cast<int>(kRows);
@@ -287,12 +320,25 @@ TEST_F(RtlTile, GoldenVectorStreamGemmTile) {
     g->what = "vector line " + std::to_string(v->line) + (v->label.empty() ? "" : " (" + v->label + ")");
     gemms.push_back(std::move(g));
   }
-  TileChecker checker(seed_, rng_);
+  TileChecker<Shape> checker(seed, rng);
   checker.run(gemms, 20, 30);
-  std::printf("[ cases    ] %llu C elements checked from %zu gemm-tile vectors (%zu seeded random, %zu boundary)\n",
-              static_cast<unsigned long long>(checker.elements()), gemms.size(), counts.random, counts.boundary);
+  std::printf("[ cases    ] %s: %llu C elements checked from %zu gemm-tile vectors (%zu seeded random, %zu boundary)\n",
+              shape_name<Shape>().c_str(), static_cast<unsigned long long>(checker.elements()), gemms.size(), counts.random, counts.boundary);
   EXPECT_EQ(checker.elements(), gemms.size() * kRows * kCols);
 }
+
+TEST_F(RtlTile, RandomGemmsWithBubblesAndBackPressure) {
+  random_gemms_with_bubbles_and_back_pressure<Tile4x4Lanes16>(seed_, rng_);
+}
+TEST_F(RtlTile, RandomGemmsWithBubblesAndBackPressure8x4x32) {
+  random_gemms_with_bubbles_and_back_pressure<Tile8x4Lanes32>(seed_, rng_);
+}
+TEST_F(RtlTile, FullRateAndDocumentedLatency) { full_rate_and_documented_latency<Tile4x4Lanes16>(seed_, rng_); }
+TEST_F(RtlTile, FullRateAndDocumentedLatency8x4x32) {
+  full_rate_and_documented_latency<Tile8x4Lanes32>(seed_, rng_);
+}
+TEST_F(RtlTile, GoldenVectorStreamGemmTile) { golden_vector_stream_gemm_tile<Tile4x4Lanes16>(seed_, rng_); }
+TEST_F(RtlTile, GoldenVectorStreamGemmTile8x4x32) { golden_vector_stream_gemm_tile<Tile8x4Lanes32>(seed_, rng_); }
 
 }  // namespace
 }  // namespace nibble::rtl_test
