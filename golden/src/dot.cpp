@@ -26,6 +26,8 @@ float block_product(int32_t partial_sum, Format fa, Format fb, float scale_a, fl
 
 float accumulate(float acc, float r) { return canonical(acc + r); }
 
+float apply_tensor_scales(float acc, float ga, float gb) { return canonical(acc * (ga * gb)); }
+
 float dot_rows(const QuantizedTensor& a, int64_t ra, const QuantizedTensor& b, int64_t rb) {
   const int64_t k = a.cols;
   const int64_t step = std::min(block_cols(a.config.block), block_cols(b.config.block));
@@ -41,7 +43,7 @@ float dot_rows(const QuantizedTensor& a, int64_t ra, const QuantizedTensor& b, i
                                   decode_scale(sfb, b.scale_code_at(rb, k0)));
     acc = accumulate(acc, r);
   }
-  return canonical(acc * (a.tensor.decode * b.tensor.decode));
+  return apply_tensor_scales(acc, a.tensor.decode, b.tensor.decode);
 }
 
 std::vector<float> gemm(const QuantizedTensor& a, const QuantizedTensor& b) {

@@ -31,6 +31,9 @@ float block_product(int32_t partial_sum, Format fa, Format fb, float scale_a, fl
 // fl(acc + r): the accumulator step.
 float accumulate(float acc, float r);
 
+// The last step: out = fl(acc * fl(ga * gb)) with the operands' per-tensor decode scales.
+float apply_tensor_scales(float acc, float ga, float gb);
+
 // Dot product of row `ra` of a with row `rb` of b (both quantized along cols,
 // the same number of cols), including the per-tensor scales.
 float dot_rows(const QuantizedTensor& a, int64_t ra, const QuantizedTensor& b, int64_t rb);

@@ -1,0 +1,235 @@
+// `nibble gemm`: run a quantized GEMM C = A * B^T on a device (golden, or the
+// SystemC cycle model of the tile), report its timing, and check every output
+// bit for bit against golden::gemm. The work is nibble::sim.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "commands.h"
+#include "nibble/io/tensor_file.h"
+#include "nibble/model/config.h"
+#include "nibble/quantize.h"
+#include "nibble/sim/device.h"
+#include "nibble/sim/systemc_device.h"
+
+namespace nibble::cli {
+namespace {
+
+// Options arrive as text and are converted here, so that a bad value is a
+// UsageError (exit 2) naming the option.
+struct GemmArgs {
+  std::string backend = "systemc";
+  std::string m = "64", n = "64", k = "256";
+  std::string format_a = "e2m1", format_b = "e2m1", scale = "nvfp4", block = "1x16";
+  std::string config, seed = "1", a_file, b_file, json_out;
+  std::string rows, cols, lanes, latency, bandwidth;
+};
+
+template <class T>
+T to_number(const std::string& option, const std::string& text) {
+  T v{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    throw UsageError(option + ": expected a number, got '" + text + "'");
+  }
+  return v;
+}
+
+double to_double(const std::string& option, const std::string& text) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(option + ": expected a number, got '" + text + "'");
+}
+
+template <class T, size_t N, class Parse>
+T to_name(const std::string& option, const std::string& text, const std::array<T, N>& all, Parse parse) {
+  const std::optional<T> v = parse(text);
+  if (v) return *v;
+  std::string known;
+  for (const T& x : all) known += (known.empty() ? "" : ", ") + std::string(name(x));
+  throw UsageError(option + ": unknown name '" + text + "' (expected one of " + known + ")");
+}
+
+model::TileConfig tile_config(const GemmArgs& a) {
+  model::TileConfig c;
+  try {
+    if (!a.config.empty()) c = model::config_from_json_file(a.config);
+  } catch (const model::ConfigError& e) {
+    throw UsageError(std::string("--config: ") + e.what());
+  }
+  if (!a.rows.empty()) c.rows = to_number<int>("--rows", a.rows);
+  if (!a.cols.empty()) c.cols = to_number<int>("--cols", a.cols);
+  if (!a.lanes.empty()) c.lanes = to_number<int>("--lanes", a.lanes);
+  if (!a.latency.empty()) c.latency = to_number<int>("--latency", a.latency);
+  if (!a.bandwidth.empty()) c.bandwidth = to_double("--bandwidth", a.bandwidth);
+  try {
+    model::validate(c);
+  } catch (const model::ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  return c;
+}
+
+// [rows, cols] operand: from a file (viewed as a matrix over its last axis) or Gaussian from the seed.
+std::vector<float> operand(const std::string& file, const char* which, int64_t& rows, int64_t& cols,
+                           std::mt19937_64& rng) {
+  if (!file.empty()) {
+    io::Tensor t = io::read_tensor(file);
+    rows = t.rows();
+    cols = t.cols();
+    return std::move(t.data);
+  }
+  if (rows <= 0 || cols <= 0) throw UsageError(std::string("operand ") + which + ": sizes must be at least 1");
+  if (rows * cols > (int64_t{1} << 26)) throw UsageError(std::string("operand ") + which + ": too large (over 2^26 elements)");
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(rows * cols));
+  for (float& v : x) v = g(rng);
+  return x;
+}
+
+void progress_bar(uint64_t done, uint64_t total) {
+  constexpr int kWidth = 40;
+  const int fill = static_cast<int>(static_cast<double>(kWidth) * static_cast<double>(done) / static_cast<double>(total));
+  fmt::print(stderr, "\r[{}{}] {}/{} tiles", std::string(static_cast<size_t>(fill), '#'),
+             std::string(static_cast<size_t>(kWidth - fill), '.'), done, total);
+  if (done == total) fmt::print(stderr, "\n");
+}
+
+void run_gemm(const GemmArgs& a) {
+  if (a.backend == "rtl") {
+    throw UsageError("--backend rtl: the Verilated RTL backend is not built yet (SystemC issue, part 2)");
+  }
+  if (a.backend != "golden" && a.backend != "systemc") {
+    throw UsageError("--backend: unknown backend '" + a.backend + "' (expected golden, systemc or rtl)");
+  }
+  QuantConfig qa, qb;
+  qa.format = to_name("--format-a", a.format_a, kAllFormats, parse_format);
+  qb.format = to_name("--format-b", a.format_b, kAllFormats, parse_format);
+  qa.scale = qb.scale = to_name("--scale", a.scale, kAllScaleModes, parse_scale_mode);
+  qa.block = qb.block = to_name("--block", a.block, kAllBlockShapes, parse_block_shape);
+  const auto seed = to_number<uint64_t>("--seed", a.seed);
+  qa.seed = qb.seed = seed;
+  qb.stream = 1;
+  const model::TileConfig cfg = tile_config(a);
+
+  int64_t m = to_number<int64_t>("--m", a.m), n = to_number<int64_t>("--n", a.n), k = to_number<int64_t>("--k", a.k);
+  int64_t kb = k;
+  std::mt19937_64 rng(seed);
+  const std::vector<float> xa = operand(a.a_file, "A", m, k, rng);
+  const std::vector<float> xb = operand(a.b_file, "B", n, kb, rng);
+  if (k != kb) throw UsageError("A and B contraction lengths differ: " + std::to_string(k) + " vs " + std::to_string(kb));
+
+  QuantizedTensor ta, tb;
+  try {
+    ta = quantize(xa.data(), m, k, qa);
+    tb = quantize(xb.data(), n, k, qb);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+  std::unique_ptr<sim::GemmDevice> dev;
+  if (a.backend == "golden") {
+    dev = std::make_unique<sim::GoldenDevice>();
+  } else {
+    const uint64_t tiles = static_cast<uint64_t>(((m + cfg.rows - 1) / cfg.rows) * ((n + cfg.cols - 1) / cfg.cols));
+    sim::ProgressFn progress;
+    if (tiles >= 1024) progress = progress_bar;
+    auto sc = std::make_unique<sim::SystemCDevice>(cfg, sim::StallConfig{}, progress);
+    try {
+      sc->check_operands(ta, tb);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    dev = std::move(sc);
+  }
+  const sim::GemmResult r = dev->run(ta, tb);
+  const sim::CheckResult check = sim::check_against_golden(ta, tb, r);
+
+  fmt::print("gemm {}x{}x{}  A {}  B {}  scale {}  block {}  backend {}\n", m, n, k, a.format_a, a.format_b, a.scale,
+             a.block, dev->name());
+  nlohmann::json j;
+  j["backend"] = dev->name();
+  j["m"] = m;
+  j["n"] = n;
+  j["k"] = k;
+  j["format_a"] = a.format_a;
+  j["format_b"] = a.format_b;
+  j["scale"] = a.scale;
+  j["block"] = a.block;
+  j["seed"] = seed;
+  if (r.stats) {
+    const sim::GemmStats& s = *r.stats;
+    fmt::print("array {}x{}x{} lanes  latency {}  bandwidth {} B/cycle\n", cfg.rows, cfg.cols, cfg.lanes, cfg.latency,
+               cfg.bandwidth);
+    fmt::print("cycles         {}\n", s.cycles);
+    fmt::print("MAC/cycle      {:.2f} (peak {})\n", s.macs_per_cycle(), s.peak_macs_per_cycle);
+    fmt::print("utilization    {:.2f}%\n", 100.0 * s.utilization());
+    fmt::print("tiles, beats   {}, {}\n", s.tiles, s.beats);
+    fmt::print("stall cycles   operand bandwidth {}  output back-pressure {}  pipeline fill/drain {}\n",
+               s.stall_operand, s.stall_output, s.stall_pipeline);
+    fmt::print("operand bytes  {}\n", s.operand_bytes);
+    j["config"] = nlohmann::json::parse(model::to_json_text(cfg));
+    j["cycles"] = s.cycles;
+    j["macs"] = s.macs;
+    j["macs_per_cycle"] = s.macs_per_cycle();
+    j["utilization"] = s.utilization();
+    j["tiles"] = s.tiles;
+    j["beats"] = s.beats;
+    j["stalls"] = {{"operand", s.stall_operand}, {"output", s.stall_output}, {"pipeline", s.stall_pipeline}};
+    j["operand_bytes"] = s.operand_bytes;
+  }
+  fmt::print("check          {}\n", check.describe());
+  j["check"] = {{"ok", check.ok()}, {"compared", check.compared}, {"mismatches", check.mismatches}};
+  if (!a.json_out.empty()) {
+    std::ofstream out(a.json_out);
+    if (!out) throw UsageError("--json: cannot open '" + a.json_out + "' for writing");
+    out << j.dump(2) << "\n";
+  }
+  if (!check.ok()) throw std::runtime_error("gemm: " + dev->name() + " differs from golden: " + check.describe());
+}
+
+}  // namespace
+
+void add_gemm_command(CLI::App& app) {
+  auto args = std::make_shared<GemmArgs>();
+  CLI::App* cmd = app.add_subcommand("gemm", "Run a quantized GEMM on a device model, report cycles, check vs golden");
+  GemmArgs& a = *args;
+  cmd->add_option("--backend", a.backend, "golden | systemc | rtl (default systemc)")->type_name("NAME");
+  cmd->add_option("--m", a.m, "Rows of A and C (ignored with --a)")->type_name("N");
+  cmd->add_option("--n", a.n, "Rows of B, columns of C (ignored with --b)")->type_name("N");
+  cmd->add_option("--k", a.k, "Contraction length (ignored with --a)")->type_name("N");
+  cmd->add_option("--format-a", a.format_a, "Element format of A: e2m1, e1m2, int4")->type_name("NAME");
+  cmd->add_option("--format-b", a.format_b, "Element format of B")->type_name("NAME");
+  cmd->add_option("--scale", a.scale, "Scale mode: fp32, nvfp4, mx-floor, mx-ceil")->type_name("NAME");
+  cmd->add_option("--block", a.block, "Block shape: 1x16, 1x32, 16x16")->type_name("NAME");
+  cmd->add_option("--config", a.config, "Tile configuration (JSON; see model/README.md)")->type_name("FILE");
+  cmd->add_option("--rows", a.rows, "Array rows (overrides --config)")->type_name("N");
+  cmd->add_option("--cols", a.cols, "Array columns (overrides --config)")->type_name("N");
+  cmd->add_option("--lanes", a.lanes, "Lanes per DPU, 16 or 32 (overrides --config)")->type_name("N");
+  cmd->add_option("--latency", a.latency, "Tile latency in cycles (overrides --config)")->type_name("N");
+  cmd->add_option("--bandwidth", a.bandwidth, "Operand buffer bytes/cycle (overrides --config)")->type_name("X");
+  cmd->add_option("--seed", a.seed, "Seed of the random operands")->type_name("N");
+  cmd->add_option("--a", a.a_file, "A [M, K] from .npy/.safetensors")->type_name("FILE");
+  cmd->add_option("--b", a.b_file, "B [N, K] from .npy/.safetensors")->type_name("FILE");
+  cmd->add_option("--json", a.json_out, "Write the report as JSON")->type_name("FILE");
+  cmd->callback([args] { run_gemm(*args); });
+}
+
+}  // namespace nibble::cli
