@@ -12,6 +12,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "nibble 0.1.0");
   nibble::cli::add_quant_command(app);
   nibble::cli::add_vectors_command(app);
+  nibble::cli::add_area_command(app);
+#if NIBBLE_HAVE_SYSTEMC
+  nibble::cli::add_gemm_command(app);
+#endif
 #if NIBBLE_HAVE_CUDA
   nibble::cli::add_kernel_commands(app);
 #endif

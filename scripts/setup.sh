@@ -23,6 +23,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libeigen3-dev librandom123-dev
   libgmp-dev                       # exact-rational reference model (tests)
   verilator libsystemc-dev yosys   # RTL, cycle model, area flow
+  python3                          # the area flow's driver (rtl/synth)
 )
 
 if [ "$install" = 1 ]; then

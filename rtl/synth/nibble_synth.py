@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Nibble's area flow: one Yosys run of one top with one parameter set, mapped to a Liberty
+library; prints (or writes) a JSON record of area, cells, flops and logic depth.
+
+  nibble_synth.py --top nibble_dpu --param FormatMask=3'b001 --param Lanes=16
+  nibble_synth.py --top nibble_tile --param Rows=2 --param Cols=2 --param FormatMask=7
+  nibble_synth.py --top rca --source tests/synth/calib.v --param N=8
+
+Sources: by default the datapath files of rtl/ (packages first), passed through
+sv_compat.py into a work directory (Yosys 0.23 cannot read them as written; see
+docs/area-energy.md). --source FILE (repeatable) reads plain Verilog/SystemVerilog files
+instead, as they are.
+
+The Yosys script (written to WORK/synth.ys, run with `yosys -q -s`):
+  read_liberty -lib LIB                       cell port directions (for stat/ltp)
+  read_verilog -sv -I rtl/pkg SOURCES...
+  chparam -set NAME VALUE ... TOP
+  hierarchy -check -top TOP
+  synth -flatten                              generic synthesis of that top, flattened
+  dfflibmap -liberty LIB                      flops -> the library's DFF/DFFR/DFFS
+  abc -liberty LIB -script +<Yosys' default liberty script>;topo;stime,-p
+                                              logic -> library cells; stime reports the
+                                              mapped network's critical-path delay
+  opt_clean
+  stat -liberty LIB                           cells per type, chip area
+Reported: area (the Liberty area unit: NAND2 equivalents for nibble_generic.lib, um^2 for a
+real library), cells, flops (instances of Liberty cells with an ff group), depth = ABC's
+stime delay of the combinational network between flops and ports, in library time units:
+with nibble_generic.lib every cell has unit delay, so it is the number of cell levels.
+"""
+import argparse
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RTL_DIR = os.path.dirname(HERE)
+GENERIC_LIB = os.path.join(HERE, "nibble_generic.lib")
+
+# The datapath of nibble_dpu / nibble_tile, packages first (the order rtl/CMakeLists.txt uses).
+DATAPATH = [
+    "pkg/nibble_f32_pkg.sv", "pkg/nibble_pkg.sv",
+    "nibble_f32_round.sv", "nibble_f32_mul.sv", "nibble_f32_add.sv",
+    "nibble_decode.sv", "nibble_lane.sv", "nibble_adder_tree.sv", "nibble_scale_decode.sv",
+    "nibble_dpu_core.sv", "nibble_dpu.sv", "nibble_tile.sv",
+]
+
+ABC_SCRIPT = ("+strash;&get,-n;&fraig,-x;&put;scorr;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put;"
+              "topo;stime,-p")
+
+
+class FlowError(Exception):
+    pass
+
+
+def liberty_text(path):
+    if not os.path.isfile(path):
+        raise FlowError("liberty file not found: %s" % path)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", errors="replace") as f:
+        return f.read()
+
+
+def flop_cells(lib_text):
+    """Names of the cells with an ff (or latch) group."""
+    names = set()
+    for m in re.finditer(r'\bcell\s*\(\s*"?([\w$]+)"?\s*\)\s*\{', lib_text):
+        # the cell's body up to the next cell
+        nxt = re.search(r'\bcell\s*\(', lib_text[m.end():])
+        body = lib_text[m.end(): m.end() + nxt.start()] if nxt else lib_text[m.end():]
+        if re.search(r"\b(ff|latch|ff_bank|latch_bank)\s*\(", body):
+            names.add(m.group(1))
+    return names
+
+
+def area_unit(lib_text):
+    return "GE" if re.search(r"library\s*\(\s*nibble_generic\s*\)", lib_text) else "um^2"
+
+
+def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=False):
+    t0 = time.time()
+    own_work = work is None
+    work = work or tempfile.mkdtemp(prefix="nibble_synth_")
+    os.makedirs(work, exist_ok=True)
+    try:
+        lib_text = liberty_text(liberty)
+        lib = liberty
+        if liberty.endswith(".gz"):  # Yosys and ABC read plain text only
+            lib = os.path.join(work, os.path.basename(liberty)[:-3])
+            with open(lib, "w") as f:
+                f.write(lib_text)
+        if sources:
+            files = [os.path.abspath(s) for s in sources]
+            for s in files:
+                if not os.path.isfile(s):
+                    raise FlowError("source not found: %s" % s)
+        else:
+            compat_dir = os.path.join(work, "compat")
+            cmd = [sys.executable, os.path.join(HERE, "sv_compat.py"), compat_dir] + \
+                  [os.path.join(RTL_DIR, f) for f in DATAPATH]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise FlowError("sv_compat.py failed: %s" % (r.stderr.strip() or r.stdout.strip()))
+            # nibble_tile.sv only for the tile (Yosys parses every file it is given)
+            files = [os.path.join(compat_dir, os.path.basename(f)) for f in DATAPATH
+                     if top == "nibble_tile" or f != "nibble_tile.sv"]
+        # chparam, not `hierarchy -chparam` (which trips a Yosys 0.23 assertion on nibble_tile)
+        chparam = ("chparam %s %s" % (" ".join("-set %s %s" % (k, v) for k, v in params), top)
+                   if params else "")
+        script = "\n".join([
+            "read_liberty -lib %s" % lib,
+            "read_verilog -sv -I%s %s" % (os.path.join(RTL_DIR, "pkg"), " ".join(files)),
+            chparam,
+            "hierarchy -check -top %s" % top,
+            "synth -flatten",  # the top hierarchy marked (chparam may rename it)
+            "dfflibmap -liberty %s" % lib,
+            "abc -liberty %s -script %s" % (lib, ABC_SCRIPT),
+            "opt_clean",
+            "tee -o %s stat -liberty %s" % (os.path.join(work, "stat.txt"), lib),
+            "",
+        ])
+        ys = os.path.join(work, "synth.ys")
+        with open(ys, "w") as f:
+            f.write(script)
+        log = os.path.join(work, "yosys.log")
+        try:
+            r = subprocess.run([yosys, "-s", ys, "-l", log], cwd=work, capture_output=True,
+                               text=True)
+        except FileNotFoundError:
+            raise FlowError("yosys not found (%s); install Yosys or pass its path" % yosys)
+        if r.returncode != 0:
+            err = [l for l in (r.stdout + r.stderr).splitlines() if "ERROR" in l]
+            raise FlowError("yosys failed on %s %s: %s (log: %s)" % (
+                top, " ".join("%s=%s" % p for p in params), err[-1] if err else "exit %d" %
+                r.returncode, log))
+        with open(os.path.join(work, "stat.txt")) as f:
+            stat = f.read()
+        with open(log) as f:
+            log_text = f.read()
+        area = float(re.search(r"Chip area for (?:module|top module) '[^']*':\s*([\d.eE+-]+)",
+                               stat).group(1))
+        cells_by_type = {}
+        m = re.search(r"Number of cells:\s*(\d+)\n((?:\s+\S+\s+\d+\n)*)", stat)
+        ncells = int(m.group(1))
+        for line in m.group(2).splitlines():
+            name, count = line.split()
+            cells_by_type[name] = int(count)
+        flops = flop_cells(lib_text)
+        nflops = sum(c for n, c in cells_by_type.items() if n in flops)
+        delays = [float(x) for x in re.findall(r"Delay\s*=\s*([\d.]+)\s*ps", log_text)]
+        depth = max(delays) / 1000.0 if delays else None  # ps -> library time unit (ns)
+        return {
+            "top": top,
+            "params": {k: v for k, v in params},
+            "liberty": os.path.abspath(liberty),
+            "area": area,
+            "area_unit": area_unit(lib_text),
+            "cells": ncells,
+            "flops": nflops,
+            "depth": depth,
+            "depth_unit": "levels" if area_unit(lib_text) == "GE" else "ns",
+            "cells_by_type": cells_by_type,
+            "seconds": round(time.time() - t0, 2),
+            "work": work if keep else None,
+        }
+    finally:
+        if own_work and not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--top", required=True)
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--liberty", default=GENERIC_LIB)
+    ap.add_argument("--source", action="append", default=[])
+    ap.add_argument("--work", help="keep intermediate files here")
+    ap.add_argument("--yosys", default=os.environ.get("NIBBLE_YOSYS", "yosys"))
+    ap.add_argument("--json", help="write the record here (default: stdout)")
+    a = ap.parse_args()
+    params = []
+    for p in a.param:
+        if "=" not in p:
+            ap.error("--param wants NAME=VALUE, got %r" % p)
+        k, v = p.split("=", 1)
+        params.append((k, v))
+    try:
+        rec = run_flow(a.top, params, a.liberty, a.source or None, a.work, a.yosys,
+                       keep=a.work is not None)
+    except FlowError as e:
+        print("nibble_synth: error: %s" % e, file=sys.stderr)
+        return 2
+    text = json.dumps(rec, indent=2, sort_keys=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
