@@ -57,6 +57,7 @@ namespace {
 using detail::mma_f16;
 using detail::mma_k16;
 using detail::mma_k32;
+using detail::store_outputs;
 using detail::units_to_scaled_half;
 
 constexpr int kBM = 128;
@@ -172,25 +173,6 @@ __device__ __forceinline__ void store_stage(const GemmArgs& g, uint8_t* stage, c
     const int item = static_cast<int>(threadIdx.x) + i * kThreads;
     scales[item] = math::decode_scale_code(g.a.scale_format, s.a[i]);
     scales[kBM * T::kBlocksPerStage + item] = math::decode_scale_code(g.b.scale_format, s.b[i]);
-  }
-}
-
-// out = fl(acc * fl(ga * gb)) for the warp's 64x32 outputs.
-__device__ __forceinline__ void store_outputs(const GemmArgs& g, const float (&acc)[4][4][4], int64_t m_base,
-                                              int64_t n_base, int group, int quad) {
-  const float gab = __fmul_rn(g.a.tensor[2], g.b.tensor[2]);
-  const int64_t n_total = g.b.rows;
-#pragma unroll
-  for (int mi = 0; mi < 4; ++mi) {
-#pragma unroll
-    for (int ni = 0; ni < 4; ++ni) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t m = m_base + mi * 16 + group + 8 * (e / 2);
-        const int64_t n = n_base + ni * 8 + 2 * quad + (e % 2);
-        if (m < g.a.rows && n < n_total) g.c[m * n_total + n] = math::canonical(__fmul_rn(acc[mi][ni][e], gab));
-      }
-    }
   }
 }
 

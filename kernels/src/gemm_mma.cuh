@@ -1,12 +1,14 @@
 // Device pieces shared by GEMM versions 1 (gemm.cu) and 2 (gemm_v2.cu): the
-// mma.sync wrappers and the exact int8-units -> scaled FP16 conversion. See
-// the top of gemm.cu for why each is exact.
+// mma.sync wrappers, the exact int8-units -> scaled FP16 conversion and the
+// output epilogue. See the top of gemm.cu for why each is exact.
 #pragma once
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "nibble/cuda/quant_math.h"
 
 namespace nibble::cuda::detail {
 
@@ -43,6 +45,28 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
   __half2 hh = __hmul2(__hsub2(*reinterpret_cast<__half2*>(&h), offset), scale);
   lo = *reinterpret_cast<uint32_t*>(&lh);
   hi = *reinterpret_cast<uint32_t*>(&hh);
+}
+
+// The epilogue of both GEMM versions: out = fl(acc * fl(ga * gb)) for a warp's
+// MI x NI m16n8 accumulator fragments, stored where they lie inside C (rows and
+// columns past its edges are dropped), every NaN stored as the canonical one.
+template <typename Args, int MI, int NI>
+__device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[MI][NI][4], int64_t m_base,
+                                              int64_t n_base, int group, int quad) {
+  const float gab = __fmul_rn(g.a.tensor[2], g.b.tensor[2]);
+  const int64_t n_total = g.b.rows;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t m = m_base + mi * 16 + group + 8 * (e / 2);
+        const int64_t n = n_base + ni * 8 + 2 * quad + (e % 2);
+        if (m < g.a.rows && n < n_total) g.c[m * n_total + n] = math::canonical(__fmul_rn(acc[mi][ni][e], gab));
+      }
+    }
+  }
 }
 
 }  // namespace nibble::cuda::detail

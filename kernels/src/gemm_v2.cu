@@ -138,25 +138,6 @@ __device__ __forceinline__ uint32_t scale_word(const uint8_t* window, int col, i
   return scale_bytes == 4 ? load_u32(window + 4 * col) : lut[window[col]];
 }
 
-// out = fl(acc * fl(ga * gb)) for the warp's 64 x 64 outputs.
-__device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[4][8][4], int64_t m_base,
-                                              int64_t n_base, int group, int quad) {
-  const float gab = __fmul_rn(g.a.tensor[2], g.b.tensor[2]);
-  const int64_t n_total = g.b.rows;
-#pragma unroll
-  for (int mi = 0; mi < 4; ++mi) {
-#pragma unroll
-    for (int ni = 0; ni < 8; ++ni) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t m = m_base + mi * 16 + group + 8 * (e / 2);
-        const int64_t n = n_base + ni * 8 + 2 * quad + (e % 2);
-        if (m < g.a.rows && n < n_total) g.c[m * n_total + n] = math::canonical(__fmul_rn(acc[mi][ni][e], gab));
-      }
-    }
-  }
-}
-
 // One k-block of the INT8 path: exact block sums on the tensor core, the
 // v1 epilogue on the CUDA cores.
 template <int kStep>
