@@ -114,7 +114,7 @@ __device__ __forceinline__ float warp_max(float x, int first_mask, int last_mask
 // rounding, packing and the stores. All 32 lanes of the warp must call it.
 // line/lines: the non-contraction index and extent; k0/klen: the group's first
 // contraction index and the contraction length.
-template <bool kAmaxOnly, Format F>
+template <bool kAmaxOnly, Format F, bool kStochastic>
 __device__ __forceinline__ void process_group(const QuantizeArgs& a, const Output& o, float (&v)[16], int64_t line,
                                               int64_t lines, int64_t k0, int64_t klen) {
   const bool live = line < lines && k0 < klen;
@@ -147,14 +147,16 @@ __device__ __forceinline__ void process_group(const QuantizeArgs& a, const Outpu
       finite &= __shfl_xor_sync(0xFFFFFFFFu, finite, 1);
     }
 
-    const math::TensorScaleValue t = math::tensor_scale(a.scale, o.tensor[0]);
+    // nvfp4: the tensor scale was computed once, after the amax pass (tensor_scale_kernel).
+    const math::TensorScaleValue t = a.scale.mode == ScaleMode::kNVFP4 ? math::TensorScaleValue{o.tensor[1], o.tensor[2]}
+                                                                      : math::TensorScaleValue{1.0f, 1.0f};
     uint32_t lo = 0, hi = 0;
     uint32_t scale_code = math::nan_scale_code(a.scale.format);
     if (finite && live) {
       const math::BlockScaleValue s = math::block_scale(a.scale, amax, t);
       scale_code = s.code;
       uint32_t words[4] = {0u, 0u, 0u, 0u};
-      if (a.stochastic) {
+      if (kStochastic) {
         const uint64_t group = static_cast<uint64_t>(line) * static_cast<uint64_t>((klen + 15) / 16) +
                                static_cast<uint64_t>(k0 / 16);
         const auto w = math::philox_words(a.seed, group, a.stream,
@@ -168,8 +170,7 @@ __device__ __forceinline__ void process_group(const QuantizeArgs& a, const Outpu
       for (int j = 0; j < 16; ++j) {
         const float scaled = math::mul_rn(v[j], s.encode);
         const uint32_t random = ((words[j / 4] >> (8 * (j % 4))) & 0xFFu) >> (8 - a.sr_bits);
-        const math::GridValue g = math::round_to_format<F>(scaled, a.stochastic, random, a.sr_bits);
-        const uint32_t code = math::quantizer_code_of<F>(g);
+        const uint32_t code = math::element_code<F>(scaled, kStochastic, random, a.sr_bits);
         if (j < 8) {
           lo |= code << (4 * j);
         } else {
@@ -190,15 +191,16 @@ __device__ __forceinline__ void process_group(const QuantizeArgs& a, const Outpu
         o.scales[idx] = static_cast<uint8_t>(scale_code);
       }
     }
-    if (line == 0 && k0 == 0) {
+    if (line == 0 && k0 == 0 && a.scale.mode != ScaleMode::kNVFP4) {
       o.tensor[1] = t.encode;
       o.tensor[2] = t.decode;
     }
   }
 }
 
-// F: the element format, fixed at compile time so its grid folds into constants.
-template <bool kAmaxOnly, Format F>
+// F: the element format, fixed at compile time so its grid folds into
+// constants; kStochastic: the rounding, so the inner loop has no branches.
+template <bool kAmaxOnly, Format F, bool kStochastic>
 __global__ void __launch_bounds__(kThreads) quantize_tile_kernel(const QuantizeArgs a) {
   __shared__ float tile[kTileRows][kSmemStride];
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -215,7 +217,7 @@ __global__ void __launch_bounds__(kThreads) quantize_tile_kernel(const QuantizeA
 #pragma unroll
       for (int j = 0; j < 16; ++j) tile[tr][tc + j] = v[j];
     }
-    if (a.rowwise) process_group<kAmaxOnly, F>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols);
+    if (a.rowwise) process_group<kAmaxOnly, F, kStochastic>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols);
   }
   if (a.colwise) {
     __syncthreads();
@@ -224,7 +226,18 @@ __global__ void __launch_bounds__(kThreads) quantize_tile_kernel(const QuantizeA
     float v[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = tile[tr + j][tc];
-    process_group<kAmaxOnly, F>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
+    process_group<kAmaxOnly, F, kStochastic>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
+  }
+}
+
+// golden tensor_scale from the finished amax pass, once per output.
+__global__ void tensor_scale_kernel(math::ScaleFacts scale, float* rowwise, float* colwise) {
+  float* const outputs[2] = {rowwise, colwise};
+  for (float* t : outputs) {
+    if (t == nullptr) continue;
+    const math::TensorScaleValue v = math::tensor_scale(scale, t[0]);
+    t[1] = v.encode;
+    t[2] = v.decode;
   }
 }
 
@@ -257,6 +270,15 @@ __global__ void dequantize_kernel(const uint8_t* codes, int64_t codes_ld, const 
 }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+template <bool kStochastic>
+void launch_quantize(Format format, dim3 grid, cudaStream_t stream, const QuantizeArgs& a) {
+  switch (format) {
+    case Format::kE2M1: quantize_tile_kernel<false, Format::kE2M1, kStochastic><<<grid, kThreads, 0, stream>>>(a); break;
+    case Format::kE1M2: quantize_tile_kernel<false, Format::kE1M2, kStochastic><<<grid, kThreads, 0, stream>>>(a); break;
+    case Format::kInt4: quantize_tile_kernel<false, Format::kInt4, kStochastic><<<grid, kThreads, 0, stream>>>(a); break;
+  }
+}
 
 Output output_of(DeviceQuantized* q) {
   Output o;
@@ -354,13 +376,16 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   }
   if (cfg.scale == ScaleMode::kNVFP4) {
     // The amax pass does not depend on the format; one instantiation serves all.
-    quantize_tile_kernel<true, Format::kE2M1><<<grid, kThreads, 0, stream>>>(a);
+    quantize_tile_kernel<true, Format::kE2M1, false><<<grid, kThreads, 0, stream>>>(a);
     NIBBLE_CUDA_CHECK_LAUNCH("quantize_tile_kernel<amax>");
+    tensor_scale_kernel<<<1, 1, 0, stream>>>(a.scale, a.rowwise ? a.out[0].tensor : nullptr,
+                                              a.colwise ? a.out[1].tensor : nullptr);
+    NIBBLE_CUDA_CHECK_LAUNCH("tensor_scale_kernel");
   }
-  switch (cfg.format) {
-    case Format::kE2M1: quantize_tile_kernel<false, Format::kE2M1><<<grid, kThreads, 0, stream>>>(a); break;
-    case Format::kE1M2: quantize_tile_kernel<false, Format::kE1M2><<<grid, kThreads, 0, stream>>>(a); break;
-    case Format::kInt4: quantize_tile_kernel<false, Format::kInt4><<<grid, kThreads, 0, stream>>>(a); break;
+  if (a.stochastic) {
+    launch_quantize<true>(cfg.format, grid, stream, a);
+  } else {
+    launch_quantize<false>(cfg.format, grid, stream, a);
   }
   NIBBLE_CUDA_CHECK_LAUNCH("quantize_tile_kernel");
 }

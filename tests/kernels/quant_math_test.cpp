@@ -89,7 +89,8 @@ TEST(QuantMath, RoundToGridAndCodesMatchGolden) {
 }
 
 // Every 13th binary32 pattern of magnitude in [2^-14, 2^6) (and its negative),
-// plus the probes, through the compile-time-format rounding the quantize kernel uses.
+// plus the probes, through the compile-time-format rounding and element codes
+// the quantize kernel uses.
 template <Format F>
 size_t check_round_to_format(const std::vector<float>& probes) {
   std::vector<float> values = probes;
@@ -103,8 +104,10 @@ size_t check_round_to_format(const std::vector<float>& probes) {
     const GridValue want = round_to_grid(v, grid(F), Rounding::kNearestEven);
     const math::GridValue got = math::round_to_format<F>(v, false, 0u, 8);
     const uint32_t want_code = want.units == 0 ? 0u : encode(F, want.neg, want.units);
-    if (got.neg != want.neg || got.units != want.units || math::quantizer_code_of<F>(got) != want_code) {
-      ADD_FAILURE() << name(F) << " RNE " << test::hex32(f32_bits(v)) << " got " << got.units << " want " << want.units;
+    if (got.neg != want.neg || got.units != want.units || math::quantizer_code_of<F>(got) != want_code ||
+        math::element_code<F>(v, false, 0u, 8) != want_code) {
+      ADD_FAILURE() << name(F) << " RNE " << test::hex32(f32_bits(v)) << " got " << got.units << " want " << want.units
+                    << " code " << math::element_code<F>(v, false, 0u, 8) << " want " << want_code;
       return cases;
     }
     lcg = lcg * 1664525u + 1013904223u;
@@ -112,7 +115,9 @@ size_t check_round_to_format(const std::vector<float>& probes) {
     const uint32_t random = (lcg >> 8) & ((1u << bits) - 1u);
     const GridValue want_sr = round_to_grid(v, grid(F), Rounding::kStochastic, random, bits);
     const math::GridValue got_sr = math::round_to_format<F>(v, true, random, bits);
-    if (got_sr.neg != want_sr.neg || got_sr.units != want_sr.units) {
+    const uint32_t want_sr_code = want_sr.units == 0 ? 0u : encode(F, want_sr.neg, want_sr.units);
+    if (got_sr.neg != want_sr.neg || got_sr.units != want_sr.units ||
+        math::element_code<F>(v, true, random, bits) != want_sr_code) {
       ADD_FAILURE() << name(F) << " SR B=" << bits << " r=" << random << " " << test::hex32(f32_bits(v)) << " got "
                     << got_sr.units << " want " << want_sr.units;
       return cases;

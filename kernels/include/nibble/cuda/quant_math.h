@@ -154,42 +154,68 @@ NIBBLE_HD GridValue round_to_grid(float v, const Grid& g, bool stochastic, uint3
   return {neg, static_cast<uint32_t>(units)};
 }
 
-// round_to_grid specialized to an element format at compile time, computed
-// with exact binary32 operations instead of integer fields: t = |v| in units,
-// the spacing d = 2^s of the grid at t, y = t / d (exact: a power-of-two
-// scaling), then RNE is rint(y) (ties to even = the even code) and SR is
-// floor(y) + (floor(frac(y) * 2^B) + r >= 2^B); the result saturates at
-// max_units. Identical to golden round_to_grid for every finite or infinite v
-// (quant_math_test checks it against golden).
+// round_to_grid specialized to an element format at compile time, in a few
+// integer and two binary32 operations per element (the quantize kernel's inner
+// loop). With E = floor(log2 |v|) clamped below to the smallest normal binade
+// of the format (L + man_bits, L = lsb_exp), the grid spacing at |v| is
+// q = 2^(E - man_bits). Adding C = 2^(E - man_bits + 23) to |v| in binary32
+// leaves exactly the multiples of q in the sum's significand, so
+//   RNE: n = bits(|v| +rn C) - bits(C) = round-half-even(|v| / q)
+//   SR:  with C' = C * 2^-B, n = bits(|v| +rz C') - bits(C') = floor(|v| / (q 2^-B)),
+//        whose top bits are floor(|v| / q) and low B bits the top B bits of the
+//        fraction; k = (n + r) >> B is golden's floor(y) + (frac_B + r >= 2^B).
+// |v| is first clamped to twice the largest grid value (everything beyond
+// saturates alike), which keeps |v| < C' (man_bits + B < 22).
+// The magnitude is k quanta of 2^shift units, shift = E - man_bits - L.
+// Identical to golden round_to_grid for every finite or infinite v
+// (quant_math_test checks it against golden; the GPU tests check the device's
+// own additions).
+struct GridSteps {
+  bool neg;
+  uint32_t k;      // quanta (may exceed the largest grid value: callers saturate)
+  uint32_t shift;  // quantum = 2^shift units
+};
+
 template <Format F>
-NIBBLE_HD GridValue round_to_format(float v, bool stochastic, uint32_t random, int sr_bits) {
+NIBBLE_HD GridSteps grid_steps(float v, bool stochastic, uint32_t random, int sr_bits) {
   constexpr int kLsbExp = lsb_exp(F);
   constexpr int kManBits = info(F).man_bits;
-  constexpr uint32_t kMaxUnits = max_units(F);
+  constexpr uint32_t kMinExpBits = static_cast<uint32_t>(127 + kLsbExp + kManBits) << 23;
+  // 2 * max_units units as a binary32 pattern: (2 * max_units) * 2^kLsbExp.
+  constexpr uint32_t kClampBits = []() {
+    uint32_t m = 2 * max_units(F);
+    int e = kLsbExp;
+    while (m >= (1u << 24)) m >>= 1, ++e;
+    int msb = 0;
+    while ((m >> (msb + 1)) != 0) ++msb;
+    return (static_cast<uint32_t>(127 + e + msb) << 23) | ((m << (23 - msb)) & 0x7FFFFFu);
+  }();
+  static_assert(kManBits + 8 < 22, "the C trick needs man_bits + B < 22");
   const uint32_t u = bits_of(v);
-  const bool neg = (u >> 31) != 0;
-  // 2^k for the small k used here, built from the exponent field.
-  auto pow2 = [](int k) { return float_of(static_cast<uint32_t>(127 + k) << 23); };
-  const float t = mul_rn(abs_of(v), pow2(-kLsbExp));  // exact (or +Inf)
-  if (!(t < static_cast<float>(2 * kMaxUnits))) return {neg, kMaxUnits};  // far beyond the range, or Inf
-  const int p = static_cast<int>((bits_of(t) >> 23) & 0xFFu) - 127;     // floor(log2 t); < 0 below 1 unit
-  const int spacing_exp = p - kManBits > 0 ? p - kManBits : 0;
-  const float y = mul_rn(t, pow2(-spacing_exp));
-  uint32_t k;
-  if (!stochastic) {
+  const uint32_t a = (u & 0x7FFFFFFFu) < kClampBits ? (u & 0x7FFFFFFFu) : kClampBits;
+  const uint32_t e = (a & 0x7F800000u) > kMinExpBits ? (a & 0x7F800000u) : kMinExpBits;
+  const int drop = stochastic ? sr_bits : 0;
+  const uint32_t c_bits = e + (static_cast<uint32_t>(23 - kManBits - drop) << 23);
+  uint32_t n;
 #if defined(__CUDA_ARCH__)
-    k = static_cast<uint32_t>(__float2uint_rn(y));
+  const float x = __uint_as_float(a);
+  const float c = __uint_as_float(c_bits);
+  n = __float_as_uint(stochastic ? __fadd_rz(x, c) : __fadd_rn(x, c)) - c_bits;
 #else
-    k = static_cast<uint32_t>(std::nearbyint(y));  // the default FE_TONEAREST: ties to even
+  // The same quotient in exact double arithmetic: |v| / q is a power-of-two scaling.
+  const double y = std::ldexp(static_cast<double>(float_of(a)), 150 - static_cast<int>(c_bits >> 23));
+  n = static_cast<uint32_t>(stochastic ? std::floor(y) : std::nearbyint(y));
 #endif
-  } else {
-    const float whole = floorf(y);
-    const float frac = sub_rn(y, whole);  // exact
-    const uint32_t f = static_cast<uint32_t>(floorf(mul_rn(frac, pow2(sr_bits))));
-    k = static_cast<uint32_t>(whole) + (f + random >= (1u << sr_bits) ? 1u : 0u);
-  }
-  const uint32_t units = k << spacing_exp;
-  return {neg, units >= kMaxUnits ? kMaxUnits : units};
+  const uint32_t k = stochastic ? (n + random) >> sr_bits : n;
+  return {(u >> 31) != 0, k, (e - kMinExpBits) >> 23};
+}
+
+template <Format F>
+NIBBLE_HD GridValue round_to_format(float v, bool stochastic, uint32_t random, int sr_bits) {
+  constexpr uint32_t kMaxUnits = max_units(F);
+  const GridSteps s = grid_steps<F>(v, stochastic, random, sr_bits);
+  const uint32_t units = s.k << s.shift;
+  return {s.neg, units >= kMaxUnits ? kMaxUnits : units};
 }
 
 // The quantizer's code of every magnitude 0..15 units (golden encode; 0 for
@@ -219,6 +245,26 @@ NIBBLE_HD uint32_t quantizer_code_of(GridValue v) {
   const uint32_t mag = static_cast<uint32_t>(kTable >> (4 * v.units)) & 0xFu;
   if (!v.neg || v.units == 0) return mag;
   return kTwos ? (16u - mag) & 0xFu : mag | 0x8u;
+}
+
+// The quantizer's 4-bit code of v (golden quantizer_code of round_to_grid),
+// straight from the grid steps: a minifloat magnitude of k quanta of 2^shift
+// units, k in [2^man_bits, 2^(man_bits+1)], has code (shift << man_bits) + k
+// (exponent field shift + 1, mantissa k - 2^man_bits, and k = 2^(man_bits+1)
+// carries into the next binade); below the normal binades shift = 0 and the
+// code is k. Codes order as magnitudes, so saturation is a min on codes.
+// For the integer format shift is always 0 (max_units < 2^(man_bits + 1)).
+template <Format F>
+NIBBLE_HD uint32_t element_code(float v, bool stochastic, uint32_t random, int sr_bits) {
+  constexpr int kManBits = info(F).man_bits;
+  constexpr bool kTwos = info(F).encoding == Encoding::kTwosComplement;
+  constexpr uint32_t kMaxCode = static_cast<uint32_t>(magnitude_code_table(F) >> (4 * max_units(F))) & 0xFu;
+  static_assert(!kTwos || max_units(F) < (2u << kManBits), "integer grids have one spacing");
+  const GridSteps s = grid_steps<F>(v, stochastic, random, sr_bits);
+  const uint32_t c = (s.shift << kManBits) + s.k;
+  const uint32_t mag = c < kMaxCode ? c : kMaxCode;
+  if (kTwos) return (s.neg ? 0u - mag : mag) & 0xFu;
+  return s.neg && mag != 0 ? mag | 0x8u : mag;
 }
 
 // The facts of one element format the kernels need, taken from golden's table
