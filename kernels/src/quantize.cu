@@ -56,7 +56,7 @@ struct QuantizeArgs {
   int sr_bits;
   bool rht;
   bool rht_bf16;
-  uint32_t rht_signs;
+  uint32_t rht_sign_bits[16];  // 0x80000000 where RHT negates element i (kernel-parameter constants)
   uint64_t seed;
   uint32_t stream;
   bool rowwise;
@@ -110,15 +110,31 @@ __device__ __forceinline__ float warp_max(float x, int first_mask, int last_mask
   return x;
 }
 
-// One group of one direction: RHT16, block amax by shuffles, block scale,
-// rounding, packing and the stores. All 32 lanes of the warp must call it.
-// line/lines: the non-contraction index and extent; k0/klen: the group's first
-// contraction index and the contraction length.
+// The largest finite |x| over the CTA, one atomic per CTA (a per-warp atomic
+// on the one address serializes ~10^5 updates in L2). All threads call it.
+__device__ __forceinline__ void cta_amax_to(float amax, float* tensor, float (&partial)[kThreads / 32]) {
+  amax = warp_max(amax, 1, 16);
+  if ((threadIdx.x & 31) == 0) partial[threadIdx.x / 32] = amax;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float m = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, partial[w]);
+    // Non-negative floats order as their bit patterns.
+    if (m > 0.0f) atomicMax(reinterpret_cast<unsigned int*>(tensor), __float_as_uint(m));
+  }
+}
+
+// One group of one direction: RHT16, then either (kAmaxOnly) the group's
+// largest finite magnitude, returned, or the block amax by shuffles, block
+// scale, rounding, packing and the stores. All 32 lanes of the warp must call
+// it. line/lines: the non-contraction index and extent; k0/klen: the group's
+// first contraction index and the contraction length.
 template <bool kAmaxOnly, Format F, bool kStochastic>
-__device__ __forceinline__ void process_group(const QuantizeArgs& a, const Output& o, float (&v)[16], int64_t line,
-                                              int64_t lines, int64_t k0, int64_t klen) {
+__device__ __forceinline__ float process_group(const QuantizeArgs& a, const Output& o, float (&v)[16], int64_t line,
+                                               int64_t lines, int64_t k0, int64_t klen) {
   const bool live = line < lines && k0 < klen;
-  if (a.rht && live) math::rht16(v, a.rht_signs, a.rht_bf16);
+  if (a.rht && live) math::rht16(v, a.rht_sign_bits, a.rht_bf16);
 
   if constexpr (kAmaxOnly) {
     float amax = 0.0f;
@@ -126,26 +142,20 @@ __device__ __forceinline__ void process_group(const QuantizeArgs& a, const Outpu
     for (int j = 0; j < 16; ++j) {
       if (math::is_finite(v[j])) amax = fmaxf(amax, math::abs_of(v[j]));
     }
-    amax = warp_max(amax, 1, 16);
-    if ((threadIdx.x & 31) == 0 && amax > 0.0f) {
-      // Non-negative floats order as their bit patterns.
-      atomicMax(reinterpret_cast<unsigned int*>(o.tensor), __float_as_uint(amax));
-    }
+    return amax;
   } else {
-    int finite = 1;
-    float amax = 0.0f;
+    // |x| patterns order as the magnitudes, and Inf/NaN patterns lie above
+    // every finite one: one integer max gives the block amax and finiteness.
+    uint32_t amax_bits = 0;
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      finite &= math::is_finite(v[j]) ? 1 : 0;
-      amax = fmaxf(amax, math::abs_of(v[j]));
-    }
+    for (int j = 0; j < 16; ++j) amax_bits = max(amax_bits, math::bits_of(v[j]) & 0x7FFFFFFFu);
     if (a.block_rows == 16) {
-      amax = warp_max(amax, 2, 16);
-      for (int m = 2; m <= 16; m *= 2) finite &= __shfl_xor_sync(0xFFFFFFFFu, finite, m);
+      for (int m = 2; m <= 16; m *= 2) amax_bits = max(amax_bits, __shfl_xor_sync(0xFFFFFFFFu, amax_bits, m));
     } else if (a.block_cols == 32) {
-      amax = warp_max(amax, 1, 1);
-      finite &= __shfl_xor_sync(0xFFFFFFFFu, finite, 1);
+      amax_bits = max(amax_bits, __shfl_xor_sync(0xFFFFFFFFu, amax_bits, 1));
     }
+    const bool finite = amax_bits < 0x7F800000u;
+    const float amax = math::float_of(amax_bits);
 
     // nvfp4: the tensor scale was computed once, after the amax pass (tensor_scale_kernel).
     const math::TensorScaleValue t = a.scale.mode == ScaleMode::kNVFP4 ? math::TensorScaleValue{o.tensor[1], o.tensor[2]}
@@ -169,7 +179,7 @@ __device__ __forceinline__ void process_group(const QuantizeArgs& a, const Outpu
 #pragma unroll
       for (int j = 0; j < 16; ++j) {
         const float scaled = math::mul_rn(v[j], s.encode);
-        const uint32_t random = ((words[j / 4] >> (8 * (j % 4))) & 0xFFu) >> (8 - a.sr_bits);
+        const uint32_t random = words[j / 4] >> (8 * (j % 4));  // byte j % 4 (element_code masks it)
         const uint32_t code = math::element_code<F>(scaled, kStochastic, random, a.sr_bits);
         if (j < 8) {
           lo |= code << (4 * j);
@@ -195,6 +205,7 @@ __device__ __forceinline__ void process_group(const QuantizeArgs& a, const Outpu
       o.tensor[1] = t.encode;
       o.tensor[2] = t.decode;
     }
+    return 0.0f;
   }
 }
 
@@ -203,6 +214,7 @@ __device__ __forceinline__ void process_group(const QuantizeArgs& a, const Outpu
 template <bool kAmaxOnly, Format F, bool kStochastic>
 __global__ void __launch_bounds__(kThreads) quantize_tile_kernel(const QuantizeArgs a) {
   __shared__ float tile[kTileRows][kSmemStride];
+  __shared__ float partial[kThreads / 32];
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t tile_r0 = static_cast<int64_t>(blockIdx.x) * kTileRows;
@@ -217,7 +229,11 @@ __global__ void __launch_bounds__(kThreads) quantize_tile_kernel(const QuantizeA
 #pragma unroll
       for (int j = 0; j < 16; ++j) tile[tr][tc + j] = v[j];
     }
-    if (a.rowwise) process_group<kAmaxOnly, F, kStochastic>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols);
+    if (a.rowwise) {
+      const float amax =
+          process_group<kAmaxOnly, F, kStochastic>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols);
+      if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[0].tensor, partial);
+    }
   }
   if (a.colwise) {
     __syncthreads();
@@ -226,7 +242,10 @@ __global__ void __launch_bounds__(kThreads) quantize_tile_kernel(const QuantizeA
     float v[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = tile[tr + j][tc];
-    process_group<kAmaxOnly, F, kStochastic>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
+    const float amax =
+        process_group<kAmaxOnly, F, kStochastic>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
+    // partial[] is reused: the __syncthreads above orders this after the row-wise read.
+    if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[1].tensor, partial);
   }
 }
 
@@ -357,7 +376,8 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   a.sr_bits = cfg.sr_bits;
   a.rht = cfg.rht.enabled();
   a.rht_bf16 = cfg.rht.round_bf16;
-  a.rht_signs = a.rht ? rht_signs(cfg.seed)[0] : 0u;
+  const uint32_t signs = a.rht ? rht_signs(cfg.seed)[0] : 0u;
+  for (int i = 0; i < 16; ++i) a.rht_sign_bits[i] = ((signs >> i) & 1u) << 31;
   a.seed = cfg.seed;
   a.stream = cfg.stream;
   a.rowwise = rowwise != nullptr;

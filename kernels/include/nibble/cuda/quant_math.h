@@ -161,11 +161,15 @@ NIBBLE_HD GridValue round_to_grid(float v, const Grid& g, bool stochastic, uint3
 // q = 2^(E - man_bits). Adding C = 2^(E - man_bits + 23) to |v| in binary32
 // leaves exactly the multiples of q in the sum's significand, so
 //   RNE: n = bits(|v| +rn C) - bits(C) = round-half-even(|v| / q)
-//   SR:  with C' = C * 2^-B, n = bits(|v| +rz C') - bits(C') = floor(|v| / (q 2^-B)),
-//        whose top bits are floor(|v| / q) and low B bits the top B bits of the
-//        fraction; k = (n + r) >> B is golden's floor(y) + (frac_B + r >= 2^B).
+//   SR:  with C' = C * 2^-8, n = bits(|v| +rz C') - bits(C') = floor(|v| / (q 2^-8)),
+//        whose top bits are floor(|v| / q) = floor(y) and low 8 bits the top 8
+//        bits of the fraction. With the fraction cut to B bits (n & ~(2^(8-B) - 1))
+//        and the random byte R whose top B bits are golden's r,
+//        k = ((n & ~(2^(8-B) - 1)) + R) >> 8 = floor((floor(y) 2^B + frac_B + R 2^(B-8)) / 2^B)
+//        = floor(y) + (frac_B + r >= 2^B), golden's SR (the low 8 - B bits of R
+//        cannot carry: frac_B 2^(8-B) + R < (frac_B + r + 1) 2^(8-B)).
 // |v| is first clamped to twice the largest grid value (everything beyond
-// saturates alike), which keeps |v| < C' (man_bits + B < 22).
+// saturates alike), which keeps |v| < C' (man_bits + 8 < 22).
 // The magnitude is k quanta of 2^shift units, shift = E - man_bits - L.
 // Identical to golden round_to_grid for every finite or infinite v
 // (quant_math_test checks it against golden; the GPU tests check the device's
@@ -176,8 +180,9 @@ struct GridSteps {
   uint32_t shift;  // quantum = 2^shift units
 };
 
+// random_byte: the Philox byte of the element (golden uses its top sr_bits bits).
 template <Format F>
-NIBBLE_HD GridSteps grid_steps(float v, bool stochastic, uint32_t random, int sr_bits) {
+NIBBLE_HD GridSteps grid_steps(float v, bool stochastic, uint32_t random_byte, int sr_bits) {
   constexpr int kLsbExp = lsb_exp(F);
   constexpr int kManBits = info(F).man_bits;
   constexpr uint32_t kMinExpBits = static_cast<uint32_t>(127 + kLsbExp + kManBits) << 23;
@@ -194,8 +199,7 @@ NIBBLE_HD GridSteps grid_steps(float v, bool stochastic, uint32_t random, int sr
   const uint32_t u = bits_of(v);
   const uint32_t a = (u & 0x7FFFFFFFu) < kClampBits ? (u & 0x7FFFFFFFu) : kClampBits;
   const uint32_t e = (a & 0x7F800000u) > kMinExpBits ? (a & 0x7F800000u) : kMinExpBits;
-  const int drop = stochastic ? sr_bits : 0;
-  const uint32_t c_bits = e + (static_cast<uint32_t>(23 - kManBits - drop) << 23);
+  const uint32_t c_bits = e + (static_cast<uint32_t>(23 - kManBits - (stochastic ? 8 : 0)) << 23);
   uint32_t n;
 #if defined(__CUDA_ARCH__)
   const float x = __uint_as_float(a);
@@ -206,14 +210,14 @@ NIBBLE_HD GridSteps grid_steps(float v, bool stochastic, uint32_t random, int sr
   const double y = std::ldexp(static_cast<double>(float_of(a)), 150 - static_cast<int>(c_bits >> 23));
   n = static_cast<uint32_t>(stochastic ? std::floor(y) : std::nearbyint(y));
 #endif
-  const uint32_t k = stochastic ? (n + random) >> sr_bits : n;
+  const uint32_t k = stochastic ? ((n & ~((1u << (8 - sr_bits)) - 1u)) + (random_byte & 0xFFu)) >> 8 : n;
   return {(u >> 31) != 0, k, (e - kMinExpBits) >> 23};
 }
 
 template <Format F>
-NIBBLE_HD GridValue round_to_format(float v, bool stochastic, uint32_t random, int sr_bits) {
+NIBBLE_HD GridValue round_to_format(float v, bool stochastic, uint32_t random_byte, int sr_bits) {
   constexpr uint32_t kMaxUnits = max_units(F);
-  const GridSteps s = grid_steps<F>(v, stochastic, random, sr_bits);
+  const GridSteps s = grid_steps<F>(v, stochastic, random_byte, sr_bits);
   const uint32_t units = s.k << s.shift;
   return {s.neg, units >= kMaxUnits ? kMaxUnits : units};
 }
@@ -255,12 +259,12 @@ NIBBLE_HD uint32_t quantizer_code_of(GridValue v) {
 // code is k. Codes order as magnitudes, so saturation is a min on codes.
 // For the integer format shift is always 0 (max_units < 2^(man_bits + 1)).
 template <Format F>
-NIBBLE_HD uint32_t element_code(float v, bool stochastic, uint32_t random, int sr_bits) {
+NIBBLE_HD uint32_t element_code(float v, bool stochastic, uint32_t random_byte, int sr_bits) {
   constexpr int kManBits = info(F).man_bits;
   constexpr bool kTwos = info(F).encoding == Encoding::kTwosComplement;
   constexpr uint32_t kMaxCode = static_cast<uint32_t>(magnitude_code_table(F) >> (4 * max_units(F))) & 0xFu;
   static_assert(!kTwos || max_units(F) < (2u << kManBits), "integer grids have one spacing");
-  const GridSteps s = grid_steps<F>(v, stochastic, random, sr_bits);
+  const GridSteps s = grid_steps<F>(v, stochastic, random_byte, sr_bits);
   const uint32_t c = (s.shift << kManBits) + s.k;
   const uint32_t mag = c < kMaxCode ? c : kMaxCode;
   if (kTwos) return (s.neg ? 0u - mag : mag) & 0xFu;
@@ -433,14 +437,13 @@ NIBBLE_HD r123::Philox4x32_R<10>::ctr_type philox_words(uint64_t seed, uint64_t 
 }
 
 // ---- RHT16 in registers (golden rht_group with n = 16) -----------------------------
-// signs: bit i set = element i negated (golden rht_signs word 0).
-NIBBLE_HD void rht16(float (&y)[16], uint32_t signs, bool round_bf16) {
+// sign_bits[i]: 0x80000000 if element i is negated, else 0 (negation as a
+// sign-bit flip, as golden's -x: zeros and NaNs included).
+NIBBLE_HD void rht16(float (&y)[16], const uint32_t (&sign_bits)[16], bool round_bf16) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int i = 0; i < 16; ++i) {
-    if ((signs >> i) & 1u) y[i] = -y[i];
-  }
+  for (int i = 0; i < 16; ++i) y[i] = float_of(bits_of(y[i]) ^ sign_bits[i]);
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -464,6 +467,13 @@ NIBBLE_HD void rht16(float (&y)[16], uint32_t signs, bool round_bf16) {
     y[i] = mul_rn(y[i], 0.25f);
     if (round_bf16) y[i] = round_to_bf16(y[i]);
   }
+}
+
+// signs: bit i set = element i negated (golden rht_signs word 0).
+NIBBLE_HD void rht16(float (&y)[16], uint32_t signs, bool round_bf16) {
+  uint32_t sign_bits[16];
+  for (int i = 0; i < 16; ++i) sign_bits[i] = ((signs >> i) & 1u) << 31;
+  rht16(y, sign_bits, round_bf16);
 }
 
 }  // namespace nibble::cuda::math
