@@ -52,6 +52,8 @@ struct QuantizeArgs {
   math::ScaleFacts scale;
   int block_rows;
   int block_cols;
+  int block_rows_log2;  // block sizes are powers of two: no 64-bit divisions per group
+  int block_cols_log2;
   bool stochastic;
   int sr_bits;
   bool rht;
@@ -192,9 +194,9 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
     if (line < lines && k0 / 2 < o.codes_ld) {
       *reinterpret_cast<uint2*>(o.codes + line * o.codes_ld + k0 / 2) = make_uint2(lo, hi);
     }
-    const bool block_leader = (k0 % a.block_cols == 0) && (line % a.block_rows == 0);
+    const bool block_leader = (k0 & (a.block_cols - 1)) == 0 && (line & (a.block_rows - 1)) == 0;
     if (live && block_leader) {
-      const int64_t idx = (line / a.block_rows) * o.scales_ld + k0 / a.block_cols;
+      const int64_t idx = (line >> a.block_rows_log2) * o.scales_ld + (k0 >> a.block_cols_log2);
       if (o.scale_bytes == 4) {
         reinterpret_cast<uint32_t*>(o.scales)[idx] = scale_code;
       } else {
@@ -264,8 +266,8 @@ __global__ void tensor_scale_kernel(math::ScaleFacts scale, float* rowwise, floa
 template <typename Out>
 __global__ void dequantize_kernel(const uint8_t* codes, int64_t codes_ld, const uint8_t* scales, int64_t scales_ld,
                                   int scale_bytes, const float* tensor, int64_t rows, int64_t cols,
-                                  math::FormatFacts format, ScaleFormat scale_format, int block_rows,
-                                  int block_cols, Out* out) {
+                                  math::FormatFacts format, ScaleFormat scale_format, int block_rows_log2,
+                                  int block_cols_log2, Out* out) {
   const int64_t words_per_row = (cols + 7) / 8;
   const int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item >= rows * words_per_row) return;
@@ -276,7 +278,7 @@ __global__ void dequantize_kernel(const uint8_t* codes, int64_t codes_ld, const 
   for (int j = 0; j < 8 && c0 + j < cols; ++j) {
     const int64_t c = c0 + j;
     const uint32_t code = (row_codes[j / 2] >> (4 * (j % 2))) & 0xFu;
-    const int64_t sidx = (r / block_rows) * scales_ld + c / block_cols;
+    const int64_t sidx = (r >> block_rows_log2) * scales_ld + (c >> block_cols_log2);
     const uint32_t scode = scale_bytes == 4 ? reinterpret_cast<const uint32_t*>(scales)[sidx] : scales[sidx];
     const float s = math::decode_scale_code(scale_format, scode);
     const float value = math::canonical(math::mul_rn(math::mul_rn(math::decode_value(format, code), s), g));
@@ -289,6 +291,13 @@ __global__ void dequantize_kernel(const uint8_t* codes, int64_t codes_ld, const 
 }
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+int log2_of(int block) {  // block sizes are 1, 16 or 32
+  int l = 0;
+  while ((1 << l) < block) ++l;
+  if ((1 << l) != block) throw std::logic_error("quantize: block size is not a power of two");
+  return l;
+}
 
 template <bool kStochastic>
 void launch_quantize(Format format, dim3 grid, cudaStream_t stream, const QuantizeArgs& a) {
@@ -372,6 +381,8 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   a.scale = math::scale_facts(cfg.scale, cfg.format);
   a.block_rows = block_rows(cfg.block);
   a.block_cols = block_cols(cfg.block);
+  a.block_rows_log2 = log2_of(a.block_rows);
+  a.block_cols_log2 = log2_of(a.block_cols);
   a.stochastic = cfg.rounding == Rounding::kStochastic;
   a.sr_bits = cfg.sr_bits;
   a.rht = cfg.rht.enabled();
@@ -424,8 +435,8 @@ void launch_dequantize(const DeviceQuantized& q, Out* out, cudaStream_t stream) 
   const int64_t blocks = (items + kBlock - 1) / kBlock;
   dequantize_kernel<Out><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(
       q.codes.data(), q.codes_ld, q.scales.data(), q.scales_ld, q.scale_bytes, q.tensor.data(), q.rows, q.cols,
-      math::format_facts(q.config.format), scale_format(q.config.scale), block_rows(q.config.block),
-      block_cols(q.config.block), out);
+      math::format_facts(q.config.format), scale_format(q.config.scale), log2_of(block_rows(q.config.block)),
+      log2_of(block_cols(q.config.block)), out);
   NIBBLE_CUDA_CHECK_LAUNCH("dequantize_kernel");
 }
 
