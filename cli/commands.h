@@ -20,7 +20,11 @@ class UsageError : public std::runtime_error {
 void add_quant_command(CLI::App& app);
 void add_vectors_command(CLI::App& app);
 void add_area_command(CLI::App& app);
-// gemm: a GEMM on the golden or SystemC backend (only in builds with SystemC).
+// energy: activity-based energy of the synthesized DPU per format configuration.
+void add_energy_command(CLI::App& app);
+// report: the co-design report (HTML with the data behind every figure).
+void add_report_command(CLI::App& app);
+// gemm: a GEMM on the golden, SystemC or Verilated-RTL backend, and --bench (only in builds with SystemC).
 void add_gemm_command(CLI::App& app);
 // gpu-quant, gpu-gemm, bench-kernels (only in builds with CUDA).
 void add_kernel_commands(CLI::App& app);

@@ -1,10 +1,14 @@
-// `nibble gemm`: run a quantized GEMM C = A * B^T on a device (golden, or the
-// SystemC cycle model of the tile), report its timing, and check every output
-// bit for bit against golden::gemm. The work is nibble::sim.
+// `nibble gemm`: run a quantized GEMM C = A * B^T on a device (golden, the
+// SystemC cycle model of the tile, or the Verilated RTL tile), report its
+// timing, and check every output bit for bit against golden::gemm. With --bench,
+// time the SystemC model and the RTL on the same tile and stimulus side by side.
+// The work is nibble::sim.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +27,7 @@
 #include "nibble/model/config.h"
 #include "nibble/quantize.h"
 #include "nibble/sim/device.h"
+#include "nibble/sim/rtl_device.h"
 #include "nibble/sim/systemc_device.h"
 
 namespace nibble::cli {
@@ -36,6 +41,10 @@ struct GemmArgs {
   std::string format_a = "e2m1", format_b = "e2m1", scale = "nvfp4", block = "1x16";
   std::string config, seed = "1", a_file, b_file, json_out;
   std::string rows, cols, lanes, latency, bandwidth;
+  std::string trace;
+  std::string stall_in = "0", stall_out = "0", stall_seed = "1";
+  bool bench = false;
+  std::string repeat = "3";
 };
 
 template <class T>
@@ -112,12 +121,118 @@ void progress_bar(uint64_t done, uint64_t total) {
   if (done == total) fmt::print(stderr, "\n");
 }
 
-void run_gemm(const GemmArgs& a) {
-  if (a.backend == "rtl") {
-    throw UsageError("--backend rtl: the Verilated RTL backend is not built yet (SystemC issue, part 2)");
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// --stall-in / --stall-out / --stall-seed.
+sim::StallConfig stall_config(const GemmArgs& a) {
+  sim::StallConfig st;
+  st.input = to_double("--stall-in", a.stall_in);
+  st.output = to_double("--stall-out", a.stall_out);
+  st.seed = to_number<uint64_t>("--stall-seed", a.stall_seed);
+  if (!(st.input >= 0.0 && st.input < 1.0)) throw UsageError("--stall-in: must be in [0, 1), got " + a.stall_in);
+  if (!(st.output >= 0.0 && st.output < 1.0)) throw UsageError("--stall-out: must be in [0, 1), got " + a.stall_out);
+  return st;
+}
+
+// A timed device for the tile; a device that cannot take the config or the operands is a UsageError.
+std::unique_ptr<sim::GemmDevice> timed_device(const std::string& backend, const model::TileConfig& cfg,
+                                              const sim::StallConfig& stalls, const sim::ProgressFn& progress,
+                                              const std::string& trace, const QuantizedTensor& ta,
+                                              const QuantizedTensor& tb) {
+  try {
+    if (backend == "rtl") {
+      auto dev = std::make_unique<sim::RtlDevice>(cfg, stalls, progress, trace);
+      dev->check_operands(ta, tb);
+      return dev;
+    }
+    auto dev = std::make_unique<sim::SystemCDevice>(cfg, stalls, progress, trace);
+    dev->check_operands(ta, tb);
+    return dev;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  if (a.backend != "golden" && a.backend != "systemc") {
+}
+
+// --bench: the SystemC model and the RTL on the same tile and operands; each
+// run checked against golden, their cycle counts compared, the best wall time
+// of `repeat` runs each.
+void run_bench(const GemmArgs& a, const model::TileConfig& cfg, const QuantizedTensor& ta, const QuantizedTensor& tb,
+               int64_t m, int64_t n, int64_t k) {
+  const int repeat = to_number<int>("--repeat", a.repeat);
+  if (repeat < 1) throw UsageError("--repeat: must be at least 1");
+  fmt::print("bench {}x{}x{}  A {}  B {}  scale {}  block {}  array {}x{}x{} lanes  best of {}\n", m, n, k, a.format_a,
+             a.format_b, a.scale, a.block, cfg.rows, cfg.cols, cfg.lanes, repeat);
+  fmt::print("{:<8} {:>10} {:>10} {:>18} {:>14}  {}\n", "backend", "cycles", "wall s", "simulated MAC/s",
+             "cycles/s", "check");
+  struct Row {
+    std::string backend;
+    uint64_t cycles = 0;
+    double wall = 0.0, macs_per_s = 0.0;
+  };
+  std::vector<Row> rows;
+  nlohmann::json runs = nlohmann::json::array();
+  for (const std::string backend : {"systemc", "rtl"}) {
+    std::unique_ptr<sim::GemmDevice> dev = timed_device(backend, cfg, stall_config(a), {}, {}, ta, tb);
+    Row r{backend};
+    r.wall = 1e300;
+    sim::GemmResult res;
+    for (int i = 0; i < repeat; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      res = dev->run(ta, tb);
+      const auto t1 = std::chrono::steady_clock::now();
+      r.wall = std::min(r.wall, std::chrono::duration<double>(t1 - t0).count());
+    }
+    const sim::CheckResult check = sim::check_against_golden(ta, tb, res);
+    r.cycles = res.stats->cycles;
+    r.macs_per_s = static_cast<double>(res.stats->macs) / r.wall;
+    fmt::print("{:<8} {:>10} {:>10.4f} {:>18.4g} {:>14.4g}  {}\n", backend, r.cycles, r.wall, r.macs_per_s,
+               static_cast<double>(r.cycles) / r.wall, check.describe());
+    runs.push_back({{"backend", backend}, {"cycles", r.cycles}, {"wall_s", r.wall}, {"macs", res.stats->macs},
+                    {"simulated_macs_per_s", r.macs_per_s}, {"check_ok", check.ok()}});
+    if (!check.ok()) throw std::runtime_error("bench: " + backend + " differs from golden: " + check.describe());
+    rows.push_back(r);
+  }
+  const double ratio = rows[0].macs_per_s / rows[1].macs_per_s;
+  fmt::print("ratio          SystemC model / RTL = {:.2f}x simulated MAC/s; cycles {}\n", ratio,
+             rows[0].cycles == rows[1].cycles ? "identical" : "DIFFER");
+  if (!a.json_out.empty()) {
+    nlohmann::json j;
+    j["m"] = m;
+    j["n"] = n;
+    j["k"] = k;
+    j["format_a"] = a.format_a;
+    j["format_b"] = a.format_b;
+    j["scale"] = a.scale;
+    j["block"] = a.block;
+    j["config"] = nlohmann::json::parse(model::to_json_text(cfg));
+    j["repeat"] = repeat;
+    j["runs"] = runs;
+    j["ratio_systemc_over_rtl"] = ratio;
+    std::ofstream out(a.json_out);
+    if (!out) throw UsageError("--json: cannot open '" + a.json_out + "' for writing");
+    out << j.dump(2) << "\n";
+  }
+  if (rows[0].cycles != rows[1].cycles) {
+    throw std::runtime_error("bench: cycle counts differ between the SystemC model and the RTL");
+  }
+}
+
+void run_gemm(const GemmArgs& a) {
+  if (a.backend != "golden" && a.backend != "systemc" && a.backend != "rtl") {
     throw UsageError("--backend: unknown backend '" + a.backend + "' (expected golden, systemc or rtl)");
+  }
+  if (!a.trace.empty()) {
+    if (a.bench) throw UsageError("--trace: not with --bench (tracing would distort the timing)");
+    if (a.backend == "golden") throw UsageError("--trace: the golden backend is untimed and has nothing to trace");
+    if (a.backend == "rtl" && !ends_with(a.trace, ".fst")) {
+      throw UsageError("--trace: the rtl backend writes FST; name the file *.fst (got '" + a.trace + "')");
+    }
+    if (a.backend == "systemc" && !ends_with(a.trace, ".vcd")) {
+      throw UsageError("--trace: the systemc backend writes a VCD of the tile's handshakes; name the file *.vcd (got '" +
+                       a.trace + "')");
+    }
   }
   QuantConfig qa, qb;
   qa.format = to_name("--format-a", a.format_a, kAllFormats, parse_format);
@@ -144,20 +259,21 @@ void run_gemm(const GemmArgs& a) {
     throw UsageError(e.what());
   }
 
+  if (a.bench) {
+    run_bench(a, cfg, ta, tb, m, n, k);
+    return;
+  }
   std::unique_ptr<sim::GemmDevice> dev;
   if (a.backend == "golden") {
     dev = std::make_unique<sim::GoldenDevice>();
   } else {
+    // A progress bar on stderr for runs of more than a few seconds (the RTL simulates
+    // 2-7 x 10^4 cycles a second, the SystemC model 0.5-2.5 x 10^5; see docs/results/cycle-sim.md).
     const uint64_t tiles = static_cast<uint64_t>(((m + cfg.rows - 1) / cfg.rows) * ((n + cfg.cols - 1) / cfg.cols));
+    const uint64_t beats = tiles * static_cast<uint64_t>((k + cfg.lanes - 1) / cfg.lanes);
     sim::ProgressFn progress;
-    if (tiles >= 1024) progress = progress_bar;
-    auto sc = std::make_unique<sim::SystemCDevice>(cfg, sim::StallConfig{}, progress);
-    try {
-      sc->check_operands(ta, tb);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    dev = std::move(sc);
+    if (tiles > 1 && (tiles >= 1024 || beats >= (a.backend == "rtl" ? 50000u : 200000u))) progress = progress_bar;
+    dev = timed_device(a.backend, cfg, stall_config(a), progress, a.trace, ta, tb);
   }
   const sim::GemmResult r = dev->run(ta, tb);
   const sim::CheckResult check = sim::check_against_golden(ta, tb, r);
@@ -185,6 +301,11 @@ void run_gemm(const GemmArgs& a) {
     fmt::print("stall cycles   operand bandwidth {}  output back-pressure {}  pipeline fill/drain {}\n",
                s.stall_operand, s.stall_output, s.stall_pipeline);
     fmt::print("operand bytes  {}\n", s.operand_bytes);
+    const sim::StallConfig st = stall_config(a);
+    if (st.input > 0.0 || st.output > 0.0) {
+      fmt::print("injected       input bubbles p={}  output stalls p={}  seed {}\n", st.input, st.output, st.seed);
+      j["injected"] = {{"input", st.input}, {"output", st.output}, {"seed", st.seed}};
+    }
     j["config"] = nlohmann::json::parse(model::to_json_text(cfg));
     j["cycles"] = s.cycles;
     j["macs"] = s.macs;
@@ -194,6 +315,10 @@ void run_gemm(const GemmArgs& a) {
     j["beats"] = s.beats;
     j["stalls"] = {{"operand", s.stall_operand}, {"output", s.stall_output}, {"pipeline", s.stall_pipeline}};
     j["operand_bytes"] = s.operand_bytes;
+  }
+  if (!a.trace.empty()) {
+    fmt::print("trace          {}\n", a.trace);
+    j["trace"] = a.trace;
   }
   fmt::print("check          {}\n", check.describe());
   j["check"] = {{"ok", check.ok()}, {"compared", check.compared}, {"mismatches", check.mismatches}};
@@ -211,7 +336,8 @@ void add_gemm_command(CLI::App& app) {
   auto args = std::make_shared<GemmArgs>();
   CLI::App* cmd = app.add_subcommand("gemm", "Run a quantized GEMM on a device model, report cycles, check vs golden");
   GemmArgs& a = *args;
-  cmd->add_option("--backend", a.backend, "golden | systemc | rtl (default systemc)")->type_name("NAME");
+  cmd->add_option("--backend", a.backend, "golden | systemc | rtl (default systemc; rtl: the Verilated tile)")
+      ->type_name("NAME");
   cmd->add_option("--m", a.m, "Rows of A and C (ignored with --a)")->type_name("N");
   cmd->add_option("--n", a.n, "Rows of B, columns of C (ignored with --b)")->type_name("N");
   cmd->add_option("--k", a.k, "Contraction length (ignored with --a)")->type_name("N");
@@ -229,6 +355,16 @@ void add_gemm_command(CLI::App& app) {
   cmd->add_option("--a", a.a_file, "A [M, K] from .npy/.safetensors")->type_name("FILE");
   cmd->add_option("--b", a.b_file, "B [N, K] from .npy/.safetensors")->type_name("FILE");
   cmd->add_option("--json", a.json_out, "Write the report as JSON")->type_name("FILE");
+  cmd->add_option("--trace", a.trace, "Waveform of the run: *.fst (rtl: every RTL signal) or *.vcd (systemc: handshakes)")
+      ->type_name("FILE");
+  cmd->add_option("--stall-in", a.stall_in, "Input bubbles: before each beat, wait a cycle with this probability")
+      ->type_name("P");
+  cmd->add_option("--stall-out", a.stall_out, "Output stalls: out_ready low in a cycle with this probability")
+      ->type_name("P");
+  cmd->add_option("--stall-seed", a.stall_seed, "Seed of the bubbles and stalls")->type_name("N");
+  cmd->add_flag("--bench", a.bench, "Time the SystemC model and the RTL on the same tile and operands, side by side (ignores --backend)");
+  cmd->add_option("--repeat", a.repeat, "Runs per backend with --bench; the best wall time counts (default 3)")
+      ->type_name("N");
   cmd->callback([args] { run_gemm(*args); });
 }
 

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace nibble::model {
 namespace {
@@ -17,6 +19,7 @@ using nlohmann::json;
 
 int get_int(const json& j, const std::string& key) {
   if (!j.is_number_integer()) fail(key, "must be an integer, got " + j.dump());
+  if (j.is_number_unsigned() && j.get<uint64_t>() > 1000000u) fail(key, "is out of range: " + j.dump());
   const int64_t v = j.get<int64_t>();
   if (v < -1000000 || v > 1000000) fail(key, "is out of range: " + j.dump());
   return static_cast<int>(v);
@@ -75,9 +78,19 @@ void validate(const TileConfig& c) {
 
 TileConfig config_from_json_text(const std::string& text, const TileConfig& base) {
   json j;
+  // A key given twice would silently keep the last value: refuse it.
+  std::vector<std::string> top_keys;
+  const json::parser_callback_t no_repeats = [&top_keys](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) {
+      const std::string key = parsed.get<std::string>();
+      if (std::find(top_keys.begin(), top_keys.end(), key) != top_keys.end()) fail(key, "is given twice");
+      top_keys.push_back(key);
+    }
+    return true;
+  };
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
+    j = json::parse(text, no_repeats);
+  } catch (const json::exception& e) {  // syntax errors, and numbers out of double's range
     throw ConfigError(std::string("tile config: not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ConfigError("tile config: must be a JSON object, got " + j.dump());

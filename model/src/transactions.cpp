@@ -1,5 +1,7 @@
 #include "nibble/model/transactions.h"
 
+#include <systemc.h>
+
 #include "nibble/fp32.h"
 
 namespace nibble::model {
@@ -34,6 +36,15 @@ std::ostream& operator<<(std::ostream& os, const TileBeat& b) {
 }
 std::ostream& operator<<(std::ostream& os, const TileRow& r) {
   return os << "TileRow{row=" << r.row << " last=" << r.last << "}";
+}
+
+void sc_trace(sc_core::sc_trace_file* tf, const TileBeat& b, const std::string& name) {
+  sc_core::sc_trace(tf, b.first, name + ".first");
+  sc_core::sc_trace(tf, b.last, name + ".last");
+}
+void sc_trace(sc_core::sc_trace_file* tf, const TileRow& r, const std::string& name) {
+  sc_core::sc_trace(tf, r.row, name + ".row");
+  sc_core::sc_trace(tf, r.last, name + ".last");
 }
 
 }  // namespace nibble::model

@@ -77,6 +77,34 @@ TEST(ModelConfig, EveryBadConfigNamesItsKey) {
       {R"({"bandwidth": "fast"})", "'bandwidth'"},
       {R"([1, 2])", "JSON object"},
       {R"({"rows": 4,)", "not valid JSON"},
+      {R"({"rows": 257})", "'rows'"},
+      {R"({"rows": 18446744073709551615})", "'rows'"},
+      {R"({"rows": 4, "rows": 8})", "'rows' is given twice"},
+      {R"({"ROWS": 4})", "'ROWS'"},
+      {R"({"cols": 300})", "'cols'"},
+      {R"({"cols": -1})", "'cols'"},
+      {R"({"cols": 2.5})", "'cols'"},
+      {R"({"lanes": "16"})", "'lanes'"},
+      {R"({"lanes": 0})", "'lanes'"},
+      {R"({"lanes": 24})", "'lanes'"},
+      {R"({"formats": null})", "'formats'"},
+      {R"({"formats": ["E2M1"]})", "'formats'"},
+      {R"({"scale_modes": "nvfp4"})", "'scale_modes'"},
+      {R"({"scale_modes": [2]})", "'scale_modes'"},
+      {R"({"scale_modes": ["nvfp4", "nvfp4"]})", "'scale_modes'"},
+      {R"({"latency": 65})", "'latency'"},
+      {R"({"latency": -2})", "'latency'"},
+      {R"({"latency": 4.5})", "'latency'"},
+      {R"({"latency": "4"})", "'latency'"},
+      {R"({"bandwidth": true})", "'bandwidth'"},
+      {R"({"bandwidth": null})", "'bandwidth'"},
+      {R"({"bandwidth": [64]})", "'bandwidth'"},
+      {R"({"bandwidth": 1e400})", "not valid JSON"},
+      {R"({"formats": ["e2m1"], "formats": ["int4"]})", "'formats' is given twice"},
+      {"", "not valid JSON"},
+      {"null", "JSON object"},
+      {R"("tile")", "JSON object"},
+      {R"({"rows": 4} 5)", "not valid JSON"},
   };
   int checked = 0;
   for (const BadCase& c : cases) {
@@ -94,17 +122,41 @@ TEST(ModelConfig, EveryBadConfigNamesItsKey) {
 }
 
 TEST(ModelConfig, StructValidationNamesTheKey) {
-  TileConfig c;
-  c.bandwidth = std::numeric_limits<double>::infinity();
-  EXPECT_THROW(validate(c), ConfigError);
-  c = TileConfig{};
-  c.formats.clear();
-  try {
-    validate(c);
-    ADD_FAILURE() << "empty formats accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("'formats'"), std::string::npos);
+  struct StructCase {
+    void (*spoil)(TileConfig&);
+    const char* must_mention;
+  };
+  const std::vector<StructCase> cases = {
+      {[](TileConfig& c) { c.rows = 0; }, "'rows'"},
+      {[](TileConfig& c) { c.rows = 257; }, "'rows'"},
+      {[](TileConfig& c) { c.cols = -4; }, "'cols'"},
+      {[](TileConfig& c) { c.cols = 1000; }, "'cols'"},
+      {[](TileConfig& c) { c.lanes = 8; }, "'lanes'"},
+      {[](TileConfig& c) { c.formats.clear(); }, "'formats'"},
+      {[](TileConfig& c) { c.formats = {Format::kInt4, Format::kE2M1, Format::kInt4}; }, "'formats'"},
+      {[](TileConfig& c) { c.scale_modes.clear(); }, "'scale_modes'"},
+      {[](TileConfig& c) { c.scale_modes = {ScaleMode::kMXCeil, ScaleMode::kMXCeil}; }, "'scale_modes'"},
+      {[](TileConfig& c) { c.latency = 0; }, "'latency'"},
+      {[](TileConfig& c) { c.latency = 65; }, "'latency'"},
+      {[](TileConfig& c) { c.bandwidth = 0.0; }, "'bandwidth'"},
+      {[](TileConfig& c) { c.bandwidth = -1.0; }, "'bandwidth'"},
+      {[](TileConfig& c) { c.bandwidth = std::numeric_limits<double>::infinity(); }, "'bandwidth'"},
+      {[](TileConfig& c) { c.bandwidth = std::numeric_limits<double>::quiet_NaN(); }, "'bandwidth'"},
+  };
+  int checked = 0;
+  for (const StructCase& sc : cases) {
+    TileConfig c;
+    sc.spoil(c);
+    try {
+      validate(c);
+      ADD_FAILURE() << "accepted a config that must mention " << sc.must_mention;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(sc.must_mention), std::string::npos) << e.what();
+      ++checked;
+    }
   }
+  std::printf("bad structs refused: %d\n", checked);
+  EXPECT_EQ(checked, static_cast<int>(cases.size()));
 }
 
 TEST(ModelConfig, FileErrorsNameTheFile) {

@@ -4,9 +4,14 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "nibble/formats.h"
+
+namespace sc_core {
+class sc_trace_file;
+}
 
 namespace nibble::model {
 
@@ -55,5 +60,9 @@ std::ostream& operator<<(std::ostream& os, const DpuBlock& b);
 std::ostream& operator<<(std::ostream& os, const DpuAcc& a);
 std::ostream& operator<<(std::ostream& os, const TileBeat& b);
 std::ostream& operator<<(std::ostream& os, const TileRow& r);
+
+// sc_signal ports of these types need tracers: the handshake-relevant fields.
+void sc_trace(sc_core::sc_trace_file* tf, const TileBeat& b, const std::string& name);
+void sc_trace(sc_core::sc_trace_file* tf, const TileRow& r, const std::string& name);
 
 }  // namespace nibble::model

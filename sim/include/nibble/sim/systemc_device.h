@@ -1,5 +1,7 @@
-// The SystemC model behind GemmDevice: a GEMM tile sequencer feeding a
-// model::nibble_tile from an operand buffer of finite bandwidth and draining C.
+// The SystemC model behind GemmDevice: model::nibble_tile driven through its
+// valid/ready ports by the tile testbench (sim/src/tile_testbench.h), the same
+// testbench that drives the Verilated RTL (rtl_device.h), so a stimulus gives
+// identical C and identical cycle counts on both.
 //
 // Sequencer: output tiles in row-major order (tile (i, j) covers C rows
 // i*Rows.., columns j*Cols..), and for each tile the k-blocks in increasing k;
@@ -11,28 +13,31 @@
 //   + rows_b * (ceil(count/2) + sb_b), rows_* the real (unpadded) rows of the
 // panels, count the real k elements, sb the scale code bytes (1 for E4M3/UE8M0,
 // 4 for FP32). The buffer fetches one beat at a time for
-// f = ceil(bytes / bandwidth) cycles and offers it in the last of them; the
-// next fetch starts once the beat is taken by the channel.
+// f = ceil(bytes / bandwidth) cycles and raises in_valid in the last of them;
+// the next fetch starts in the cycle after the beat is taken.
 //
-// Cycle count with an always-ready drain and no injected stalls, for T tiles
-// of nk k-blocks each, latency L, Rows rows, and every beat costing f cycles:
-//   f = 1 (compute-bound):   cycles = nk + (T - 1) * max(nk, L + Rows) + L + Rows + 1
-//   nk * f >= L + Rows:      cycles = T * nk * f + L + Rows + 1
-// (1: the first beat crosses the input channel; L + Rows: the last tile's
-// pipeline and its row-per-cycle drain; +1 the output channel). Every cycle is
-// either a beat accepted or one stall: cycles = beats + stall_operand +
-// stall_output + stall_pipeline.
+// Cycles are counted at the tile's ports from the first cycle after reset to the
+// cycle the last C row is taken (handshakes are combinational, as in the RTL).
+// With out_ready always high and no injected bubbles, for T tiles of nk k-blocks
+// each, latency L, Rows rows, and every beat costing f cycles:
+//   f = 1 (compute-bound):   cycles = nk + (T - 1) * max(nk, L + Rows) + L + Rows - 1
+//   nk * f >= L + Rows:      cycles = T * nk * f + L + Rows - 1
+// Every cycle is either a beat accepted or one stall: cycles = beats +
+// stall_operand + stall_output + stall_pipeline.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "nibble/model/config.h"
 #include "nibble/sim/device.h"
 
 namespace nibble::sim {
 
-// Randomized stalls at the array's boundary (tests): the operand buffer and the
-// C drain each skip a cycle with these probabilities. Results must not change.
+// Randomized stalls at the array's boundary: before offering each beat the
+// operand buffer waits a further cycle with probability `input` (repeatedly),
+// and out_ready is low in each cycle with probability `output`. Seeded; results
+// must not change, only timing.
 struct StallConfig {
   double input = 0.0;
   double output = 0.0;
@@ -41,7 +46,9 @@ struct StallConfig {
 
 class SystemCDevice : public GemmDevice {
  public:
-  explicit SystemCDevice(const model::TileConfig& cfg, StallConfig stalls = {}, ProgressFn progress = {});
+  // vcd_path: if set, each run writes a VCD of the tile's handshake signals there.
+  explicit SystemCDevice(const model::TileConfig& cfg, StallConfig stalls = {}, ProgressFn progress = {},
+                         std::string vcd_path = {});
   std::string name() const override { return "systemc"; }
   GemmResult run(const QuantizedTensor& a, const QuantizedTensor& b) override;
 
@@ -52,6 +59,7 @@ class SystemCDevice : public GemmDevice {
   model::TileConfig cfg_;
   StallConfig stalls_;
   ProgressFn progress_;
+  std::string vcd_path_;
 };
 
 }  // namespace nibble::sim

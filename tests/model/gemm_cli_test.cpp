@@ -1,0 +1,145 @@
+// `nibble gemm` end to end: every backend runs and passes its check against
+// golden; systemc and rtl print identical timing; --json, --trace and --bench
+// work; every bad input exits 2 with a message naming the problem.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../cli/run_command.h"
+#include "nibble/sim/rtl_device.h"
+
+namespace nibble::test {
+namespace {
+
+std::string tmp(const std::string& name) { return ::testing::TempDir() + "nibble_gemm_cli_" + name; }
+
+// The lines of a report that carry timing (cycles, MAC/cycle, stalls, bytes).
+std::string timing_lines(const std::string& out) {
+  std::string keep;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    const size_t end = out.find('\n', pos);
+    const std::string line = out.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    for (const char* key : {"cycles ", "MAC/cycle", "utilization", "tiles, beats", "stall cycles", "operand bytes"}) {
+      if (line.rfind(key, 0) == 0) keep += line + "\n";
+    }
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return keep;
+}
+
+const char* kGemm = "gemm --m 23 --n 18 --k 150 --format-a int4 --format-b e1m2 --scale mx-floor --stall-in 0.2 "
+                    "--stall-out 0.3 --stall-seed 11";
+
+TEST(GemmCli, EveryBackendPassesAndSystemcMatchesRtlCycleForCycle) {
+  const CommandResult golden = run_nibble(std::string(kGemm) + " --backend golden");
+  ASSERT_EQ(golden.exit_code, 0) << golden.output;
+  EXPECT_NE(golden.output.find("PASS"), std::string::npos) << golden.output;
+
+  const CommandResult sc = run_nibble(std::string(kGemm) + " --backend systemc --json " + tmp("sc.json"));
+  ASSERT_EQ(sc.exit_code, 0) << sc.output;
+  EXPECT_NE(sc.output.find("PASS"), std::string::npos) << sc.output;
+  const CommandResult rtl = run_nibble(std::string(kGemm) + " --backend rtl --json " + tmp("rtl.json"));
+  ASSERT_EQ(rtl.exit_code, 0) << rtl.output;
+  EXPECT_NE(rtl.output.find("backend rtl"), std::string::npos) << rtl.output;
+  EXPECT_NE(rtl.output.find("PASS"), std::string::npos) << rtl.output;
+
+  const std::string ts = timing_lines(sc.output), tr = timing_lines(rtl.output);
+  EXPECT_NE(ts.find("cycles "), std::string::npos) << sc.output;
+  EXPECT_EQ(ts, tr);
+
+  std::ifstream fs(tmp("sc.json")), fr(tmp("rtl.json"));
+  const nlohmann::json js = nlohmann::json::parse(fs), jr = nlohmann::json::parse(fr);
+  EXPECT_EQ(js["backend"], "systemc");
+  EXPECT_EQ(jr["backend"], "rtl");
+  EXPECT_GT(js["cycles"].get<uint64_t>(), 0u);
+  EXPECT_EQ(js["cycles"], jr["cycles"]);
+  EXPECT_EQ(js["stalls"], jr["stalls"]);
+  EXPECT_TRUE(jr["check"]["ok"].get<bool>());
+  EXPECT_EQ(jr["check"]["compared"], 23 * 18);
+}
+
+TEST(GemmCli, TracesAreWritten) {
+  const std::string fst = tmp("t.fst"), vcd = tmp("t.vcd");
+  std::remove(fst.c_str());
+  std::remove(vcd.c_str());
+  const CommandResult rtl = run_nibble("gemm --backend rtl --m 9 --n 5 --k 40 --trace " + fst);
+  ASSERT_EQ(rtl.exit_code, 0) << rtl.output;
+  const CommandResult sc = run_nibble("gemm --backend systemc --m 9 --n 5 --k 40 --trace " + vcd);
+  ASSERT_EQ(sc.exit_code, 0) << sc.output;
+  std::ifstream f(fst, std::ios::binary), v(vcd);
+  const std::string fst_bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string vcd_text((std::istreambuf_iterator<char>(v)), std::istreambuf_iterator<char>());
+  EXPECT_GT(fst_bytes.size(), 1000u);
+  EXPECT_NE(vcd_text.find("in_ready"), std::string::npos);
+  EXPECT_NE(vcd_text.find("out_valid"), std::string::npos);
+}
+
+TEST(GemmCli, BenchPrintsBothBackendsAndTheRatio) {
+  const CommandResult r = run_nibble("gemm --bench --repeat 1 --m 16 --n 16 --k 64 --json " + tmp("bench.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("systemc"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rtl"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ratio"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cycles identical"), std::string::npos) << r.output;
+  std::ifstream f(tmp("bench.json"));
+  const nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["cycles"], j["runs"][1]["cycles"]);
+  EXPECT_GT(j["ratio_systemc_over_rtl"].get<double>(), 0.0);
+}
+
+TEST(GemmCli, BadInputExitsTwoWithAMessage) {
+  {
+    std::ofstream(tmp("bad.json")) << R"({"rows": 4, "lanes": 24})";
+  }
+  struct Case {
+    std::string args, must_mention;
+  };
+  std::vector<Case> cases = {
+      {"gemm --backend tpu", "unknown backend 'tpu'"},
+      {"gemm --m 0", "at least 1"},
+      {"gemm --m abc", "--m: expected a number"},
+      {"gemm --format-a fp8", "--format-a: unknown name 'fp8'"},
+      {"gemm --scale mx", "--scale: unknown name 'mx'"},
+      {"gemm --block 2x2", "--block: unknown name"},
+      {"gemm --backend systemc --rows 0", "'rows'"},
+      {"gemm --backend systemc --lanes 24", "'lanes'"},
+      {"gemm --backend systemc --bandwidth -3", "'bandwidth'"},
+      {"gemm --backend systemc --bandwidth fast", "--bandwidth: expected a number"},
+      {"gemm --backend systemc --block 1x32", "needs lanes >= 32"},
+      {"gemm --backend rtl --rows 16 --cols 16", "16x16x16"},
+      {"gemm --backend rtl --latency 6", "latency"},
+      {"gemm --backend golden --trace x.fst", "--trace"},
+      {"gemm --backend rtl --trace x.vcd", "FST"},
+      {"gemm --backend systemc --trace x.fst", "VCD"},
+      {"gemm --bench --trace x.fst", "--trace"},
+      {"gemm --bench --repeat 0", "--repeat"},
+      {"gemm --backend systemc --stall-in 1.5", "--stall-in"},
+      {"gemm --backend systemc --stall-out -0.1", "--stall-out"},
+      {"gemm --backend systemc --config /nonexistent/tile.json", "/nonexistent/tile.json"},
+      {"gemm --backend systemc --config " + tmp("bad.json"), "'lanes'"},
+      {"gemm --a /nonexistent/a.npy", "a.npy"},
+  };
+  // An unbuilt RTL shape: the message lists every shape this build has.
+  for (const std::string& shape : sim::RtlDevice::shapes()) cases.push_back({"gemm --backend rtl --lanes 32", shape});
+  int checked = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const CommandResult r = run_nibble(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(c.must_mention), std::string::npos) << r.output;
+    ++checked;
+  }
+  std::printf("bad invocations refused with exit 2: %d\n", checked);
+  EXPECT_EQ(checked, static_cast<int>(cases.size()));
+}
+
+}  // namespace
+}  // namespace nibble::test
