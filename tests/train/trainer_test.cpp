@@ -1,0 +1,135 @@
+// The libtorch trainer on the CPU, with golden quantize + golden gemm behind
+// every quantized GEMM (tiny model: the golden GEMMs are slow).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "nibble/train/summary.h"
+#include "nibble/train/trainer.h"
+
+namespace nibble::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+PreparedData tiny_data() {
+  PreparedData d;
+  const std::string text = "the quick brown fox jumps over the lazy dog. a stitch in time saves nine.\n";
+  std::string train, val;
+  for (int i = 0; i < 40; ++i) train += text;
+  for (int i = 0; i < 4; ++i) val += text;
+  d.train.assign(train.begin(), train.end());
+  d.val.assign(val.begin(), val.end());
+  return d;
+}
+
+TrainConfig tiny_config(int64_t steps) {
+  TrainConfig c;
+  c.model.layers = 2;
+  c.model.d_model = 32;
+  c.model.heads = 2;
+  c.model.ctx = 16;
+  c.batch = 2;
+  c.steps = steps;
+  c.warmup = 2;
+  c.lr = 3e-3;
+  c.diag_every = 3;
+  c.eval_every = 0;
+  c.eval_windows = 2;
+  c.device = "cpu";
+  c.quiet = true;
+  c.seed = 11;
+  return c;
+}
+
+std::string out_dir(const std::string& name) {
+  return (fs::temp_directory_path() / ("nibble_trainer_test_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+TEST(Trainer, Ufp4AndInt4LossCurvesAreBitIdentical) {
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  const TrainResult a = run_training(preset("ufp4"), tiny_config(5), d, out_dir("ufp4"), log);
+  const TrainResult b = run_training(preset("ufp4-int4"), tiny_config(5), d, out_dir("int4"), log);
+  ASSERT_EQ(a.loss.size(), 5u);
+  EXPECT_TRUE(bit_identical(a.loss, b.loss));
+  // ...while E2M1 trains differently from the same init and batches.
+  const TrainResult e = run_training(preset("e2m1"), tiny_config(5), d, out_dir("e2m1"), log);
+  EXPECT_FALSE(bit_identical(a.loss, e.loss));
+}
+
+TEST(Trainer, SameInitAndDataAcrossRecipes) {
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  TrainConfig c = tiny_config(1);
+  c.diag_every = 0;
+  const TrainResult bf = run_training(preset("bf16"), c, d, out_dir("init_bf16"), log);
+  const TrainResult q = run_training(preset("ufp4"), c, d, out_dir("init_ufp4"), log);
+  // The first loss differs only by quantization error: close, not equal.
+  EXPECT_NEAR(bf.loss[0], q.loss[0], 0.05);
+  EXPECT_NEAR(bf.loss[0], std::log(256.0), 0.3);  // a fresh model is near uniform over bytes
+}
+
+TEST(Trainer, Bf16LearnsAndLogsAreWritten) {
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  TrainConfig c = tiny_config(40);
+  c.eval_every = 20;
+  const std::string dir = out_dir("bf16");
+  const TrainResult r = run_training(preset("bf16"), c, d, dir, log);
+  ASSERT_EQ(r.loss.size(), 40u);
+  EXPECT_LT(r.loss.back(), r.loss.front() - 1.0) << "first " << r.loss.front() << " last " << r.loss.back();
+  ASSERT_EQ(r.val_loss.size(), 2u);
+  for (const char* f : {"loss.csv", "val.csv", "diag.csv", "run.json"}) EXPECT_TRUE(fs::exists(fs::path(dir) / f)) << f;
+  // diag.csv: steps 0,3,...,39 = 14 diagnostic steps x 8 linears x 3 GEMMs x 4 variants (bf16 has no "recipe" rows).
+  std::ifstream in(fs::path(dir) / "diag.csv");
+  std::string line;
+  int rows = -1;
+  double min_alpha = 1e9, max_alpha = -1e9;
+  while (std::getline(in, line)) {
+    if (++rows == 0) continue;
+    std::stringstream ss(line);
+    std::string cell;
+    std::vector<std::string> cells;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 7u) << line;
+    const double alpha = std::stod(cells[5]);
+    min_alpha = std::min(min_alpha, alpha);
+    max_alpha = std::max(max_alpha, alpha);
+  }
+  EXPECT_EQ(rows, 14 * 8 * 3 * 4);
+  EXPECT_GT(min_alpha, 0.5);
+  EXPECT_LT(max_alpha, 1.5);
+}
+
+TEST(Trainer, EveryPresetRunsOnTheCpu) {
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  TrainConfig c = tiny_config(2);
+  c.diag_every = 0;
+  for (const auto& n : preset_names()) {
+    const TrainResult r = run_training(preset(n), c, d, out_dir("preset_" + n), log);
+    ASSERT_EQ(r.loss.size(), 2u) << n;
+    EXPECT_TRUE(std::isfinite(r.loss[1])) << n;
+  }
+}
+
+TEST(Trainer, BadSizesAreRefused) {
+  TrainConfig c = tiny_config(1);
+  c.model.d_model = 48;
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  c = tiny_config(1);
+  c.batch = 3;
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  c = tiny_config(1);
+  c.device = "tpu";
+  EXPECT_THROW(validate(c), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace nibble::train

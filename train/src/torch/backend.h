@@ -1,0 +1,37 @@
+// GEMM backends of the training harness (internal). One call computes
+// C = A * B^T with both operands quantized along their reduction axis, where an
+// operand is a 2-D torch tensor `src` taken as is (row-wise) or transposed
+// (column-wise: golden's quantize of src^T). Returns FP32 [rows(A), rows(B)].
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "nibble/quantize.h"
+
+namespace nibble::train {
+
+struct GemmOperand {
+  torch::Tensor src;  // 2-D, contiguous, FP32 or BF16
+  bool transposed;
+  QuantConfig config;
+};
+
+class GemmBackend {
+ public:
+  virtual ~GemmBackend() = default;
+  virtual torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b) = 0;
+  virtual const char* name() const = 0;
+  // The device the GEMMs run on, as the driver names it (empty for the CPU).
+  virtual std::string device_name() const { return {}; }
+};
+
+// Golden quantize + golden gemm on the CPU.
+std::unique_ptr<GemmBackend> make_golden_backend();
+// nibble::cuda quantize + gemm on torch's current CUDA stream (nullptr where not built).
+std::unique_ptr<GemmBackend> make_cuda_backend();
+bool cuda_backend_built();
+
+}  // namespace nibble::train

@@ -1,0 +1,80 @@
+// The GPU backend: nibble::cuda quantize and the block-scaled GEMM, reading
+// torch's device tensors in place and running on torch's current CUDA stream.
+// Quantized operands live in buffers reused across calls (one per shape,
+// configuration and operand slot): every use is ordered on the one stream.
+#include <ATen/cuda/CUDAContext.h>
+
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "backend.h"
+#include "nibble/cuda/gemm.h"
+#include "nibble/cuda/quantize.h"
+
+namespace nibble::train {
+namespace {
+
+class CudaBackend final : public GemmBackend {
+ public:
+  torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b) override {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
+    cuda::DeviceQuantized& qa = quantize(a, 0, stream);
+    cuda::DeviceQuantized& qb = quantize(b, 1, stream);
+    torch::Tensor c = torch::empty({qa.rows, qb.rows}, a.src.options().dtype(torch::kFloat32));
+    cuda::gemm(qa, qb, c.data_ptr<float>(), stream);
+    return c;
+  }
+  const char* name() const override { return "nibble::cuda kernels"; }
+  std::string device_name() const override {
+    int device = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) return {};
+    return prop.name;
+  }
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, int, int, int, int>;
+
+  cuda::DeviceQuantized& quantize(const GemmOperand& op, int slot, cudaStream_t stream) {
+    const torch::Tensor& x = op.src;
+    if (!x.is_cuda() || x.dim() != 2 || !x.is_contiguous()) {
+      throw std::invalid_argument("CUDA GEMM backend: operands must be contiguous 2-D CUDA tensors");
+    }
+    cuda::InputType type;
+    if (x.scalar_type() == torch::kFloat32) {
+      type = cuda::InputType::kFloat32;
+    } else if (x.scalar_type() == torch::kBFloat16) {
+      type = cuda::InputType::kBFloat16;
+    } else {
+      throw std::invalid_argument("CUDA GEMM backend: operands must be FP32 or BF16");
+    }
+    const int64_t rows = x.size(0);
+    const int64_t cols = x.size(1);
+    // The quantized operand is [cols, rows] when taken column-wise.
+    const int64_t qrows = op.transposed ? cols : rows;
+    const int64_t qcols = op.transposed ? rows : cols;
+    const Key key{qrows, qcols, static_cast<int>(op.config.format), static_cast<int>(op.config.block),
+                  static_cast<int>(op.config.scale), slot};
+    auto it = pool_.find(key);
+    if (it == pool_.end()) {
+      // allocate_quantized zeroes the scales on the legacy stream: finish that first.
+      it = pool_.emplace(key, cuda::allocate_quantized(qrows, qcols, op.config)).first;
+      NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    cuda::DeviceQuantized& q = it->second;
+    q.config = op.config;  // gemm reads the RHT setting and seed of each operand from here
+    cuda::quantize(x.data_ptr(), type, rows, cols, op.config, op.transposed ? nullptr : &q,
+                   op.transposed ? &q : nullptr, stream);
+    return q;
+  }
+
+  std::map<Key, cuda::DeviceQuantized> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmBackend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+bool cuda_backend_built() { return true; }
+
+}  // namespace nibble::train
