@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "synth_flow.h"
 
 namespace nibble::cli {
-namespace {
 
 namespace fs = std::filesystem;
 
@@ -33,13 +33,7 @@ namespace fs = std::filesystem;
 constexpr double kMixFp4AreaPercent = 3.1;
 constexpr double kMixFp4PowerPercent = 1.5;
 
-struct Config {
-  const char* name;      // command-line name
-  const char* label;     // table label
-  const char* mask;      // FormatMask value (nibble_pkg::format_mask_t, bit f = format f)
-};
-
-constexpr std::array<Config, 5> kConfigs = {{
+const std::array<Config, 5> kConfigs = {{
     {"e2m1", "E2M1-only", "3'b001"},
     {"e2m1+e1m2", "E2M1+E1M2", "3'b011"},
     {"all", "E2M1+E1M2+INT4", "3'b111"},
@@ -47,13 +41,15 @@ constexpr std::array<Config, 5> kConfigs = {{
     {"e1m2", "E1M2-only", "3'b010"},
 }};
 
+namespace {
+
 struct AreaArgs {
   std::string configs = "e2m1,e2m1+e1m2,all,int4,e1m2";
   std::string lanes = "16";
   std::string tile;  // MxN
   std::string liberty;
   std::string json_out, csv_out;
-  std::string yosys, python, synth_dir, keep;
+  std::string yosys, python, synth_dir, keep, cache;
 };
 
 struct Row {
@@ -64,6 +60,8 @@ struct Row {
   double seconds = 0;
   std::string area_unit, depth_unit;
 };
+
+}  // namespace
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
@@ -146,6 +144,8 @@ std::vector<const Config*> parse_configs(const std::string& text) {
   return out;
 }
 
+namespace {
+
 void run_area(const AreaArgs& a) {
   const std::vector<const Config*> configs = parse_configs(a.configs);
   if (a.lanes != "16" && a.lanes != "32") {
@@ -197,6 +197,7 @@ void run_area(const AreaArgs& a) {
     if (!a.keep.empty()) {
       cmd += " --work " + shell_quote((fs::absolute(a.keep) / c->name).string());
     }
+    if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
     fmt::print(stderr, "nibble area: synthesizing {} {} ...\n", top, c->label);
     std::string output;
     const int rc = run_command(cmd, output);
@@ -322,6 +323,9 @@ void add_area_command(CLI::App& app) {
   sub->add_option("--python", args->python, "the python3 executable (default: python3 on PATH)");
   sub->add_option("--synth-dir", args->synth_dir, "the flow's directory (default: <source>/rtl/synth)");
   sub->add_option("--keep", args->keep, "keep each run's Yosys script, log and netlist under DIR/<config>");
+  sub->add_option("--cache", args->cache,
+                  "reuse/store synthesis results in DIR (keyed by RTL, flow, library and parameters; "
+                  "shared with nibble energy)");
   sub->callback([args] { run_area(*args); });
 }
 

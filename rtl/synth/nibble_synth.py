@@ -30,6 +30,7 @@ with nibble_generic.lib every cell has unit delay, so it is the number of cell l
 """
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -83,8 +84,61 @@ def area_unit(lib_text):
     return "GE" if re.search(r"library\s*\(\s*nibble_generic\s*\)", lib_text) else "um^2"
 
 
-def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=False):
+def norm_value(v):
+    """A parameter value as a number where it is one (3'b011 and 3 are the same key)."""
+    m = re.fullmatch(r"\s*(?:\d+)?'([bdhoBDHO])([0-9a-fA-F_]+)\s*", v)
+    if m:
+        return int(m.group(2).replace("_", ""), {"b": 2, "d": 10, "h": 16, "o": 8}[m.group(1).lower()])
+    return int(v) if re.fullmatch(r"\s*\d+\s*", v) else v
+
+
+def cache_key(top, params, lib_text, sources):
+    """Everything a synthesis result depends on: the flow's own files, the RTL (or given
+    sources), the library text, the top and the parameters."""
+    h = hashlib.sha256()
+    own = [os.path.join(HERE, f) for f in ("nibble_synth.py", "sv_compat.py")] + \
+        sorted(os.path.join(HERE, "twins", f) for f in os.listdir(os.path.join(HERE, "twins")))
+    files = own + (sources or [os.path.join(RTL_DIR, f) for f in DATAPATH])
+    for p in files:
+        h.update(p.encode() if sources is None else b"")
+        with open(p, "rb") as f:
+            h.update(f.read())
+    h.update(lib_text.encode())
+    h.update(json.dumps([top, [(k, norm_value(v)) for k, v in params]]).encode())
+    return h.hexdigest()[:24]
+
+
+def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=False,
+             netlist=None, cache=None):
+    """One synthesis. netlist: also write the mapped netlist (Yosys JSON) there. cache: a
+    directory of earlier results (record + netlist, keyed by cache_key); a hit skips Yosys."""
     t0 = time.time()
+    key = None
+    if cache:
+        lib_text0 = liberty_text(liberty)
+        for s in sources or []:
+            if not os.path.isfile(s):
+                raise FlowError("source not found: %s" % s)
+        key = cache_key(top, params, lib_text0,
+                        [os.path.abspath(s) for s in sources] if sources else None)
+        rec_path = os.path.join(cache, key + ".json")
+        net_path = os.path.join(cache, key + ".netlist.json")
+        if os.path.isfile(rec_path) and os.path.isfile(net_path):
+            with open(rec_path) as f:
+                rec = json.load(f)
+            rec["cached"] = True
+            if netlist:
+                shutil.copyfile(net_path, netlist)
+            return rec
+        os.makedirs(cache, exist_ok=True)
+        rec = run_flow(top, params, liberty, sources, work, yosys, keep, net_path + ".tmp")
+        os.replace(net_path + ".tmp", net_path)
+        with open(rec_path + ".tmp", "w") as f:
+            json.dump(rec, f, indent=1, sort_keys=True)
+        os.replace(rec_path + ".tmp", rec_path)
+        if netlist:
+            shutil.copyfile(net_path, netlist)
+        return rec
     own_work = work is None
     work = work or tempfile.mkdtemp(prefix="nibble_synth_")
     os.makedirs(work, exist_ok=True)
@@ -122,6 +176,7 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
             "dfflibmap -liberty %s" % lib,
             "abc -liberty %s -script %s" % (lib, ABC_SCRIPT),
             "opt_clean",
+            ("write_json %s" % os.path.abspath(netlist)) if netlist else "",
             "tee -o %s stat -liberty %s" % (os.path.join(work, "stat.txt"), lib),
             "",
         ])
@@ -183,6 +238,8 @@ def main():
     ap.add_argument("--work", help="keep intermediate files here")
     ap.add_argument("--yosys", default=os.environ.get("NIBBLE_YOSYS", "yosys"))
     ap.add_argument("--json", help="write the record here (default: stdout)")
+    ap.add_argument("--netlist", help="also write the mapped netlist (Yosys JSON) here")
+    ap.add_argument("--cache", help="reuse/store results (record + netlist) in this directory")
     a = ap.parse_args()
     params = []
     for p in a.param:
@@ -192,7 +249,7 @@ def main():
         params.append((k, v))
     try:
         rec = run_flow(a.top, params, a.liberty, a.source or None, a.work, a.yosys,
-                       keep=a.work is not None)
+                       keep=a.work is not None, netlist=a.netlist, cache=a.cache)
     except FlowError as e:
         print("nibble_synth: error: %s" % e, file=sys.stderr)
         return 2

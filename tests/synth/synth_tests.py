@@ -5,9 +5,18 @@
   synth_tests.py sky130              the same adder on SKY130 HD (skips without the PDK)
   synth_tests.py tree_twin          rtl/synth/twins/nibble_adder_tree.sv == the exact sum (SAT)
   synth_tests.py dpu_monotonic      nibble_dpu, 16 lanes: every mask >= E2M1-only > 0
+  synth_tests.py netlists           fixture: nibble_dpu netlists (masks NIBBLE_NETLIST_MASKS,
+                                    default 1,7) and cell models into NIBBLE_NETLIST_DIR
+  synth_tests.py energy_cli         `nibble energy` (NIBBLE_CLI) on E2M1-only and all formats,
+                                    synthetic and a user .npy tensor, JSON/CSV, bad input
+  synth_tests.py cells              liberty_cells.py: truth tables of the generic cells,
+                                    SKY130 HD flops and full adder (SKY130 part skips without it)
+Syntheses go through the result cache NIBBLE_SYNTH_CACHE (when set), shared by the tests.
 
 Exit 0 pass, 1 fail, 77 skip (CTest SKIP_RETURN_CODE).
 """
+import concurrent.futures
+import json
 import os
 import subprocess
 import sys
@@ -106,11 +115,14 @@ def tree_twin():
                   "(SAT, all inputs)" % (lanes, w))
 
 
+CACHE = os.environ.get("NIBBLE_SYNTH_CACHE") or None
+
+
 def dpu_monotonic():
     area = {}
     for mask in ("3'b001", "3'b111"):
         r = nibble_synth.run_flow("nibble_dpu", [("FormatMask", mask), ("Lanes", "16")],
-                                  nibble_synth.GENERIC_LIB, yosys=YOSYS)
+                                  nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=CACHE)
         area[mask] = r["area"]
         print("      nibble_dpu 16 lanes FormatMask=%s: %.1f GE, %d cells, %d flops, depth %s "
               "(%.1f s)" % (mask, r["area"], r["cells"], r["flops"], r["depth"], r["seconds"]))
@@ -118,10 +130,139 @@ def dpu_monotonic():
     check(area["3'b111"] >= area["3'b001"], "all three formats >= E2M1-only")
 
 
+def netlists():
+    out = os.environ["NIBBLE_NETLIST_DIR"]
+    os.makedirs(out, exist_ok=True)
+    masks = [int(m) for m in os.environ.get("NIBBLE_NETLIST_MASKS", "1,7").split(",")]
+    r = subprocess.run([sys.executable, os.path.join(SRC, "rtl", "synth", "liberty_cells.py"),
+                        nibble_synth.GENERIC_LIB, os.path.join(out, "generic.cells.json")])
+    check(r.returncode == 0, "cell models of the generic library")
+
+    def one(mask):
+        return nibble_synth.run_flow(
+            "nibble_dpu", [("FormatMask", "3'b{:03b}".format(mask)), ("Lanes", "16")],
+            nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=CACHE,
+            netlist=os.path.join(out, "dpu16_m%d.netlist.json" % mask))
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        for mask, rec in zip(masks, ex.map(one, masks)):
+            print("      nibble_dpu 16 lanes mask %d: %d cells (%.1f s%s)" % (
+                mask, rec["cells"], rec["seconds"], ", cached" if rec.get("cached") else ""))
+            check(os.path.isfile(os.path.join(out, "dpu16_m%d.netlist.json" % mask)),
+                  "netlist of mask %d written" % mask)
+
+
+def cells():
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "c.json")
+        lc = os.path.join(SRC, "rtl", "synth", "liberty_cells.py")
+        r = subprocess.run([sys.executable, lc, nibble_synth.GENERIC_LIB, out])
+        check(r.returncode == 0, "liberty_cells.py reads nibble_generic.lib")
+        with open(out) as f:
+            c = json.load(f)["cells"]
+        # truth tables: bit i = output for the input assignment i (bit j = inputs[j])
+        want = {"NAND2": 0b0111, "NOR2": 0b0001, "XOR2": 0b0110, "XNOR2": 0b1001, "INV": 0b01,
+                "AOI21": None, "MUX2": None}
+        for name, lut in want.items():
+            if lut is not None:
+                check(c[name]["outputs"][0]["lut"] == lut, "%s truth table" % name)
+        o = c["AOI21"]["outputs"][0]
+        ins = o["inputs"]
+        ok = all(((o["lut"] >> i) & 1) == (1 - ((((i >> ins.index("A1")) & (i >> ins.index("A2")))
+                                               | (i >> ins.index("B"))) & 1)) for i in range(8))
+        check(ok, "AOI21 truth table over %s" % ins)
+        o = c["MUX2"]["outputs"][0]
+        ins = o["inputs"]
+        ok = all(((o["lut"] >> i) & 1) == ((i >> ins.index("B")) & 1 if (i >> ins.index("S")) & 1
+                                             else (i >> ins.index("A")) & 1) for i in range(8))
+        check(ok, "MUX2 truth table over %s" % ins)
+        check(c["DFFR"]["ff"]["clear"] is not None and c["DFFR"]["outputs"][0]["ff_out"] == "IQ",
+              "DFFR: async clear, Q = IQ")
+        lib = os.path.join(pdk_dir(), "sky130hd", "sky130_fd_sc_hd__tt_025C_1v80.lib.gz")
+        if not os.path.isfile(lib):
+            print("SKIP (part): no SKY130 HD library at %s" % lib)
+            return 0
+        r = subprocess.run([sys.executable, lc, lib, out])
+        check(r.returncode == 0, "liberty_cells.py reads SKY130 HD")
+        with open(out) as f:
+            c = json.load(f)["cells"]
+        fa = c["sky130_fd_sc_hd__fa_1"]
+        for o in fa["outputs"]:
+            ins = o["inputs"]
+            for i in range(8):
+                a, b, ci = ((i >> ins.index(p)) & 1 for p in ("A", "B", "CIN"))
+                want = (a + b + ci) >> 1 if o["name"] == "COUT" else (a + b + ci) & 1
+                if ((o["lut"] >> i) & 1) != want:
+                    check(False, "fa_1 %s at %d%d%d" % (o["name"], a, b, ci))
+                    break
+        check(True, "fa_1 SUM/COUT truth tables checked")
+        d = c["sky130_fd_sc_hd__dfrtp_1"]
+        check(d["ff"]["clock"] == "CLK" and d["ff"]["clear"]["inputs"] == ["RESET_B"]
+              and d["ff"]["clear"]["lut"] == 1, "dfrtp_1: rising CLK, clear = !RESET_B")
+        clk = [p for p in d["inputs"] if p["name"] == "CLK"][0]
+        check(0.001 < clk["energy"] < 0.1, "dfrtp_1 clock pin energy %.4f pJ per edge in (1 fJ, 100 fJ)"
+              % clk["energy"])
+    return 0
+
+
+def write_npy(path, rows, cols, seed):
+    """A float32 .npy (format 1.0) without numpy: Laplace-distributed values."""
+    import random
+    import struct
+    rng = random.Random(seed)
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        for _ in range(rows * cols):
+            f.write(struct.pack("<f", rng.expovariate(1.0) * rng.choice((-1, 1))))
+
+
+def energy_cli():
+    cli = os.environ["NIBBLE_CLI"]
+    with tempfile.TemporaryDirectory() as d:
+        npy = os.path.join(d, "t.npy")
+        write_npy(npy, 4, 64, 7)
+        js, csv = os.path.join(d, "e.json"), os.path.join(d, "e.csv")
+        cmd = [cli, "energy", "--configs", "e2m1,all", "--dists", "gaussian,rht", "--blocks", "64",
+               "--k", "64", "--tensor", npy, "--json", js, "--csv", csv]
+        if CACHE:
+            cmd += ["--cache", CACHE]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        print(r.stdout)
+        check(r.returncode == 0, "nibble energy exits 0 (%s)" % r.stderr[-500:])
+        if r.returncode != 0:
+            return 1
+        with open(js) as f:
+            j = json.load(f)
+        res = j["results"]
+        got = {(e["config"], e["format"], e["operands"]) for e in res}
+        want = {("e2m1", "e2m1", o) for o in ("gaussian", "rht", "user")} | \
+            {("all", f, o) for f in ("e2m1", "e1m2", "int4") for o in ("gaussian", "rht", "user")}
+        check(got == want, "one result per configuration x format x operands (%d)" % len(got))
+        check(all(e["energy_per_block"] > 0 and abs(e["energy_per_mac"] * 16 - e["energy_per_block"])
+                  < 1e-9 * e["energy_per_block"] for e in res), "energies > 0, per MAC = per block / 16")
+        check(all(abs(e["logic_per_block"] + e["flops_per_block"] + e["clock_per_block"] +
+                      e["leakage_per_block"] - e["energy_per_block"]) < 1e-6 * e["energy_per_block"]
+                  for e in res), "logic + flops + clock + leakage = total")
+        check(all(0 < e["toggle_rate"] < 1 for e in res), "toggle rates in (0, 1)")
+        # the clock term is flops x 1 E_NAND2 per cycle with the generic library
+        flops = {"e2m1": 117, "all": 120}
+        check(all(abs(e["clock_per_block"] - flops[e["config"]]) < 1e-9 for e in res),
+              "generic clock energy = flops x 1 E_NAND2 per block")
+        with open(csv) as f:
+            check(len(f.read().strip().splitlines()) == len(res) + 1, "CSV: header + one row each")
+        for bad in (["--configs", "e3m0"], ["--k", "17"], ["--dists", "cauchy"],
+                    ["--tensor", os.path.join(d, "missing.npy")], ["--liberty", "/nonexistent.lib"]):
+            r = subprocess.run([cli, "energy"] + bad, capture_output=True, text=True)
+            check(r.returncode == 2 and "error" in r.stderr, "bad input %s: exit 2 with a message" % bad)
+    return 0
+
+
 def main():
     what = sys.argv[1]
     rc = {"calibration": calibration, "sky130": sky130, "tree_twin": tree_twin,
-          "dpu_monotonic": dpu_monotonic}[what]()
+          "dpu_monotonic": dpu_monotonic, "netlists": netlists, "cells": cells, "energy_cli": energy_cli}[what]()
     if rc == 77:
         return 77
     if FAILS:

@@ -1,0 +1,388 @@
+// `nibble energy`: activity-based energy of the DPU per format configuration. Each
+// configuration is synthesized by the area flow (rtl/synth/nibble_synth.py, the same netlist
+// `nibble area` measures), its mapped netlist simulated gate by gate (nibble::power::GateSim)
+// on block streams whose codes and scales come from golden's quantizer over Gaussian,
+// Student-t, RHT-rotated or user tensors, and every cell-output toggle weighted by the cell's
+// switching energy (docs/area-energy.md). Prints energy per 16-element block and per MAC per
+// configuration, format and operand statistics; writes JSON / CSV.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "commands.h"
+#include "nibble/formats.h"
+#include "nibble/io/tensor_file.h"
+#include "nibble/power/dpu_stream.h"
+#include "nibble/power/gate_sim.h"
+#include "synth_flow.h"
+
+namespace nibble::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using power::Distribution;
+
+constexpr double kMixFp4PowerPercent = 1.5;  // MixFP4 (arXiv 2605.31035), E1M2 next to E2M1
+
+struct EnergyArgs {
+  std::string configs = "e2m1,e2m1+e1m2,all,int4";
+  std::string dists = "gaussian,student-t,rht";
+  std::string tensor_a, tensor_b;
+  std::string liberty;
+  std::string json_out, csv_out;
+  std::string yosys, python, synth_dir, cache;
+  size_t blocks = 2048;
+  int64_t k = 256;
+  double clock_ns = 10.0;
+  double dof = 3.0;
+  uint64_t seed = 1;
+  bool calibration = false;
+};
+
+// Horowitz, "Computing's energy problem", ISSCC 2014, 45 nm, 0.9 V: energy per operation.
+struct Published {
+  const char* top;
+  int n;
+  const char* label;
+  double pj;
+};
+constexpr Published kHorowitz[] = {
+    {"calib_add", 8, "8-bit int add", 0.03},
+    {"calib_add", 32, "32-bit int add", 0.1},
+    {"calib_mul", 8, "8-bit int mult", 0.2},
+    {"calib_mul", 32, "32-bit int mult", 3.1},
+};
+
+struct Result {
+  const Config* config;
+  Format format;
+  std::string dist;
+  size_t blocks;
+  power::EnergyReport e;
+  double area = 0;
+  std::string area_unit;
+};
+
+Distribution parse_dist(const std::string& s) {
+  if (s == "gaussian") return Distribution::kGaussian;
+  if (s == "student-t") return Distribution::kStudentT;
+  if (s == "rht") return Distribution::kRht;
+  throw UsageError(fmt::format("--dists: unknown distribution '{}' (gaussian, student-t, rht)", s));
+}
+
+std::vector<float> read_rows(const std::string& spec, int64_t k) {
+  // FILE or FILE:NAME (a safetensors tensor); rows of k elements (flattened, truncated)
+  std::string path = spec, tname;
+  const size_t colon = spec.rfind(':');
+  if (colon != std::string::npos && !fs::exists(spec)) {
+    path = spec.substr(0, colon);
+    tname = spec.substr(colon + 1);
+  }
+  if (!fs::is_regular_file(path)) throw UsageError(fmt::format("--tensor: no such file: {}", path));
+  io::Tensor t;
+  try {
+    t = io::read_tensor(path, tname);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--tensor {}: {}", spec, e.what()));
+  }
+  const size_t rows = t.data.size() / static_cast<size_t>(k);
+  if (rows == 0) throw UsageError(fmt::format("--tensor {}: fewer than k = {} elements", spec, k));
+  t.data.resize(rows * static_cast<size_t>(k));
+  for (float v : t.data) {
+    if (!std::isfinite(v)) throw UsageError(fmt::format("--tensor {}: non-finite element", spec));
+  }
+  return t.data;
+}
+
+void run_energy(const EnergyArgs& a) {
+  const std::vector<const Config*> configs = parse_configs(a.configs);
+  std::vector<std::string> dists;
+  {
+    std::stringstream ss(a.dists);
+    std::string d;
+    while (std::getline(ss, d, ',')) {
+      if (d.empty()) continue;
+      parse_dist(d);
+      dists.push_back(d);
+    }
+  }
+  std::vector<float> user_a, user_b;
+  if (!a.tensor_a.empty()) {
+    user_a = read_rows(a.tensor_a, a.k);
+    if (!a.tensor_b.empty()) user_b = read_rows(a.tensor_b, a.k);
+    dists.push_back("user");
+  } else if (!a.tensor_b.empty()) {
+    throw UsageError("--tensor-b needs --tensor");
+  }
+  if (dists.empty()) throw UsageError("--dists: nothing to run");
+  if (a.blocks < 16 || a.blocks > 1000000) throw UsageError("--blocks: want 16 .. 1000000");
+  if (a.k <= 0 || a.k % 16 != 0) throw UsageError(fmt::format("--k: want a positive multiple of 16, got {}", a.k));
+  if (!(a.clock_ns > 0)) throw UsageError("--clock-ns: want > 0");
+  if (!a.liberty.empty() && !fs::is_regular_file(a.liberty)) {
+    throw UsageError(fmt::format("--liberty: no such file: {}", a.liberty));
+  }
+  const std::string yosys = find_executable(a.yosys.empty() ? default_yosys() : a.yosys);
+  if (yosys.empty()) {
+    throw UsageError("yosys not found: install Yosys (Debian: apt-get install yosys) or pass --yosys PATH");
+  }
+  const std::string python = find_executable(a.python.empty() ? "python3" : a.python);
+  if (python.empty()) throw UsageError("python3 not found; pass --python PATH");
+  const fs::path synth_dir = a.synth_dir.empty() ? default_synth_dir() : a.synth_dir;
+  const fs::path driver = synth_dir / "nibble_synth.py";
+  if (!fs::is_regular_file(driver)) {
+    throw UsageError(fmt::format("flow driver not found: {} (pass --synth-dir or set NIBBLE_SOURCE_DIR)",
+                                 driver.string()));
+  }
+  const std::string liberty = a.liberty.empty() ? (synth_dir / "nibble_generic.lib").string() : fs::absolute(a.liberty).string();
+
+  const fs::path tmp = fs::temp_directory_path() / fmt::format("nibble_energy_{}", static_cast<long>(::getpid()));
+  fs::create_directories(tmp);
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{tmp};
+
+  const fs::path cells = tmp / "cells.json";
+  std::string output;
+  int rc = run_command(fmt::format("{} {} {} {}", shell_quote(python), shell_quote((synth_dir / "liberty_cells.py").string()),
+                                   shell_quote(liberty), shell_quote(cells.string())),
+                       output);
+  if (rc != 0) throw UsageError(fmt::format("cell models of {} failed:\n{}", liberty, output));
+
+  if (a.calibration) {
+    // Integer adders and multipliers of the published table, uniformly random operands.
+    nlohmann::json cal = nlohmann::json::array();
+    fmt::print("calibration: energy per operation, uniformly random operands, {} cycles each (liberty {})\n", a.blocks,
+               a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty);
+    fmt::print("{:<18} {:>7} {:>11} {:>12} {:>14} {:>14}\n", "block", "cells", "energy/op", "vs 8b add",
+               "Horowitz pJ", "Horowitz ratio");
+    double base = 0;
+    std::string unit;
+    for (const Published& p : kHorowitz) {
+      const fs::path net = tmp / fmt::format("{}_{}.netlist.json", p.top, p.n);
+      const fs::path rec = tmp / fmt::format("{}_{}.json", p.top, p.n);
+      std::string cmd = fmt::format("{} {} --top {} --source {} --param N={} --yosys {} --json {} --netlist {} --liberty {}",
+                                    shell_quote(python), shell_quote(driver.string()), p.top,
+                                    shell_quote((synth_dir / "calib_blocks.v").string()), p.n, shell_quote(yosys),
+                                    shell_quote(rec.string()), shell_quote(net.string()), shell_quote(liberty));
+      if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
+      rc = run_command(cmd, output);
+      if (rc != 0) throw UsageError(fmt::format("synthesis of {} N={} failed:\n{}", p.top, p.n, output));
+      power::GateSim sim(cells.string(), net.string());
+      std::mt19937_64 rng(a.seed);
+      auto drive = [&] {
+        for (const std::string& port : sim.input_ports()) {
+          for (int lsb = 0; lsb < sim.port_width(port); lsb += 64) {
+            sim.set_input(port, rng(), lsb, std::min(64, sim.port_width(port) - lsb));
+          }
+        }
+        sim.tick();
+      };
+      drive();
+      sim.clear_activity();
+      for (size_t i = 0; i < a.blocks; ++i) drive();
+      const power::EnergyReport e = sim.energy(a.clock_ns);
+      const double per_op = e.total() / static_cast<double>(a.blocks);
+      unit = e.unit;
+      if (base == 0) base = per_op;
+      fmt::print("{:<18} {:>7} {:>11.4g} {:>12.2f} {:>14.2f} {:>14.2f}\n", p.label, sim.num_cells(), per_op,
+                 per_op / base, p.pj, p.pj / kHorowitz[0].pj);
+      cal.push_back({{"block", p.label}, {"top", p.top}, {"n", p.n}, {"cells", sim.num_cells()}, {"energy_per_op", per_op},
+                     {"energy_unit", e.unit}, {"horowitz_45nm_pj", p.pj}});
+    }
+    fmt::print("energy unit: {}; Horowitz: ISSCC 2014, 45 nm (published ratios, not this library's)\n", unit);
+    if (!a.json_out.empty()) {
+      std::ofstream out(a.json_out);
+      if (!out) throw UsageError(fmt::format("--json: cannot write {}", a.json_out));
+      out << nlohmann::json{{"calibration", cal}, {"liberty", a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty}}.dump(2)
+          << "\n";
+    }
+    return;
+  }
+
+  std::vector<Result> results;
+  for (const Config* c : configs) {
+    const fs::path rec = tmp / fmt::format("{}.json", c->name);
+    const fs::path net = tmp / fmt::format("{}.netlist.json", c->name);
+    std::string cmd = fmt::format("{} {} --top nibble_dpu --yosys {} --param {} --param Lanes=16 --json {} --netlist {} --liberty {}",
+                                  shell_quote(python), shell_quote(driver.string()), shell_quote(yosys),
+                                  shell_quote(fmt::format("FormatMask={}", c->mask)), shell_quote(rec.string()),
+                                  shell_quote(net.string()), shell_quote(liberty));
+    if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
+    fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} ...\n", c->label);
+    rc = run_command(cmd, output);
+    if (rc != 0 || !fs::exists(net)) throw UsageError(fmt::format("synthesis of {} failed (exit {}):\n{}", c->label, rc, output));
+    std::ifstream rin(rec);
+    const nlohmann::json r = nlohmann::json::parse(rin);
+    power::GateSim sim(cells.string(), net.string());
+    power::DpuNetlist dpu(sim);
+    for (Format f : kAllFormats) {
+      if (((std::stoul(std::string(c->mask).substr(3), nullptr, 2) >> static_cast<unsigned>(f)) & 1u) == 0) continue;
+      for (const std::string& d : dists) {
+        power::StreamSpec s;
+        s.dist = d == "user" ? Distribution::kUser : parse_dist(d);
+        s.format = f;
+        s.lanes = dpu.lanes();
+        s.k = a.k;
+        s.blocks = a.blocks;
+        s.seed = a.seed;
+        s.student_t_dof = a.dof;
+        if (s.dist == Distribution::kUser) {
+          s.user_a = &user_a;
+          s.user_b = user_b.empty() ? nullptr : &user_b;
+        }
+        std::vector<power::DpuBlock> blocks;
+        try {
+          blocks = power::make_stream(s);
+        } catch (const std::exception& e) {
+          throw UsageError(fmt::format("operand stream ({}, {}): {}", d, name(f), e.what()));
+        }
+        dpu.reset();
+        // warm-up: the pipeline filled with this stream before counting
+        for (size_t i = 0; i < 4 && i < blocks.size(); ++i) dpu.step(&blocks[i]);
+        sim.clear_activity();
+        for (const power::DpuBlock& b : blocks) dpu.step(&b);
+        Result res{c, f, d, blocks.size(), sim.energy(a.clock_ns), r.at("area").get<double>(),
+                   r.at("area_unit").get<std::string>()};
+        results.push_back(res);
+        fmt::print(stderr, "  {} {} {}: {:.4g} {} per block\n", c->label, name(f), d,
+                   res.e.total() / static_cast<double>(res.blocks), res.e.unit);
+      }
+    }
+  }
+
+  const std::string unit = results.front().e.unit;
+  const bool generic = unit == "E_NAND2";
+  auto per_block = [](const Result& r) { return r.e.total() / static_cast<double>(r.blocks); };
+  fmt::print("energy of nibble_dpu, 16 lanes, one 16-element block per cycle ({}; liberty {}{})\n",
+             generic ? "generic library: E_NAND2 = one NAND2 output toggle" : "pJ",
+             a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty,
+             generic ? "" : fmt::format(", leakage at {} ns per cycle", a.clock_ns));
+  fmt::print("{:<16} {:<6} {:<16} {:>11} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7}\n", "config", "format", "operands",
+             "per block", "per MAC", "logic", "flops", "clock", "leakage", "toggle");
+  for (const Result& r : results) {
+    const double nb = static_cast<double>(r.blocks);
+    fmt::print("{:<16} {:<6} {:<16} {:>11.4g} {:>10.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.3g} {:>7.4f}\n", r.config->label,
+               name(r.format), r.dist, per_block(r), per_block(r) / 16.0, r.e.logic / nb, r.e.flops / nb,
+               r.e.clock / nb, r.e.leakage / nb, r.e.toggle_rate);
+  }
+  fmt::print("logic/flops/clock/leakage: per block; toggle: cell-output toggles per cell per cycle (zero-delay, no glitches)\n");
+
+  // Headline: the same workload (E2M1 operands, each distribution) on every configuration
+  // that runs it, vs E2M1-only.
+  std::map<std::string, double> base;
+  for (const Result& r : results) {
+    if (std::string(r.config->name) == "e2m1") base[r.dist] = per_block(r);
+  }
+  if (!base.empty()) {
+    fmt::print("\nheadline: energy per block of E2M1 operands (INT4-only: INT4 operands), vs E2M1-only\n");
+    fmt::print("{:<16} {:<16} {:>11} {:>10} {:>9}\n", "config", "operands", "per block", "per MAC", "vs E2M1");
+    for (const Result& r : results) {
+      const bool show = r.format == Format::kE2M1 || std::string(r.config->name) == "int4";
+      if (!show || base.count(r.dist) == 0) continue;
+      fmt::print("{:<16} {:<16} {:>11.4g} {:>10.4g} {:>+8.1f}%\n", r.config->label, r.dist, per_block(r),
+                 per_block(r) / 16.0, 100.0 * (per_block(r) - base[r.dist]) / base[r.dist]);
+    }
+    fmt::print("published: MixFP4 (arXiv 2605.31035) adding E1M2 next to E2M1 in a tensor core: +{:.1f}% power\n",
+               kMixFp4PowerPercent);
+  }
+
+  if (!a.json_out.empty()) {
+    nlohmann::json j;
+    j["top"] = "nibble_dpu";
+    j["lanes"] = 16;
+    j["liberty"] = a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty;
+    j["energy_unit"] = unit;
+    j["clock_ns"] = a.clock_ns;
+    j["blocks"] = a.blocks;
+    j["k"] = a.k;
+    j["seed"] = a.seed;
+    for (const Result& r : results) {
+      const double nb = static_cast<double>(r.blocks);
+      nlohmann::json e;
+      e["config"] = r.config->name;
+      e["label"] = r.config->label;
+      e["format_mask"] = r.config->mask;
+      e["format"] = std::string(name(r.format));
+      e["operands"] = r.dist;
+      e["blocks"] = r.blocks;
+      e["energy_per_block"] = per_block(r);
+      e["energy_per_mac"] = per_block(r) / 16.0;
+      e["logic_per_block"] = r.e.logic / nb;
+      e["flops_per_block"] = r.e.flops / nb;
+      e["clock_per_block"] = r.e.clock / nb;
+      e["leakage_per_block"] = r.e.leakage / nb;
+      e["toggle_rate"] = r.e.toggle_rate;
+      e["area"] = r.area;
+      e["area_unit"] = r.area_unit;
+      j["results"].push_back(e);
+    }
+    std::ofstream out(a.json_out);
+    if (!out) throw UsageError(fmt::format("--json: cannot write {}", a.json_out));
+    out << j.dump(2) << "\n";
+  }
+  if (!a.csv_out.empty()) {
+    std::ofstream out(a.csv_out);
+    if (!out) throw UsageError(fmt::format("--csv: cannot write {}", a.csv_out));
+    out << "config,label,format_mask,format,operands,blocks,energy_unit,energy_per_block,energy_per_mac,logic,flops,"
+           "clock,leakage,toggle_rate\n";
+    for (const Result& r : results) {
+      const double nb = static_cast<double>(r.blocks);
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.config->name, r.config->label, r.config->mask,
+                         name(r.format), r.dist, r.blocks, unit, per_block(r), per_block(r) / 16.0, r.e.logic / nb,
+                         r.e.flops / nb, r.e.clock / nb, r.e.leakage / nb, r.e.toggle_rate);
+    }
+  }
+}
+
+}  // namespace
+
+void add_energy_command(CLI::App& app) {
+  auto args = std::make_shared<EnergyArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "energy",
+      "Activity-based energy of the synthesized DPU per format configuration, on golden-quantized operand "
+      "streams (docs/area-energy.md)");
+  sub->add_option("--configs", args->configs, "comma-separated: e2m1, e2m1+e1m2, all (= e2m1+e1m2+int4), int4, e1m2")
+      ->capture_default_str();
+  sub->add_option("--dists", args->dists, "synthetic operands: gaussian, student-t, rht (Student-t after a 16-point RHT)")
+      ->capture_default_str();
+  sub->add_option("--tensor", args->tensor_a, "also run a user tensor (.npy, .safetensors[:NAME]): rows of k elements, "
+                                              "dot products of its rows (or with --tensor-b's rows)");
+  sub->add_option("--tensor-b", args->tensor_b, "the second operand's tensor (default: --tensor)");
+  sub->add_option("--blocks", args->blocks, "blocks simulated per configuration, format and operand set")
+      ->capture_default_str();
+  sub->add_option("--k", args->k, "dot-product length of the synthetic streams (multiple of 16)")->capture_default_str();
+  sub->add_option("--dof", args->dof, "Student-t degrees of freedom")->capture_default_str();
+  sub->add_option("--seed", args->seed, "seed of the synthetic tensors")->capture_default_str();
+  sub->add_option("--clock-ns", args->clock_ns, "clock period for leakage energy (real libraries)")->capture_default_str();
+  sub->add_option("--liberty", args->liberty, "a Liberty library (.lib or .lib.gz): energies in pJ");
+  sub->add_option("--json", args->json_out, "write the results as JSON");
+  sub->add_option("--csv", args->csv_out, "write the results as CSV");
+  sub->add_option("--cache", args->cache, "reuse/store synthesis results in DIR (shared with nibble area --cache)");
+  sub->add_option("--yosys", args->yosys, "the yosys executable");
+  sub->add_option("--python", args->python, "the python3 executable");
+  sub->add_option("--synth-dir", args->synth_dir, "the flow's directory (default: <source>/rtl/synth)");
+  sub->add_flag("--calibration", args->calibration,
+                "instead: integer adders / multipliers (8, 32 bits) with random operands, beside Horowitz's "
+                "published energies (ISSCC 2014)");
+  sub->callback([args] { run_energy(*args); });
+}
+
+}  // namespace nibble::cli

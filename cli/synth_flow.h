@@ -1,0 +1,28 @@
+// Helpers shared by `nibble area` and `nibble energy` (defined in area_cmd.cpp): the format
+// configurations and how the rtl/synth flow is found and run.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace nibble::cli {
+
+struct Config {
+  const char* name;   // command-line name
+  const char* label;  // table label
+  const char* mask;   // FormatMask value (nibble_pkg::format_mask_t, bit f = format f)
+};
+extern const std::array<Config, 5> kConfigs;
+
+std::string shell_quote(const std::string& s);
+// An executable: a path with a separator is taken as it is; a bare name is looked up on PATH.
+std::string find_executable(const std::string& name);
+std::string default_yosys();      // NIBBLE_YOSYS, the configure-time path, or "yosys"
+std::string default_synth_dir();  // NIBBLE_SOURCE_DIR/rtl/synth or the configure-time source
+// Runs a shell command, returning its exit status and its combined output.
+int run_command(const std::string& cmd, std::string& output);
+// "e2m1,e2m1+e1m2,..." -> configurations; UsageError on an unknown name.
+std::vector<const Config*> parse_configs(const std::string& text);
+
+}  // namespace nibble::cli
