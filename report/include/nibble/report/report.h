@@ -1,0 +1,171 @@
+// The co-design report (`nibble report`): one self-contained HTML page with the
+// data behind every figure, in seven sections:
+//   1 formats       grids to scale, per-level bias, the `nibble quant` matrix on the
+//                   synthetic inputs (computed here with nibble::analysis)
+//   2 compounding   eta across depth (the chain), and per-layer attenuation from
+//                   recorded training diagnostics where present
+//   3 training      loss curves and the loss gap to BF16 per recipe (recorded only)
+//   4 hardware      area (and energy, where recorded) per format configuration
+//   5 trade-off     quality against cost, one point per configuration and recipe
+//   6 verification  recorded bit-exact case counts per layer, and a live check of
+//                   the SystemC model against golden
+//   7 cycles        a GEMM sweep over array shapes and operand bandwidths (SystemC)
+// Everything computed is computed by the analysis and sim libraries; this library
+// only chooses the experiments, reads recorded results, and renders.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nibble::report {
+
+// A problem with the inputs of the report (unreadable recorded results are not
+// one: they are reported in the page). The command turns it into exit 2.
+class ReportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ReportOptions {
+  std::string out_dir;      // created if absent
+  std::string results_dir;  // recorded results: training/summary.json, area-energy.json, verification.json
+  std::string gnuplot = "gnuplot";
+  uint64_t seed = 0;
+  std::string command_line;  // recorded in the page and in report.json
+  std::function<void(const std::string&)> progress;  // one line per step
+};
+
+struct ReportSummary {
+  std::string html_path;
+  int figures = 0;
+  int tables = 0;
+  double seconds = 0;
+  std::vector<std::string> notes;  // sections shown from recorded results, or missing
+};
+
+ReportSummary write_report(const ReportOptions& options);
+
+// ---- Parts shared by the report's sources (not a stable interface) ----
+
+// A figure: its data file (CSV, read by gnuplot) and a gnuplot script body that
+// plots it. The renderer adds the SVG terminal and output lines.
+struct Figure {
+  Figure() = default;
+  Figure(std::string id_, std::string title_, std::string caption_, std::string script_, std::string data_ = {})
+      : id(std::move(id_)), title(std::move(title_)), caption(std::move(caption_)), script(std::move(script_)),
+        data(std::move(data_)) {}
+  std::string id;       // file stem, e.g. "chain_eta"
+  std::string title;
+  std::string caption;
+  std::string script;   // gnuplot commands after `set terminal`/`set output`
+  std::string data;     // its CSV under data/, if not <id>.csv
+  std::string data_file() const { return "data/" + (data.empty() ? id : data) + ".csv"; }
+};
+
+// A table as the page shows it: header cells and rows of already formatted cells.
+struct Table {
+  std::string id;
+  std::string caption;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+struct Section {
+  std::string id;
+  std::string title;
+  std::string source;  // "computed now" / "recorded: ..." / "absent"
+  std::string intro_html;
+  std::vector<Figure> figures;
+  std::vector<Table> tables;
+  std::string notes_html;
+};
+
+// Recorded results (recorded.cpp); each returns a section even when nothing is recorded.
+struct TrainingData {
+  bool present = false;
+  nlohmann::json summary;  // as read
+  std::string problem;     // why absent or partly unreadable
+};
+TrainingData read_training(const std::string& results_dir);
+struct AreaData {
+  bool present = false;
+  nlohmann::json raw;
+  struct Record {
+    std::string table;   // where in the file (e.g. "configs")
+    std::string config;  // e2m1, e2m1+e1m2, ...
+    std::string label;
+    std::string unit;
+    double area = 0;
+    double percent_vs_e2m1 = 0;
+    bool has_percent = false;
+    double energy_per_mac = 0;  // in energy_unit, where recorded
+    bool has_energy = false;
+    std::string energy_unit;
+  };
+  std::vector<Record> records;
+  // Energy per MAC per configuration x element format x operand set (schema
+  // nibble-area-energy/1); `table` is the library, as for the area records.
+  struct Energy {
+    std::string table, config, format, operands, unit, command;
+    double energy_per_mac = 0;
+  };
+  std::vector<Energy> energy;
+  nlohmann::json commands = nlohmann::json::object();  // name -> command line, as recorded
+  std::string schema;
+  // Energy per MAC of (table, config, format) on `operands`, relative to E2M1-only
+  // running E2M1 on the same operands, in percent; NaN where not recorded.
+  double energy_percent(const std::string& table, const std::string& config, const std::string& format,
+                        const std::string& operands = "gaussian") const;
+  double mixfp4_area_percent = 3.1;
+  double mixfp4_power_percent = 1.5;
+  std::string problem;
+};
+AreaData read_area(const std::string& results_dir);
+
+// A CSV file as rows of cells (the header is row 0); throws ReportError if unreadable.
+std::vector<std::vector<std::string>> read_csv(const std::string& path);
+
+// The cycle sweep and live check (cycles_systemc.cpp, or cycles_none.cpp
+// without SystemC). `available` false: not built with SystemC.
+struct CyclePoint {
+  int rows = 0, cols = 0, lanes = 0;
+  double bandwidth = 0;
+  int64_t m = 0, n = 0, k = 0;
+  uint64_t cycles = 0, macs = 0, peak = 0, stall_operand = 0, stall_output = 0, stall_pipeline = 0;
+  double utilization = 0;
+  bool formula_applies = false;
+  uint64_t formula_cycles = 0;
+  uint64_t compared = 0, mismatches = 0;
+};
+struct LiveCheck {
+  std::string what;
+  uint64_t gemms = 0, compared = 0, mismatches = 0;
+};
+struct CycleResults {
+  bool available = false;
+  std::vector<CyclePoint> sweep;
+  std::vector<LiveCheck> live;
+};
+CycleResults run_cycle_sweep(uint64_t seed, const std::function<void(const std::string&)>& progress);
+
+// Rendering (render.cpp). run_gnuplot writes out_dir/plots/<id>.gp, runs it in
+// out_dir (data paths are relative to it) and returns the SVG's <svg> element;
+// throws ReportError when gnuplot fails.
+std::string run_gnuplot(const Figure& fig, const std::string& out_dir, const std::string& gnuplot);
+std::string html_escape(const std::string& s);
+struct PageMeta {
+  std::string title;
+  std::string command;
+  std::string generated;
+  std::string lead_html;
+};
+std::string render_page(const PageMeta& meta, const std::vector<Section>& sections,
+                        const std::vector<std::vector<std::string>>& svgs);
+
+}  // namespace nibble::report

@@ -1,0 +1,222 @@
+// Readers of recorded results. They are tolerant: a missing file is "absent",
+// an unreadable or unexpected one is reported with what was wrong, and only
+// the fields the page shows are required.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "nibble/report/report.h"
+
+namespace nibble::report {
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw ReportError(fmt::format("cannot read {}", path.string()));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw ReportError(fmt::format("{} is not valid JSON: {}", path.string(), e.what()));
+  }
+}
+
+bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+// Numbers under keys naming energy per MAC (or per operation), in the unit the key or a
+// sibling "energy_unit" names.
+void find_energy(const nlohmann::json& e, AreaData::Record& r) {
+  for (const auto& [key, value] : e.items()) {
+    if (!value.is_number() || !contains(key, "energy")) continue;
+    if (contains(key, "percent") || contains(key, "ratio")) continue;
+    r.energy_per_mac = value.get<double>();
+    r.has_energy = true;
+    r.energy_unit = e.contains("energy_unit") && e["energy_unit"].is_string() ? e["energy_unit"].get<std::string>()
+                                                                               : key;
+    return;
+  }
+}
+
+// Every array of objects with a "config" and a numeric "area", anywhere in the file.
+void collect_records(const nlohmann::json& j, const std::string& where, const std::string& unit, AreaData& out) {
+  if (j.is_object()) {
+    const std::string u = j.contains("area_unit") && j["area_unit"].is_string() ? j["area_unit"].get<std::string>() : unit;
+    if (j.contains("mixfp4_area_percent") && j["mixfp4_area_percent"].is_number()) {
+      out.mixfp4_area_percent = j["mixfp4_area_percent"].get<double>();
+    }
+    if (j.contains("mixfp4_power_percent") && j["mixfp4_power_percent"].is_number()) {
+      out.mixfp4_power_percent = j["mixfp4_power_percent"].get<double>();
+    }
+    for (const auto& [key, value] : j.items()) {
+      collect_records(value, where.empty() ? key : where + "." + key, u, out);
+    }
+    return;
+  }
+  if (!j.is_array()) return;
+  for (const nlohmann::json& e : j) {
+    if (!e.is_object() || !e.contains("config") || !e["config"].is_string() || !e.contains("area") ||
+        !e["area"].is_number()) {
+      collect_records(e, where, unit, out);
+      continue;
+    }
+    AreaData::Record r;
+    r.table = where;
+    r.config = e["config"].get<std::string>();
+    r.label = e.contains("label") && e["label"].is_string() ? e["label"].get<std::string>() : r.config;
+    r.unit = e.contains("area_unit") && e["area_unit"].is_string() ? e["area_unit"].get<std::string>() : unit;
+    r.area = e["area"].get<double>();
+    if (e.contains("percent_vs_e2m1") && e["percent_vs_e2m1"].is_number()) {
+      r.percent_vs_e2m1 = e["percent_vs_e2m1"].get<double>();
+      r.has_percent = true;
+    }
+    find_energy(e, r);
+    out.records.push_back(r);
+  }
+}
+
+std::string text(const nlohmann::json& e, const char* key) {
+  return e.is_object() && e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string();
+}
+
+// docs/area-energy.md, "docs/results/area-energy.json": area[] and energy[] records keyed by library.
+void read_area_energy_v1(const nlohmann::json& j, AreaData& out) {
+  out.schema = "nibble-area-energy/1";
+  if (j.contains("commands") && j["commands"].is_object()) out.commands = j["commands"];
+  if (j.contains("mixfp4") && j["mixfp4"].is_object()) {
+    const nlohmann::json& m = j["mixfp4"];
+    if (m.contains("area_percent") && m["area_percent"].is_number()) out.mixfp4_area_percent = m["area_percent"];
+    if (m.contains("power_percent") && m["power_percent"].is_number()) out.mixfp4_power_percent = m["power_percent"];
+  }
+  if (j.contains("area") && j["area"].is_array()) {
+    for (const nlohmann::json& e : j["area"]) {
+      if (!e.is_object() || text(e, "config").empty() || !e.contains("area") || !e["area"].is_number()) continue;
+      AreaData::Record r;
+      r.table = text(e, "library");
+      if (!text(e, "level").empty() && text(e, "level") != "dpu") r.table += " " + text(e, "level");
+      r.config = text(e, "config");
+      r.label = text(e, "label").empty() ? r.config : text(e, "label");
+      r.unit = text(e, "area_unit");
+      r.area = e["area"].get<double>();
+      if (e.contains("percent_vs_e2m1") && e["percent_vs_e2m1"].is_number()) {
+        r.percent_vs_e2m1 = e["percent_vs_e2m1"].get<double>();
+        r.has_percent = true;
+      }
+      out.records.push_back(r);
+    }
+  }
+  if (j.contains("energy") && j["energy"].is_array()) {
+    for (const nlohmann::json& e : j["energy"]) {
+      if (!e.is_object() || text(e, "config").empty() || !e.contains("energy_per_mac") ||
+          !e["energy_per_mac"].is_number()) {
+        continue;
+      }
+      AreaData::Energy r;
+      r.table = text(e, "library");
+      if (!text(e, "level").empty() && text(e, "level") != "dpu") r.table += " " + text(e, "level");
+      r.config = text(e, "config");
+      r.format = text(e, "format");
+      r.operands = text(e, "operands");
+      r.unit = text(e, "energy_unit");
+      r.command = text(e, "command");
+      r.energy_per_mac = e["energy_per_mac"].get<double>();
+      out.energy.push_back(r);
+    }
+  }
+}
+
+}  // namespace
+
+double AreaData::energy_percent(const std::string& table, const std::string& config, const std::string& format,
+                                const std::string& operands) const {
+  double base = 0, value = 0;
+  bool have_base = false, have_value = false;
+  for (const Energy& e : energy) {
+    if (e.table != table || e.operands != operands) continue;
+    if (e.config == "e2m1" && e.format == "e2m1") {
+      base = e.energy_per_mac;
+      have_base = true;
+    }
+    if (e.config == config && e.format == format) {
+      value = e.energy_per_mac;
+      have_value = true;
+    }
+  }
+  return have_base && have_value && base > 0 ? 100.0 * (value - base) / base : std::nan("");
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ReportError(fmt::format("cannot read {}", path));
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (line.back() == ',') cells.emplace_back();
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+TrainingData read_training(const std::string& results_dir) {
+  TrainingData out;
+  const fs::path path = fs::path(results_dir) / "training" / "summary.json";
+  if (!fs::exists(path)) {
+    out.problem = fmt::format("no recorded training results ({} is absent)", path.string());
+    return out;
+  }
+  try {
+    out.summary = read_json(path);
+  } catch (const ReportError& e) {
+    out.problem = e.what();
+    return out;
+  }
+  const nlohmann::json& s = out.summary;
+  if (!s.is_object() || !s.contains("recipes") || !s["recipes"].is_array() || s["recipes"].empty()) {
+    out.problem = fmt::format("{} has no \"recipes\" list", path.string());
+    return out;
+  }
+  if (s.contains("schema") && s["schema"] != "nibble-train-summary/1") {
+    out.problem = fmt::format("{}: schema {} (this report reads nibble-train-summary/1; shown as far as it matches)",
+                              path.string(), s["schema"].dump());
+  }
+  out.present = true;
+  return out;
+}
+
+AreaData read_area(const std::string& results_dir) {
+  AreaData out;
+  const fs::path path = fs::path(results_dir) / "area-energy.json";
+  if (!fs::exists(path)) {
+    out.problem = fmt::format("no recorded area/energy results ({} is absent)", path.string());
+    return out;
+  }
+  try {
+    out.raw = read_json(path);
+  } catch (const ReportError& e) {
+    out.problem = e.what();
+    return out;
+  }
+  if (out.raw.is_object() && out.raw.value("schema", "") == "nibble-area-energy/1") {
+    read_area_energy_v1(out.raw, out);
+  } else {
+    collect_records(out.raw, "", "", out);
+  }
+  if (out.records.empty()) {
+    out.problem = fmt::format("{} holds no records with \"config\" and a numeric \"area\"", path.string());
+    return out;
+  }
+  out.present = true;
+  return out;
+}
+
+}  // namespace nibble::report

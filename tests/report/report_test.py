@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""`nibble report` end to end.
+
+1. Runs `nibble report` twice: on the repository's recorded results, and on
+   tests/report/fixture (made-up training and area records that exercise the
+   readers, the training and hardware sections and the trade-off plot).
+2. Renders each page in headless Chromium: the screenshot exists and is not
+   blank; in the dumped DOM every figure listed in report.json is an <svg> with
+   plotted paths, every table has rows, and sections without data say so.
+3. Checks the data behind the figures against the commands that produce them:
+   `nibble quant` with the report's equivalent command gives the same matrix and
+   chain numbers; the figure CSVs equal the JSON; `nibble gemm` gives the cycle
+   counts of the sweep; the trade-off CSV holds the fixture's loss gaps.
+Exit 77 (skipped) with a message where chromium or gnuplot is not installed.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from html.parser import HTMLParser
+
+failures = []
+checks = 0
+
+
+def check(cond, msg):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+
+
+def run(cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+
+class Dom(HTMLParser):
+    """Figures (with their <svg> path counts), tables (with body row counts), sections."""
+
+    def __init__(self):
+        super().__init__()
+        self.figures, self.tables, self.absent, self.sources = {}, {}, [], {}
+        self.fig = self.table = None
+        self.in_svg = self.in_tbody = False
+        self.section = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "section":
+            self.section = a.get("data-section")
+        if "data-source" in a and self.section:
+            self.sources[self.section] = a["data-source"]
+        if "data-absent" in a:
+            self.absent.append(a["data-absent"])
+        if tag == "figure" and "data-figure" in a:
+            self.fig = a["data-figure"]
+            self.figures[self.fig] = {"svg": 0, "paths": 0}
+        elif tag == "svg" and self.fig:
+            self.figures[self.fig]["svg"] += 1
+            self.in_svg = True
+        elif tag == "path" and self.in_svg and len(a.get("d", "").split()) >= 4:
+            self.figures[self.fig]["paths"] += 1
+        elif tag == "table" and "data-table" in a:
+            self.table = a["data-table"]
+            self.tables[self.table] = 0
+        elif tag == "tbody":
+            self.in_tbody = True
+        elif tag == "tr" and self.table and self.in_tbody:
+            self.tables[self.table] += 1
+
+    def handle_endtag(self, tag):
+        if tag == "figure":
+            self.fig = None
+        elif tag == "svg":
+            self.in_svg = False
+        elif tag == "table":
+            self.table = None
+        elif tag == "tbody":
+            self.in_tbody = False
+
+
+def png_is_nontrivial(path):
+    """A PNG whose decoded pixels are not one colour (stdlib only)."""
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return False, "not a PNG"
+    pos, idat, width, height, bpp = 8, b"", 0, 0, 4
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+            bpp = {2: 3, 6: 4, 0: 1, 4: 2}.get(body[9], 4)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * bpp + 1
+    # Unfilter only filter type 0/1/2 rows is not needed: count distinct bytes of
+    # the filtered stream and the share of rows that are not pure filler.
+    distinct = len(set(raw))
+    busy_rows = sum(1 for y in range(height) if len(set(raw[y * stride + 1:(y + 1) * stride])) > 1)
+    return distinct > 16 and busy_rows > height // 20, f"{width}x{height}, {distinct} distinct bytes, {busy_rows} busy rows"
+
+
+def render(chromium, out, page):
+    shot = os.path.join(out, "screenshot.png")
+    base = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    url = "file://" + os.path.abspath(page)
+    run(base + [f"--screenshot={shot}", "--window-size=1200,3000", url])
+    dom = run(base + ["--dump-dom", url]).stdout
+    return shot, dom
+
+
+def close(a, b, rel=1e-12):
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+def check_page(chromium, out, expect_sections):
+    report = json.load(open(os.path.join(out, "report.json")))
+    shot, dom_text = render(chromium, out, os.path.join(out, "index.html"))
+    check(os.path.exists(shot) and os.path.getsize(shot) > 20000, f"{out}: screenshot missing or tiny")
+    ok, why = png_is_nontrivial(shot)
+    print("screenshot:", why)
+    check(ok, f"{out}: screenshot looks blank ({why})")
+    dom = Dom()
+    dom.feed(dom_text)
+    figs = [f["id"] for s in report["sections"] for f in s["figures"]]
+    data = [f["data"] for s in report["sections"] for f in s["figures"]]
+    tables = [t["id"] for s in report["sections"] for t in s["tables"]]
+    check(len(figs) > 0 and len(tables) > 0, f"{out}: report.json lists no figures or tables")
+    for f in figs:
+        got = dom.figures.get(f)
+        check(got is not None, f"{out}: figure {f} missing from the page")
+        if got:
+            check(got["svg"] == 1 and got["paths"] >= 3, f"{out}: figure {f} has no plotted paths ({got})")
+    for d in data:
+        check(os.path.exists(os.path.join(out, d)) and os.path.getsize(os.path.join(out, d)) > 0, f"{out}: {d} empty")
+    for t in tables:
+        check(dom.tables.get(t, 0) > 0, f"{out}: table {t} missing or empty")
+    for sid, want in expect_sections.items():
+        check(dom.sources.get(sid) == want, f"{out}: section {sid} source is {dom.sources.get(sid)}, expected {want}")
+        if want == "absent":
+            check(any(True for _ in dom.absent), f"{out}: absent section {sid} without a note")
+    print(f"{out}: {len(figs)} figures, {len(tables)} tables checked in the DOM")
+    return report
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def check_quant(nibble, out, work):
+    q = json.load(open(os.path.join(out, "data", "quant.json")))
+    args = q["equivalent_command"].split()[1:]
+    args[args.index("FILE")] = os.path.join(work, "quant.json")
+    run([nibble] + args)
+    ref = json.load(open(os.path.join(work, "quant.json")))
+    check(len(q["rows"]) == len(ref["rows"]) > 0, "quant rows differ in number")
+    keys = ["sqnr_db", "delta_sqnr_rht", "nmse", "alpha", "rel_mag_error", "code_entropy_bits", "b_eff"]
+    n = 0
+    for a, b in zip(q["rows"], ref["rows"]):
+        for k in ["input", "format", "scale", "block", "rht", "rounding"]:
+            check(a[k] == b[k], f"quant row label {k}: {a[k]} vs {b[k]}")
+        for k in keys:
+            check(close(a[k], b[k]), f"quant {a['input']} {a['format']} {a['rht']} {a['rounding']} {k}: {a[k]} vs {b[k]}")
+            n += 1
+    print(f"quant matrix: {n} numbers equal to `nibble quant`")
+    check(len(q["chain"]["runs"]) == len(ref["chain"]["runs"]) > 0, "chain runs differ in number")
+    for a, b in zip(q["chain"]["runs"], ref["chain"]["runs"]):
+        for da, db in zip(a["depths"], b["depths"]):
+            check(close(da["eta"], db["eta"]) and close(da["cosine"], db["cosine"]), f"chain {a['format']} {a['rht']}")
+    # The figure CSVs are the JSON's numbers.
+    eta = read_csv(os.path.join(out, "data", "chain_eta.csv"))
+    for run_ in q["chain"]["runs"]:
+        col = run_["format"] + (" no-rht" if run_["rht"] == "off" else " rht" + run_["rht"])
+        for d, row in zip(run_["depths"], eta):
+            check(close(float(row[col]), d["eta"], 1e-8), f"chain_eta.csv {col} depth {d['depth']}")
+    alpha = {r["input"]: r for r in read_csv(os.path.join(out, "data", "alpha_by_input.csv"))}
+    for r in q["rows"]:
+        if r["scale"] == "nvfp4" and r["rounding"] == "rne":
+            col = r["format"] + (" no-rht" if r["rht"] == "off" else " rht" + r["rht"])
+            check(close(float(alpha[r["input"]][col]), r["alpha"], 1e-8), f"alpha_by_input.csv {r['input']} {col}")
+    mag = {r["input"]: r for r in read_csv(os.path.join(out, "data", "mag_error.csv"))}
+    for r in q["rows"]:
+        if r["scale"] == "nvfp4" and r["rht"] == "off":
+            col = r["format"] + " " + r["rounding"]
+            check(close(float(mag[r["input"]][col]), 100 * r["rel_mag_error"], 1e-8), f"mag_error.csv {r['input']} {col}")
+
+
+def check_cycles(nibble, out, work):
+    help_text = subprocess.run([nibble, "--help"], text=True, capture_output=True).stdout
+    path = os.path.join(out, "data", "cycles.csv")
+    if "gemm" not in help_text or not os.path.exists(path):
+        print("cycles: this build has no SystemC model; not compared")
+        return
+    rows = read_csv(path)
+    check(len(rows) >= 12, "cycle sweep too small")
+    for r in rows:
+        check(int(r["mismatches"]) == 0 and int(r["compared"]) > 0, f"sweep point {r['rows']}x{r['cols']} not checked")
+    for r in (rows[1], rows[len(rows) // 2], rows[-1]):
+        j = os.path.join(work, "gemm.json")
+        run([nibble, "gemm", "--backend", "systemc", "--rows", r["rows"], "--cols", r["cols"], "--lanes", r["lanes"],
+             "--bandwidth", r["bandwidth"], "--m", r["m"], "--n", r["n"], "--k", r["k"], "--format-a", "e2m1",
+             "--format-b", "e2m1", "--scale", "nvfp4", "--block", "1x16", "--json", j])
+        g = json.load(open(j))
+        check(g["cycles"] == int(r["cycles"]), f"cycles {r['rows']}x{r['cols']} bw {r['bandwidth']}: "
+                                              f"report {r['cycles']}, nibble gemm {g['cycles']}")
+        check(close(g["utilization"], float(r["utilization"]), 1e-8), "utilization differs from nibble gemm")
+    v = json.load(open(os.path.join(out, "data", "verification.json")))
+    check(len(v["live"]) > 0 and all(l["compared"] > 0 and l["mismatches"] == 0 for l in v["live"]),
+          f"live verification: {v['live']}")
+    check(len(v["recorded"].get("checks", [])) > 0, "verification.json has no recorded checks")
+
+
+def check_fixture(out, fixture):
+    summary = json.load(open(os.path.join(fixture, "training", "summary.json")))
+    trade = read_csv(os.path.join(out, "data", "tradeoff.csv"))
+    gaps = {r["name"]: r["gap"]["mean"] for r in summary["recipes"] if "gap" in r}
+    seen = 0
+    for r in trade:
+        if r["series"] == "0":
+            check(close(float(r["quality"]), 100 * gaps[r["recipe"]], 1e-8), f"trade-off gap of {r['recipe']}")
+            seen += 1
+    check(seen > 0, "trade-off has no training points")
+    loss = read_csv(os.path.join(out, "data", "training_loss.csv"))
+    check(len(loss) == 20 and set(loss[0]) == {"step", "bf16", "e2m1", "ufp4"}, "training_loss.csv shape")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--nibble", required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("--work", required=True)
+    a = p.parse_args()
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        print("SKIPPED: chromium not found (scripts/setup.sh installs it); the report was not rendered")
+        return 77
+    if not shutil.which("gnuplot"):
+        print("SKIPPED: gnuplot not found (scripts/setup.sh installs gnuplot-nox)")
+        return 77
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    recorded = os.path.join(a.work, "recorded")
+    run([a.nibble, "report", "--out", recorded, "--results", os.path.join(a.source, "docs", "results")])
+    expect = {"formats": "computed", "compounding": "computed"}
+    if os.path.exists(os.path.join(a.source, "docs", "results", "area-energy.json")):
+        expect["hardware"] = "recorded"
+    check_page(chromium, recorded, expect)
+    check_quant(a.nibble, recorded, a.work)
+    ae = os.path.join(a.source, "docs", "results", "area-energy.json")
+    if os.path.exists(ae):
+        rec = json.load(open(ae))
+        def table(r):
+            return r["library"] + ("" if r.get("level", "dpu") == "dpu" else " " + r["level"])
+        want = {(table(r), r["config"]): r["percent_vs_e2m1"] for r in rec.get("area", [])}
+        got = read_csv(os.path.join(recorded, "data", "area.csv"))
+        check(len(got) == len(want) > 0, "area.csv rows differ from area-energy.json")
+        for r in got:
+            check(close(float(r["percent_vs_e2m1"]), want[(r["table"], r["config"])], 1e-8), f"area.csv {r}")
+    check_cycles(a.nibble, recorded, a.work)
+
+    fixture = os.path.join(a.source, "tests", "report", "fixture")
+    fx = os.path.join(a.work, "fixture")
+    run([a.nibble, "report", "--out", fx, "--results", fixture, "--seed", "3"])
+    check_page(chromium, fx, {"training": "recorded", "hardware": "recorded", "tradeoff": "recorded"})
+    check_fixture(fx, fixture)
+
+    empty = os.path.join(a.work, "empty-results")
+    os.makedirs(empty)
+    none = os.path.join(a.work, "none")
+    run([a.nibble, "report", "--out", none, "--results", empty, "--quiet"])
+    check_page(chromium, none, {"training": "absent", "hardware": "absent", "tradeoff": "absent"})
+    page = open(os.path.join(none, "index.html")).read()
+    check("No recorded training results" in page, "absent training results are not stated")
+
+    bad = subprocess.run([a.nibble, "report", "--out", none, "--gnuplot", "/nonexistent/gnuplot"], text=True,
+                         capture_output=True)
+    check(bad.returncode == 2 and "gnuplot not found" in bad.stderr, f"missing gnuplot: exit {bad.returncode}")
+    other = os.path.join(a.work, "not-a-report")
+    os.makedirs(other)
+    open(os.path.join(other, "notes.txt"), "w").write("unrelated\n")
+    src = subprocess.run([a.nibble, "report", "--out", other, "--quiet"], text=True, capture_output=True)
+    check(src.returncode == 2 and "holds no earlier report" in src.stderr,
+          f"writing into a non-report directory: exit {src.returncode}")
+    check(sorted(os.listdir(other)) == ["notes.txt"], "a refused run left files behind")
+    print(f"{checks} checks, {len(failures)} failures")
+    if checks == 0:
+        print("FAIL: no checks ran")
+        return 1
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
