@@ -258,6 +258,7 @@ void add_train_commands(CLI::App& app) {
     const size_t total = names.size() * seed_list.size();
     const auto t0 = std::chrono::steady_clock::now();
     std::string device;
+    std::string gpu;
     for (const auto& name : names) {
       const tr::Recipe recipe = tr::preset(name);
       for (uint64_t s : seed_list) {
@@ -265,6 +266,7 @@ void add_train_commands(CLI::App& app) {
         const std::string rel = fmt::format("runs/{}-s{}", name, s);
         const tr::TrainResult r = tr::run_training(recipe, cfg, data, (fs::path(*sout) / rel).string(), std::cout);
         device = r.device;
+        gpu = r.gpu;
         tr::RunRecord record;
         record.recipe = name;
         record.description = tr::describe(recipe);
@@ -282,6 +284,8 @@ void add_train_commands(CLI::App& app) {
     tr::SweepMeta meta;
     meta.last_n = *last_n;
     meta.device = device;
+    meta.gpu = gpu;
+    meta.command = command_line();
     const tr::TrainConfig c = srun->config(0);
     meta.config = {{"model", {{"layers", c.model.layers}, {"d_model", c.model.d_model}, {"heads", c.model.heads},
                               {"ctx", c.model.ctx}, {"mlp_mult", c.model.mlp_mult}}},

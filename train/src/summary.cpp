@@ -88,6 +88,8 @@ nlohmann::ordered_json summarize(const std::vector<RunRecord>& runs, const Sweep
   nlohmann::ordered_json out;
   out["schema"] = "nibble-train-summary/1";
   out["device"] = meta.device;
+  if (!meta.gpu.empty()) out["gpu"] = meta.gpu;
+  if (!meta.command.empty()) out["command"] = meta.command;
   out["config"] = meta.config;
   out["metric"] = {{"name", "mean relative loss gap to bf16 over the last N steps"},
                    {"formula", "mean_t |L(t) - L_bf16(t)| / L_bf16(t), same seed"},

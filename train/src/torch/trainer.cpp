@@ -298,7 +298,8 @@ TrainResult run_training(const Recipe& recipe, const TrainConfig& c, const Prepa
 
   TrainResult result;
   for (const auto& p : model.parameters()) result.parameters += p.numel();
-  result.device = use_cuda ? fmt::format("CUDA {} ({})", backend->device_name(), backend->name())
+  result.gpu = use_cuda ? backend->device_name() : std::string();
+  result.device = use_cuda ? fmt::format("CUDA {} ({})", result.gpu, backend->name())
                            : fmt::format("CPU ({})", backend->name());
 
   Session session;
@@ -411,6 +412,7 @@ TrainResult run_training(const Recipe& recipe, const TrainConfig& c, const Prepa
   run["description"] = describe(recipe);
   run["seed"] = c.seed;
   run["device"] = result.device;
+  if (!result.gpu.empty()) run["gpu"] = result.gpu;
   run["parameters"] = result.parameters;
   run["model"] = {{"layers", c.model.layers}, {"d_model", c.model.d_model}, {"heads", c.model.heads},
                   {"ctx", c.model.ctx}, {"mlp_mult", c.model.mlp_mult}};

@@ -49,6 +49,8 @@ struct SweepMeta {
   int last_n = 100;
   int warmup_steps_excluded = 10;  // steps left out of the step-time median
   std::string device;
+  std::string gpu;      // the GPU's name where the runs used one
+  std::string command;  // the command line that ran the sweep
 };
 
 // Builds summary.json (schema "nibble-train-summary/1", see docs/training.md).

@@ -51,6 +51,7 @@ struct TrainResult {
   std::vector<double> step_ms;   // wall time per step
   std::vector<std::pair<int64_t, double>> val_loss;  // (step, loss)
   std::string device;            // what ran it, in words
+  std::string gpu;               // the CUDA device's name (empty on the CPU)
   int64_t parameters = 0;
 };
 
