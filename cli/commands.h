@@ -2,6 +2,7 @@
 // the top-level CLI11 app; its callback runs the command and throws on error.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -36,5 +37,11 @@ void add_gemm_command(CLI::App& app);
 void add_kernel_commands(CLI::App& app);
 // train-data, train, train-sweep (train and train-sweep need a build with libtorch).
 void add_train_commands(CLI::App& app);
+// Whether this build can train on a GPU now (libtorch, the CUDA kernels, a device);
+// `why` says what is missing.
+bool can_train_on_gpu(std::string* why);
+// The training sweep of `nibble report`: every recipe over `seeds` for `steps` steps
+// on the GPU, default model, into `out` (summary.json, summary.md, runs/).
+void run_report_training(const std::string& data, int64_t steps, const std::string& seeds, const std::string& out);
 
 }  // namespace nibble::cli

@@ -20,6 +20,10 @@ struct ReportArgs {
   std::string gnuplot;
   uint64_t seed = 0;
   bool quiet = false;
+  std::string training = "auto";  // auto, recorded, fresh
+  std::string train_data = "data/brown";
+  int64_t train_steps = 750;
+  std::string train_seeds = "0,1,2";
 };
 
 // An executable named `name` on PATH, or a path given as is; empty if none.
@@ -68,6 +72,40 @@ void run_report(const ReportArgs& a, const std::string& command_line) {
                        "absent\n", a.results);
   }
   if (!a.quiet) o.progress = [](const std::string& line) { fmt::print(stderr, "nibble report: {}\n", line); };
+
+  // Section 3: train afresh where this machine can (a libtorch build with the CUDA
+  // kernels and a GPU), else read the recorded sweep.
+  if (a.training != "auto" && a.training != "recorded" && a.training != "fresh") {
+    throw UsageError(fmt::format("--training: want auto, recorded or fresh, got '{}'", a.training));
+  }
+  if (a.train_steps < 1) throw UsageError(fmt::format("--train-steps: want >= 1, got {}", a.train_steps));
+  bool fresh = false;
+  if (a.training != "recorded") {
+    std::string why;
+    const bool gpu = can_train_on_gpu(&why);
+    const bool have_data = std::filesystem::exists(std::filesystem::path(a.train_data) / "manifest.json");
+    if (a.training == "fresh" && !gpu) throw UsageError("--training fresh: cannot train here: " + why);
+    fresh = gpu && (have_data || a.training == "fresh");
+    if (gpu && !fresh) {
+      fmt::print(stderr, "nibble report: note: a GPU is present but there is no training data in '{}' (nibble "
+                         "train-data --out {}): the training section shows the recorded sweep\n",
+                 a.train_data, a.train_data);
+    }
+  }
+  if (fresh) {
+    try {
+      report::check_output_dir(a.out);
+    } catch (const report::ReportError& e) {
+      throw UsageError(e.what());
+    }
+    const std::string dir = (std::filesystem::path(a.out) / "training").string();
+    fmt::print(stderr, "nibble report: training every recipe over seeds {} for {} steps on the GPU into {} "
+                       "(minutes; --training recorded skips it)\n", a.train_seeds, a.train_steps, dir);
+    run_report_training(a.train_data, a.train_steps, a.train_seeds, dir);
+    o.training_dir = dir;
+    o.training_fresh = true;
+  }
+
   report::ReportSummary s;
   try {
     s = report::write_report(o);
@@ -87,8 +125,9 @@ void add_report_command(CLI::App& app) {
   cmd->footer(
       "Writes DIR/index.html (self-contained: figures are inline SVG), DIR/report.json, the CSV/JSON behind every "
       "figure in DIR/data, and the gnuplot scripts in DIR/plots. The formats, compounding, verification and cycle "
-      "sections are computed now; training and area/energy are read from recorded results (--results) and marked "
-      "as such, or marked absent.");
+      "sections are computed now; area/energy is read from recorded results (--results); training is run now "
+      "into DIR/training where this build has libtorch and a GPU, and otherwise read from recorded results. "
+      "Recorded sections are marked as such, or marked absent.");
   cmd->add_option("--out", a->out, "output directory (created if absent)")->required()->type_name("DIR");
   cmd->add_option("--results", a->results, "recorded results: training/summary.json, area-energy.json, "
                                            "verification.json")
@@ -99,6 +138,14 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "seeds the synthetic inputs, SR bits, RHT signs and GEMM operands")
       ->capture_default_str();
   cmd->add_flag("--quiet", a->quiet, "no progress lines");
+  cmd->add_option("--training", a->training,
+                  "training section: fresh (train now: needs libtorch and a GPU), recorded (read --results), or auto "
+                  "(fresh where possible)")
+      ->capture_default_str();
+  cmd->add_option("--train-data", a->train_data, "prepared data for a fresh sweep (nibble train-data)")
+      ->capture_default_str();
+  cmd->add_option("--train-steps", a->train_steps, "steps per run of a fresh sweep")->capture_default_str();
+  cmd->add_option("--train-seeds", a->train_seeds, "seeds of a fresh sweep (comma list)")->capture_default_str();
   cmd->callback([a] { run_report(*a, command_line()); });
 }
 

@@ -186,7 +186,93 @@ tr::PreparedData load_data(const std::string& dir) {
 }
 #endif
 
+// Every recipe x seed, then summary.json and summary.md in `out` (train-sweep, and
+// `nibble report` where it trains afresh).
+void run_sweep(const RunFlags& run, const std::string& recipes, const std::string& seeds, int last_n,
+               const std::string& out) {
+  const std::vector<std::string> names = parse_recipes(recipes);
+  const std::vector<uint64_t> seed_list = parse_seeds(seeds);
+  if (last_n < 1 || last_n > run.steps) {
+    throw UsageError(fmt::format("--last-n must be 1..--steps ({}), got {}", run.steps, last_n));
+  }
+#if NIBBLE_HAVE_TORCH
+  const tr::PreparedData data = load_data(run.data);
+  std::vector<tr::RunRecord> records;
+  const size_t total = names.size() * seed_list.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string device;
+  std::string gpu;
+  for (const auto& name : names) {
+    const tr::Recipe recipe = tr::preset(name);
+    for (uint64_t s : seed_list) {
+      tr::TrainConfig cfg = run.config(s);
+      const std::string rel = fmt::format("runs/{}-s{}", name, s);
+      const tr::TrainResult r = tr::run_training(recipe, cfg, data, (fs::path(out) / rel).string(), std::cout);
+      device = r.device;
+      gpu = r.gpu;
+      tr::RunRecord record;
+      record.recipe = name;
+      record.description = tr::describe(recipe);
+      record.seed = s;
+      record.dir = rel;
+      record.loss = r.loss;
+      record.step_ms = r.step_ms;
+      record.final_val_loss = r.val_loss.empty() ? 0.0 : r.val_loss.back().second;
+      records.push_back(std::move(record));
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      fmt::print("train-sweep: {}/{} runs done in {:.0f} s (estimated total {:.0f} s)\n", records.size(), total,
+                 elapsed, elapsed / static_cast<double>(records.size()) * static_cast<double>(total));
+    }
+  }
+  tr::SweepMeta meta;
+  meta.last_n = last_n;
+  meta.device = device;
+  meta.gpu = gpu;
+  meta.command = command_line();
+  const tr::TrainConfig c = run.config(0);
+  meta.config = {{"model", {{"layers", c.model.layers}, {"d_model", c.model.d_model}, {"heads", c.model.heads},
+                            {"ctx", c.model.ctx}, {"mlp_mult", c.model.mlp_mult}}},
+                 {"schedule", {{"steps", c.steps}, {"batch", c.batch}, {"lr", c.lr}, {"warmup", c.warmup},
+                               {"min_lr_ratio", c.min_lr_ratio}, {"weight_decay", c.weight_decay},
+                               {"grad_clip", c.grad_clip}}},
+                 {"seeds", seed_list},
+                 {"recipes", names},
+                 {"data", run.data},
+                 {"diag_every", c.diag_every}};
+  const auto summary = tr::summarize(records, meta);
+  fs::create_directories(out);
+  std::ofstream(fs::path(out) / "summary.json") << summary.dump(2) << "\n";
+  const std::string md = tr::summary_markdown(summary);
+  std::ofstream(fs::path(out) / "summary.md") << md;
+  fmt::print("\n{}\ntrain-sweep: wrote {}/summary.json and {}/summary.md\n", md, out, out);
+#else
+  (void)names;
+  (void)seed_list;
+  (void)out;
+  no_torch();
+#endif
+}
+
 }  // namespace
+
+bool can_train_on_gpu(std::string* why) {
+#if NIBBLE_HAVE_TORCH
+  if (tr::cuda_available()) return true;
+  if (why) *why = "no CUDA device (or this build's training path has no CUDA kernels)";
+  return false;
+#else
+  if (why) *why = "this nibble was built without libtorch";
+  return false;
+#endif
+}
+
+void run_report_training(const std::string& data, int64_t steps, const std::string& seeds, const std::string& out) {
+  RunFlags run;
+  run.data = data;
+  run.steps = steps;
+  run.device = "cuda";
+  run_sweep(run, "all", seeds, static_cast<int>(std::min<int64_t>(100, steps)), out);
+}
 
 void add_train_commands(CLI::App& app) {
   // train-data
@@ -246,68 +332,7 @@ void add_train_commands(CLI::App& app) {
   sweep_cmd->add_option("--seeds", *seeds, "comma list of seeds")->capture_default_str();
   sweep_cmd->add_option("--last-n", *last_n, "steps averaged by the loss-gap metric")->capture_default_str();
   sweep_cmd->add_option("--out", *sout, "output directory (summary.json, summary.md, runs/)")->required();
-  sweep_cmd->callback([srun, recipes, seeds, last_n, sout] {
-    const std::vector<std::string> names = parse_recipes(*recipes);
-    const std::vector<uint64_t> seed_list = parse_seeds(*seeds);
-    if (*last_n < 1 || *last_n > srun->steps) {
-      throw UsageError(fmt::format("--last-n must be 1..--steps ({}), got {}", srun->steps, *last_n));
-    }
-#if NIBBLE_HAVE_TORCH
-    const tr::PreparedData data = load_data(srun->data);
-    std::vector<tr::RunRecord> records;
-    const size_t total = names.size() * seed_list.size();
-    const auto t0 = std::chrono::steady_clock::now();
-    std::string device;
-    std::string gpu;
-    for (const auto& name : names) {
-      const tr::Recipe recipe = tr::preset(name);
-      for (uint64_t s : seed_list) {
-        tr::TrainConfig cfg = srun->config(s);
-        const std::string rel = fmt::format("runs/{}-s{}", name, s);
-        const tr::TrainResult r = tr::run_training(recipe, cfg, data, (fs::path(*sout) / rel).string(), std::cout);
-        device = r.device;
-        gpu = r.gpu;
-        tr::RunRecord record;
-        record.recipe = name;
-        record.description = tr::describe(recipe);
-        record.seed = s;
-        record.dir = rel;
-        record.loss = r.loss;
-        record.step_ms = r.step_ms;
-        record.final_val_loss = r.val_loss.empty() ? 0.0 : r.val_loss.back().second;
-        records.push_back(std::move(record));
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        fmt::print("train-sweep: {}/{} runs done in {:.0f} s (estimated total {:.0f} s)\n", records.size(), total,
-                   elapsed, elapsed / static_cast<double>(records.size()) * static_cast<double>(total));
-      }
-    }
-    tr::SweepMeta meta;
-    meta.last_n = *last_n;
-    meta.device = device;
-    meta.gpu = gpu;
-    meta.command = command_line();
-    const tr::TrainConfig c = srun->config(0);
-    meta.config = {{"model", {{"layers", c.model.layers}, {"d_model", c.model.d_model}, {"heads", c.model.heads},
-                              {"ctx", c.model.ctx}, {"mlp_mult", c.model.mlp_mult}}},
-                   {"schedule", {{"steps", c.steps}, {"batch", c.batch}, {"lr", c.lr}, {"warmup", c.warmup},
-                                 {"min_lr_ratio", c.min_lr_ratio}, {"weight_decay", c.weight_decay},
-                                 {"grad_clip", c.grad_clip}}},
-                   {"seeds", seed_list},
-                   {"recipes", names},
-                   {"data", srun->data},
-                   {"diag_every", c.diag_every}};
-    const auto summary = tr::summarize(records, meta);
-    fs::create_directories(*sout);
-    std::ofstream(fs::path(*sout) / "summary.json") << summary.dump(2) << "\n";
-    const std::string md = tr::summary_markdown(summary);
-    std::ofstream(fs::path(*sout) / "summary.md") << md;
-    fmt::print("\n{}\ntrain-sweep: wrote {}/summary.json and {}/summary.md\n", md, *sout, *sout);
-#else
-    (void)names;
-    (void)seed_list;
-    no_torch();
-#endif
-  });
+  sweep_cmd->callback([srun, recipes, seeds, last_n, sout] { run_sweep(*srun, *recipes, *seeds, *last_n, *sout); });
 }
 
 }  // namespace nibble::cli

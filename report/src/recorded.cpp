@@ -167,9 +167,9 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   return rows;
 }
 
-TrainingData read_training(const std::string& results_dir) {
+TrainingData read_training(const std::string& training_dir) {
   TrainingData out;
-  const fs::path path = fs::path(results_dir) / "training" / "summary.json";
+  const fs::path path = fs::path(training_dir) / "summary.json";
   if (!fs::exists(path)) {
     out.problem = fmt::format("no recorded training results ({} is absent)", path.string());
     return out;

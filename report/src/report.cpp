@@ -26,6 +26,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+std::string training_dir(const ReportOptions& o) {
+  return o.training_dir.empty() ? (fs::path(o.results_dir) / "training").string() : o.training_dir;
+}
+
 // The quantization experiments, written as the `nibble quant` command that
 // reproduces them (the test runs it and compares the numbers).
 constexpr const char* kFormatsList = "e2m1,e1m2,int4";
@@ -349,7 +353,7 @@ Section compounding_section(const ReportOptions& o, const Writer& w, nlohmann::j
                    html_escape(training.problem) + ".</p>\n";
     return s;
   }
-  const fs::path base = fs::path(o.results_dir) / "training";
+  const fs::path base = training_dir(o);
   std::string diag_path;
   std::string run_name;
   for (const auto& rec : training.summary["recipes"]) {
@@ -452,7 +456,7 @@ Section training_section(const ReportOptions& o, const Writer& w, const Training
     for (const auto& rec : sum["recipes"]) {
       if (!run_device.empty() || !rec.is_object() || !rec.contains("runs") || !rec["runs"].is_array()) continue;
       for (const auto& run : rec["runs"]) {
-        const fs::path rj = fs::path(o.results_dir) / "training" / str(run, "dir") / "run.json";
+        const fs::path rj = fs::path(training_dir(o)) / str(run, "dir") / "run.json";
         if (str(run, "dir").empty() || !fs::exists(rj)) continue;
         try {
           std::ifstream in(rj);
@@ -467,8 +471,10 @@ Section training_section(const ReportOptions& o, const Writer& w, const Training
     }
   }
   if (gpu.empty() && !run_device.empty() && run_device != device) gpu = run_device + " (from run.json)";
-  s.source = "recorded GPU results: " + (fs::path(o.results_dir) / "training" / "summary.json").string() +
-             " (not re-run by this report)";
+  s.source = o.training_fresh
+                 ? "run now by this report on this machine's GPU: " + (fs::path(training_dir(o)) / "summary.json").string()
+                 : "recorded GPU results: " + (fs::path(training_dir(o)) / "summary.json").string() +
+                       " (not re-run by this report)";
   s.intro_html = fmt::format(
       "<p>Device recorded: <b>{}</b>{}. Command recorded: {}.{}</p>\n", html_escape(device.empty() ? "not recorded" : device),
       gpu.empty() ? "; GPU: not recorded in summary.json or run.json (docs/results/training.md names it)"
@@ -485,7 +491,7 @@ Section training_section(const ReportOptions& o, const Writer& w, const Training
                       last_n ? fmt::format(" (mean of |L - L_bf16| / L_bf16 over the last {} steps)", last_n) : ""),
           {"recipe", "description", "seeds", "loss gap to BF16 (%)", "final loss", "final val loss", "step time vs BF16"},
           {}};
-  const fs::path base = fs::path(o.results_dir) / "training";
+  const fs::path base = training_dir(o);
   std::vector<std::string> curve_names;
   std::map<long, std::vector<double>> curves;  // step -> per recipe mean loss
   std::string problems;
@@ -916,16 +922,22 @@ std::string now_utc() {
 
 }  // namespace
 
+void check_output_dir(const std::string& out_dir) {
+  std::error_code ec;
+  // Never scatter files into an unrelated directory (e.g. a source folder).
+  if (fs::is_directory(out_dir, ec) && !fs::is_empty(out_dir, ec) && !fs::exists(fs::path(out_dir) / "report.json")) {
+    throw ReportError(fmt::format("'{}' is a non-empty directory that holds no earlier report (no report.json); "
+                                  "choose a new or empty directory",
+                                  out_dir));
+  }
+}
+
 ReportSummary write_report(const ReportOptions& o) {
   const auto t0 = Clock::now();
   if (o.out_dir.empty()) throw ReportError("no output directory");
   std::error_code ec;
-  // Never scatter files into an unrelated directory (e.g. a source folder).
-  if (fs::is_directory(o.out_dir, ec) && !fs::is_empty(o.out_dir, ec) && !fs::exists(fs::path(o.out_dir) / "report.json")) {
-    throw ReportError(fmt::format("'{}' is a non-empty directory that holds no earlier report (no report.json); "
-                                  "choose a new or empty directory",
-                                  o.out_dir));
-  }
+  // (Checked by the caller before its training sweep wrote into out_dir/training.)
+  if (!o.training_fresh) check_output_dir(o.out_dir);
   fs::create_directories(o.out_dir, ec);
   if (ec || !fs::is_directory(o.out_dir)) throw ReportError(fmt::format("cannot create directory '{}'", o.out_dir));
   const Writer w{fs::path(o.out_dir)};
@@ -939,7 +951,7 @@ ReportSummary write_report(const ReportOptions& o) {
 
   ReportSummary summary;
   step("reading recorded results in " + o.results_dir);
-  const TrainingData training = read_training(o.results_dir);
+  const TrainingData training = read_training(training_dir(o));
   const AreaData area = read_area(o.results_dir);
 
   FormatsResult formats = formats_section(oo, w);

@@ -297,6 +297,23 @@ def main():
     check(src.returncode == 2 and "holds no earlier report" in src.stderr,
           f"writing into a non-report directory: exit {src.returncode}")
     check(sorted(os.listdir(other)) == ["notes.txt"], "a refused run left files behind")
+    for args, message in ((["--training", "bogus"], "want auto, recorded or fresh"),
+                          (["--train-steps", "0"], "--train-steps: want >= 1")):
+        r = subprocess.run([a.nibble, "report", "--out", none, "--quiet"] + args, text=True, capture_output=True)
+        check(r.returncode == 2 and message in r.stderr, f"{' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
+    # Without a GPU (or libtorch) a fresh sweep is refused with the reason; with one, a
+    # one-step sweep per recipe runs and the page reads it.
+    fr = subprocess.run([a.nibble, "report", "--out", none, "--quiet", "--training", "fresh", "--train-steps", "2",
+                         "--train-seeds", "0", "--train-data", os.path.join(a.source, "data", "brown")],
+                        text=True, capture_output=True)
+    if fr.returncode == 2 and "cannot train here" in fr.stderr:
+        print(f"note: --training fresh refused as expected here: {fr.stderr.strip()}")
+        check(True, "")
+    else:
+        check(fr.returncode == 0 and os.path.exists(os.path.join(none, "training", "summary.json")),
+              f"--training fresh on a GPU: exit {fr.returncode}: {fr.stderr.strip()[-400:]}")
+        page = open(os.path.join(none, "index.html")).read()
+        check("run now by this report" in page, "a fresh sweep is not marked as run now")
     print(f"{checks} checks, {len(failures)} failures")
     if checks == 0:
         print("FAIL: no checks ran")

@@ -4,7 +4,8 @@
 //                   synthetic inputs (computed here with nibble::analysis)
 //   2 compounding   eta across depth (the chain), and per-layer attenuation from
 //                   recorded training diagnostics where present
-//   3 training      loss curves and the loss gap to BF16 per recipe (recorded only)
+//   3 training      loss curves and the loss gap to BF16 per recipe (a sweep the caller ran
+//                   now, or recorded results)
 //   4 hardware      area (and energy, where recorded) per format configuration
 //   5 trade-off     quality against cost, one point per configuration and recipe
 //   6 verification  recorded bit-exact case counts per layer, and a live check of
@@ -35,6 +36,9 @@ class ReportError : public std::runtime_error {
 struct ReportOptions {
   std::string out_dir;      // created if absent
   std::string results_dir;  // recorded results: training/summary.json, area-energy.json, verification.json
+  // Where the training section reads summary.json and runs/: results_dir/training if empty.
+  std::string training_dir;
+  bool training_fresh = false;  // training_dir was just written by this report's own sweep
   std::string gnuplot = "gnuplot";
   uint64_t seed = 0;
   std::string command_line;  // recorded in the page and in report.json
@@ -50,6 +54,10 @@ struct ReportSummary {
 };
 
 ReportSummary write_report(const ReportOptions& options);
+
+// Throws ReportError if out_dir is a non-empty directory that holds no earlier report
+// (write_report checks it too, unless training_fresh says the caller did).
+void check_output_dir(const std::string& out_dir);
 
 // ---- Parts shared by the report's sources (not a stable interface) ----
 
@@ -92,7 +100,8 @@ struct TrainingData {
   nlohmann::json summary;  // as read
   std::string problem;     // why absent or partly unreadable
 };
-TrainingData read_training(const std::string& results_dir);
+// `training_dir` holds summary.json and runs/.
+TrainingData read_training(const std::string& training_dir);
 struct AreaData {
   bool present = false;
   nlohmann::json raw;
