@@ -395,7 +395,8 @@ Section compounding_section(const ReportOptions& o, const Writer& w, nlohmann::j
       out += "\n";
     }
     w.text("data/training_cum_alpha.csv", out);
-    s.source += "; per-layer attenuation recorded from training (" + run_name + ")";
+    s.source += std::string("; per-layer attenuation ") +
+                (o.training_fresh ? "from the training run now" : "recorded from training") + " (" + run_name + ")";
     s.figures.push_back({"training_cum_alpha",
                          "Running product of alpha across the linear layers of the trained model (Fprop).",
                          html_escape(fmt::format("From {} at step {} of the recorded run {}.", diag_path,
