@@ -4,7 +4,9 @@
 // on block streams whose codes and scales come from golden's quantizer over Gaussian,
 // Student-t, RHT-rotated or user tensors, and every cell-output toggle weighted by the cell's
 // switching energy (docs/area-energy.md). Prints energy per 16-element block and per MAC per
-// configuration, format and operand statistics; writes JSON / CSV.
+// configuration, format and operand statistics; writes JSON / CSV. `--calibration` instead runs
+// integer adders / multipliers and scalar E4M3 / BF16 MACs (rtl/synth/calib_blocks.v,
+// calib_fpmac.v) through the same flow, beside Horowitz's published energies and the DPU per MAC.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -65,6 +67,33 @@ constexpr Published kHorowitz[] = {
     {"calib_mul", 8, "8-bit int mult", 0.2},
     {"calib_mul", 32, "32-bit int mult", 3.1},
 };
+
+// Scalar floating-point MACs of rtl/synth/calib_fpmac.v: acc <= fma(a, b, acc) into an FP32
+// register, one rounding. Horowitz lists no FP8 or BF16 operator; for BF16 the nearest
+// published figure is composed from his FP16 multiply and FP32 add.
+struct FpMac {
+  const char* label;
+  const char* format;
+  int exp_bits, man_bits;
+  double pj;  // published (composed) energy per MAC, < 0 where there is none
+};
+constexpr FpMac kFpMacs[] = {
+    {"E4M3 MAC, FP32 acc", "e4m3", 4, 3, -1.0},
+    {"BF16 MAC, FP32 acc", "bf16", 8, 7, 1.1 + 0.9},
+};
+
+// A random finite operand code: E4M3 any code but the two NaNs (S.1111.111); BF16 a random
+// sign and mantissa with the exponent within 2^-9 .. 2^8, the binades E4M3 spans.
+uint32_t finite_operand(const FpMac& m, std::mt19937_64& rng) {
+  if (m.exp_bits == 4) {
+    uint32_t c;
+    do {
+      c = static_cast<uint32_t>(rng() & 0xFFu);
+    } while ((c & 0x7Fu) == 0x7Fu);
+    return c;
+  }
+  return static_cast<uint32_t>(rng() & 0x807Fu) | (static_cast<uint32_t>(127 - 9 + rng() % 18) << 7);
+}
 
 struct Result {
   const Config* config;
@@ -166,24 +195,32 @@ void run_energy(const EnergyArgs& a) {
   if (rc != 0) throw UsageError(fmt::format("cell models of {} failed:\n{}", liberty, output));
 
   if (a.calibration) {
-    // Integer adders and multipliers of the published table, uniformly random operands.
+    const std::string lib_label = a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty;
+    // One synthesis through the flow; returns its record, leaves the netlist at `net`.
+    auto synthesize = [&](const std::string& top, const std::string& source, const std::vector<std::string>& params,
+                          const std::string& what, const fs::path& net) {
+      const fs::path rec = fs::path(net.string() + ".rec.json");
+      std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {} --netlist {} --liberty {}", shell_quote(python),
+                                    shell_quote(driver.string()), top, shell_quote(yosys), shell_quote(rec.string()),
+                                    shell_quote(net.string()), shell_quote(liberty));
+      if (!source.empty()) cmd += " --source " + shell_quote((synth_dir / source).string());
+      for (const std::string& p : params) cmd += " --param " + shell_quote(p);
+      if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
+      std::string out;
+      if (run_command(cmd, out) != 0 || !fs::exists(net)) throw UsageError(fmt::format("synthesis of {} failed:\n{}", what, out));
+      std::ifstream rin(rec);
+      return nlohmann::json::parse(rin);
+    };
     nlohmann::json cal = nlohmann::json::array();
-    fmt::print("calibration: energy per operation, uniformly random operands, {} cycles each (liberty {})\n", a.blocks,
-               a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty);
+    fmt::print("calibration: energy per operation, {} cycles each (liberty {})\n", a.blocks, lib_label);
     fmt::print("{:<18} {:>7} {:>11} {:>12} {:>14} {:>14}\n", "block", "cells", "energy/op", "vs 8b add",
                "Horowitz pJ", "Horowitz ratio");
     double base = 0;
     std::string unit;
+    // Integer adders and multipliers of the published table, uniformly random operands.
     for (const Published& p : kHorowitz) {
       const fs::path net = tmp / fmt::format("{}_{}.netlist.json", p.top, p.n);
-      const fs::path rec = tmp / fmt::format("{}_{}.json", p.top, p.n);
-      std::string cmd = fmt::format("{} {} --top {} --source {} --param N={} --yosys {} --json {} --netlist {} --liberty {}",
-                                    shell_quote(python), shell_quote(driver.string()), p.top,
-                                    shell_quote((synth_dir / "calib_blocks.v").string()), p.n, shell_quote(yosys),
-                                    shell_quote(rec.string()), shell_quote(net.string()), shell_quote(liberty));
-      if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
-      rc = run_command(cmd, output);
-      if (rc != 0) throw UsageError(fmt::format("synthesis of {} N={} failed:\n{}", p.top, p.n, output));
+      synthesize(p.top, "calib_blocks.v", {fmt::format("N={}", p.n)}, fmt::format("{} N={}", p.top, p.n), net);
       power::GateSim sim(cells.string(), net.string());
       std::mt19937_64 rng(a.seed);
       auto drive = [&] {
@@ -206,11 +243,93 @@ void run_energy(const EnergyArgs& a) {
       cal.push_back({{"block", p.label}, {"top", p.top}, {"n", p.n}, {"cells", sim.num_cells()}, {"energy_per_op", per_op},
                      {"energy_unit", e.unit}, {"horowitz_45nm_pj", p.pj}});
     }
+    // Floating-point MACs: the accumulator cleared by reset, then one fma per cycle on random
+    // finite operands, the sum running (16 warm-up cycles not counted).
+    std::map<std::string, double> mac_energy;
+    for (const FpMac& m : kFpMacs) {
+      const fs::path net = tmp / fmt::format("calib_fpmac_{}.netlist.json", m.format);
+      const nlohmann::json rec =
+          synthesize("calib_fpmac", "calib_fpmac.v",
+                     {fmt::format("ExpBits={}", m.exp_bits), fmt::format("ManBits={}", m.man_bits)},
+                     fmt::format("calib_fpmac {}", m.format), net);
+      power::GateSim sim(cells.string(), net.string());
+      std::mt19937_64 rng(a.seed);
+      sim.set_input("rst_ni", 0);
+      sim.settle();
+      sim.set_input("rst_ni", 1);
+      auto step = [&] {
+        sim.set_input("a_i", finite_operand(m, rng));
+        sim.set_input("b_i", finite_operand(m, rng));
+        sim.tick();
+      };
+      for (int i = 0; i < 16; ++i) step();
+      sim.clear_activity();
+      for (size_t i = 0; i < a.blocks; ++i) step();
+      const uint32_t acc = static_cast<uint32_t>(sim.get("acc_o"));
+      if ((acc & 0x7F80'0000u) == 0x7F80'0000u) {
+        throw UsageError(fmt::format("calibration: the {} accumulator ended non-finite (0x{:08x})", m.format, acc));
+      }
+      const power::EnergyReport e = sim.energy(a.clock_ns);
+      const double per_op = e.total() / static_cast<double>(a.blocks);
+      mac_energy[m.format] = per_op;
+      fmt::print("{:<18} {:>7} {:>11.4g} {:>12.2f} {:>14} {:>14}\n", m.label, sim.num_cells(), per_op, per_op / base,
+                 m.pj < 0 ? "-" : fmt::format("{:.2f}c", m.pj), m.pj < 0 ? "-" : fmt::format("{:.2f}", m.pj / kHorowitz[0].pj));
+      cal.push_back({{"block", m.label}, {"top", "calib_fpmac"}, {"format", m.format}, {"exp_bits", m.exp_bits},
+                     {"man_bits", m.man_bits}, {"cells", sim.num_cells()}, {"flops", sim.num_flops()},
+                     {"area", rec.at("area")}, {"area_unit", rec.at("area_unit")}, {"energy_per_op", per_op},
+                     {"energy_unit", e.unit}, {"logic_per_op", e.logic / static_cast<double>(a.blocks)},
+                     {"flops_per_op", e.flops / static_cast<double>(a.blocks)},
+                     {"clock_per_op", e.clock / static_cast<double>(a.blocks)},
+                     {"leakage_per_op", e.leakage / static_cast<double>(a.blocks)},
+                     {"horowitz_45nm_pj", m.pj < 0 ? nlohmann::json(nullptr) : nlohmann::json(m.pj)},
+                     {"horowitz_reference", m.pj < 0 ? "none (no FP8 entry)" : "composed: FP16 mult 1.1 + FP32 add 0.9 pJ"}});
+    }
+    // The project's 4-bit MAC: the E2M1-only DPU on Gaussian operands, per block / 16.
+    {
+      const Config& c = *parse_configs("e2m1").front();
+      const fs::path net = tmp / "dpu_e2m1.netlist.json";
+      fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} ...\n", c.label);
+      const nlohmann::json rec = synthesize("nibble_dpu", "", {fmt::format("FormatMask={}", c.mask), "Lanes=16"},
+                                            fmt::format("nibble_dpu {}", c.label), net);
+      power::GateSim sim(cells.string(), net.string());
+      power::DpuNetlist dpu(sim);
+      power::StreamSpec s;
+      s.format = Format::kE2M1;
+      s.lanes = dpu.lanes();
+      s.k = a.k;
+      s.blocks = a.blocks;
+      s.seed = a.seed;
+      const std::vector<power::DpuBlock> blocks = power::make_stream(s);
+      dpu.reset();
+      for (size_t i = 0; i < 4 && i < blocks.size(); ++i) dpu.step(&blocks[i]);
+      sim.clear_activity();
+      for (const power::DpuBlock& b : blocks) dpu.step(&b);
+      const power::EnergyReport e = sim.energy(a.clock_ns);
+      const double per_mac = e.total() / static_cast<double>(blocks.size()) / 16.0;
+      mac_energy["dpu"] = per_mac;
+      fmt::print("{:<18} {:>7} {:>11.4g} {:>12.2f} {:>14} {:>14}\n", "4-bit MAC (DPU)", sim.num_cells(), per_mac,
+                 per_mac / base, "-", "-");
+      cal.push_back({{"block", "4-bit MAC (DPU)"}, {"top", "nibble_dpu"}, {"config", c.name}, {"format_mask", c.mask},
+                     {"lanes", 16}, {"operands", "gaussian"}, {"cells", sim.num_cells()}, {"flops", sim.num_flops()},
+                     {"area", rec.at("area")}, {"area_unit", rec.at("area_unit")}, {"energy_per_op", per_mac},
+                     {"energy_per_block", per_mac * 16.0}, {"energy_unit", e.unit}, {"horowitz_45nm_pj", nullptr}});
+    }
     fmt::print("energy unit: {}; Horowitz: ISSCC 2014, 45 nm (published ratios, not this library's)\n", unit);
+    fmt::print("integer blocks: uniformly random operands. MACs: acc <= fma(a, b, acc), one FP32 accumulator register "
+               "(rtl/synth/calib_fpmac.v), random finite operands (E4M3: any non-NaN code; BF16: exponents 2^-9..2^8, "
+               "random mantissa), the sum running from reset.\n");
+    fmt::print("4-bit MAC (DPU): E2M1-only nibble_dpu, 16 lanes (cells: all 16 lanes), Gaussian operands quantized by "
+               "golden, energy per block / 16: one FP32 accumulate per 16 MACs.\n");
+    fmt::print("c: composed, Horowitz FP16 mult 1.1 + FP32 add 0.9 pJ (no BF16 or FP8 entry in the table).\n");
+    fmt::print("per MAC: E4M3 / 4-bit {:.2f}x, BF16 / 4-bit {:.2f}x, BF16 / E4M3 {:.2f}x\n",
+               mac_energy["e4m3"] / mac_energy["dpu"], mac_energy["bf16"] / mac_energy["dpu"],
+               mac_energy["bf16"] / mac_energy["e4m3"]);
     if (!a.json_out.empty()) {
       std::ofstream out(a.json_out);
       if (!out) throw UsageError(fmt::format("--json: cannot write {}", a.json_out));
-      out << nlohmann::json{{"calibration", cal}, {"liberty", a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty}}.dump(2)
+      out << nlohmann::json{{"calibration", cal}, {"liberty", lib_label}, {"cycles", a.blocks}, {"seed", a.seed},
+                            {"clock_ns", a.clock_ns}}
+                 .dump(2)
           << "\n";
     }
     return;
@@ -381,7 +500,7 @@ void add_energy_command(CLI::App& app) {
   sub->add_option("--synth-dir", args->synth_dir, "the flow's directory (default: <source>/rtl/synth)");
   sub->add_flag("--calibration", args->calibration,
                 "instead: integer adders / multipliers (8, 32 bits) with random operands, beside Horowitz's "
-                "published energies (ISSCC 2014)");
+                "published energies (ISSCC 2014), and E4M3 / BF16 MACs into FP32 next to the 4-bit DPU per MAC");
   sub->callback([args] { run_energy(*args); });
 }
 
