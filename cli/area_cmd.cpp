@@ -1,5 +1,6 @@
 // `nibble area`: what first-class E1M2 / INT4 support costs in silicon next to E2M1.
-// Synthesizes nibble_dpu (or nibble_tile with --tile MxN) once per format mask with Yosys,
+// Synthesizes nibble_dpu (or nibble_tile with --tile MxN; with --unit also the quantizer,
+// nibble_quantizer, per format mask, and the RHT unit, nibble_rht16) once per format mask with Yosys,
 // mapped to a Liberty library (the project's technology-neutral rtl/synth/nibble_generic.lib,
 // areas in NAND2 gate equivalents, by default; --liberty FILE for a real library, areas in
 // um^2), and prints area, cells, flops and depth with each configuration's increment over
@@ -10,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +45,23 @@ const std::array<Config, 5> kConfigs = {{
 
 namespace {
 
+// The units `nibble area --unit` synthesizes. masks: built per format mask (FormatMask) and
+// lane count (Lanes); otherwise the unit has no parameters.
+struct Unit {
+  const char* name;   // command-line name
+  const char* top;    // RTL top module
+  const char* label;  // table label prefix
+  bool masks;
+};
+
+constexpr std::array<Unit, 3> kUnits = {{
+    {"dpu", "nibble_dpu", "DPU", true},
+    {"quantizer", "nibble_quantizer", "quantizer", true},
+    {"rht16", "nibble_rht16", "RHT16", false},
+}};
+
 struct AreaArgs {
+  std::string units = "dpu";
   std::string configs = "e2m1,e2m1+e1m2,all,int4,e1m2";
   std::string lanes = "16";
   std::string tile;  // MxN
@@ -53,7 +71,9 @@ struct AreaArgs {
 };
 
 struct Row {
-  const Config* config;
+  const Unit* unit = nullptr;
+  const Config* config = nullptr;  // nullptr for a unit without format masks
+  std::string top, name, label;
   double area = 0;
   long cells = 0, flops = 0;
   double depth = -1;
@@ -146,11 +166,49 @@ std::vector<const Config*> parse_configs(const std::string& text) {
 
 namespace {
 
-void run_area(const AreaArgs& a) {
+std::vector<const Unit*> parse_units(const std::string& text) {
+  std::vector<const Unit*> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const Unit* found = nullptr;
+    for (const Unit& u : kUnits) {
+      if (item == u.name) found = &u;
+    }
+    if (found == nullptr) {
+      throw UsageError(fmt::format("--unit: unknown unit '{}' (known: dpu, quantizer, rht16)", item));
+    }
+    for (const Unit* u : out) {
+      if (u == found) throw UsageError(fmt::format("--unit: '{}' given twice", item));
+    }
+    out.push_back(found);
+  }
+  if (out.empty()) throw UsageError("--unit: no unit given");
+  return out;
+}
+
+// given_configs / given_lanes: the option was on the command line (not its default).
+void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
+  const std::vector<const Unit*> units = parse_units(a.units);
   const std::vector<const Config*> configs = parse_configs(a.configs);
   if (a.lanes != "16" && a.lanes != "32") {
     throw UsageError(fmt::format("--lanes: must be 16 or 32, got '{}'", a.lanes));
   }
+  bool any_masks = false, has_dpu = false;
+  for (const Unit* u : units) {
+    any_masks = any_masks || u->masks;
+    has_dpu = has_dpu || std::string(u->name) == "dpu";
+  }
+  if (!any_masks && given_configs) {
+    throw UsageError("--configs: nibble_rht16 has no format-mask parameter (it is format-independent)");
+  }
+  if (!any_masks && given_lanes) {
+    throw UsageError("--lanes: nibble_rht16 is a fixed 16-point transform (no Lanes parameter)");
+  }
+  if (!a.tile.empty() && !has_dpu) {
+    throw UsageError("--tile: applies to the DPU only (add dpu to --unit)");
+  }
+  const bool dpu_only = units.size() == 1 && has_dpu;
   int rows = 0, cols = 0;
   if (!a.tile.empty()) {
     char x = 0;
@@ -184,32 +242,63 @@ void run_area(const AreaArgs& a) {
   const fs::path tmp = fs::temp_directory_path() /
                        fmt::format("nibble_area_{}", static_cast<long>(::getpid()));
   fs::create_directories(tmp);
-  const std::string top = a.tile.empty() ? "nibble_dpu" : "nibble_tile";
+  // The rows to synthesize: every unit with format masks once per configuration, the others once.
   std::vector<Row> rows_out;
-  for (const Config* c : configs) {
-    const fs::path rec = tmp / fmt::format("{}.json", rows_out.size());
-    std::string cmd = fmt::format("{} {} --top {} --yosys {} --param {} --param Lanes={} --json {}",
-                                  shell_quote(python), shell_quote(driver.string()), top,
-                                  shell_quote(yosys), shell_quote(fmt::format("FormatMask={}", c->mask)),
-                                  a.lanes, shell_quote(rec.string()));
-    if (!a.tile.empty()) cmd += fmt::format(" --param Rows={} --param Cols={}", rows, cols);
+  for (const Unit* u : units) {
+    const bool dpu = std::string(u->name) == "dpu";
+    const std::string top = dpu && !a.tile.empty() ? "nibble_tile" : u->top;
+    if (!u->masks) {
+      Row r;
+      r.unit = u;
+      r.config = nullptr;
+      r.top = top;
+      r.name = u->name;
+      r.label = u->label;
+      rows_out.push_back(r);
+      continue;
+    }
+    for (const Config* c : configs) {
+      Row r;
+      r.unit = u;
+      r.config = c;
+      r.top = top;
+      r.name = dpu_only ? c->name : fmt::format("{}:{}", u->name, c->name);
+      r.label = dpu_only ? c->label : fmt::format("{} {}", u->label, c->label);
+      rows_out.push_back(r);
+    }
+  }
+  for (size_t i = 0; i < rows_out.size(); ++i) {
+    Row& r = rows_out[i];
+    const fs::path rec = tmp / fmt::format("{}.json", i);
+    std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {}", shell_quote(python),
+                                  shell_quote(driver.string()), r.top, shell_quote(yosys),
+                                  shell_quote(rec.string()));
+    if (r.config != nullptr) {
+      cmd += fmt::format(" --param {} --param Lanes={}",
+                         shell_quote(fmt::format("FormatMask={}", r.config->mask)), a.lanes);
+    }
+    if (r.top == "nibble_tile") cmd += fmt::format(" --param Rows={} --param Cols={}", rows, cols);
     if (!a.liberty.empty()) cmd += " --liberty " + shell_quote(fs::absolute(a.liberty).string());
     if (!a.keep.empty()) {
-      cmd += " --work " + shell_quote((fs::absolute(a.keep) / c->name).string());
+      std::string dir = r.name;
+      for (char& ch : dir) {
+        if (ch == ':') ch = '_';
+      }
+      cmd += " --work " + shell_quote((fs::absolute(a.keep) / dir).string());
     }
     if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
-    fmt::print(stderr, "nibble area: synthesizing {} {} ...\n", top, c->label);
+    fmt::print(stderr, "nibble area: synthesizing {} {} ...\n", r.top,
+               r.config != nullptr ? r.config->label : "");
     std::string output;
     const int rc = run_command(cmd, output);
     if (rc != 0 || !fs::exists(rec)) {
       std::error_code ec;
       fs::remove_all(tmp, ec);
-      throw UsageError(fmt::format("synthesis of {} {} failed (exit {}):\n{}", top, c->label, rc, output));
+      throw UsageError(fmt::format("synthesis of {} {} failed (exit {}):\n{}", r.top,
+                                   r.config != nullptr ? r.config->label : "", rc, output));
     }
     std::ifstream in(rec);
     const nlohmann::json j = nlohmann::json::parse(in);
-    Row r;
-    r.config = c;
     r.area = j.at("area").get<double>();
     r.cells = j.at("cells").get<long>();
     r.flops = j.at("flops").get<long>();
@@ -217,45 +306,68 @@ void run_area(const AreaArgs& a) {
     r.seconds = j.at("seconds").get<double>();
     r.area_unit = j.at("area_unit").get<std::string>();
     r.depth_unit = j.at("depth_unit").get<std::string>();
-    rows_out.push_back(r);
   }
   std::error_code ec;
   fs::remove_all(tmp, ec);
 
-  const Row* base = nullptr;
-  for (const Row& r : rows_out) {
-    if (std::string(r.config->name) == "e2m1") base = &r;
-  }
+  // Each row against its own unit's E2M1-only row (none for a unit without format masks).
+  auto base_of = [&](const Row& r) -> const Row* {
+    for (const Row& b : rows_out) {
+      if (b.unit == r.unit && b.config != nullptr && std::string(b.config->name) == "e2m1" && b.area > 0) {
+        return &b;
+      }
+    }
+    return nullptr;
+  };
   const bool ge = rows_out.front().area_unit == "GE";
   const std::string unit = ge ? "kGE" : "um^2";
   auto area_shown = [&](double area) { return ge ? area / 1000.0 : area; };
   auto delta = [&](const Row& r) -> std::string {
-    if (base == nullptr || base->area <= 0) return "-";
+    const Row* base = base_of(r);
+    if (base == nullptr) return "-";
     return fmt::format("{:+.1f}%", 100.0 * (r.area - base->area) / base->area);
   };
 
-  const std::string what = a.tile.empty() ? fmt::format("nibble_dpu, {} lanes", a.lanes)
-                                          : fmt::format("nibble_tile {}x{}, {} lanes", rows, cols, a.lanes);
+  std::string what;
+  for (const Unit* u : units) {
+    if (!what.empty()) what += " + ";
+    if (!u->masks) {
+      what += "nibble_rht16, 16 points";
+    } else if (std::string(u->name) == "dpu" && !a.tile.empty()) {
+      what += fmt::format("nibble_tile {}x{}, {} lanes", rows, cols, a.lanes);
+    } else {
+      what += fmt::format("{}, {} lanes", u->top, a.lanes);
+    }
+  }
+  size_t label_width = 16;
+  for (const Row& r : rows_out) label_width = std::max(label_width, r.label.size());
   fmt::print("area of {} ({}; liberty {})\n", what, ge ? "generic NAND2-equivalent cells" : "user library",
              a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty);
-  fmt::print("{:<16} {:>12} {:>10} {:>8} {:>7} {:>8} {:>7}\n", "config", "area " + unit, "vs E2M1",
-             "cells", "flops", "depth", "synth s");
+  fmt::print("{:<{}} {:>12} {:>10} {:>8} {:>7} {:>8} {:>7}\n", dpu_only ? "config" : "unit / config",
+             label_width, "area " + unit, "vs E2M1", "cells", "flops", "depth", "synth s");
   for (const Row& r : rows_out) {
-    fmt::print("{:<16} {:>12.{}f} {:>10} {:>8} {:>7} {:>8} {:>7.1f}\n", r.config->label,
+    fmt::print("{:<{}} {:>12.{}f} {:>10} {:>8} {:>7} {:>8} {:>7.1f}\n", r.label, label_width,
                area_shown(r.area), ge ? 2 : 0, delta(r), r.cells, r.flops,
                r.depth < 0 ? std::string("-") : fmt::format("{:.{}f}", r.depth, ge ? 0 : 2),
                r.seconds);
   }
   fmt::print("depth: ABC stime critical path of the mapped logic between flops/ports ({})\n",
              rows_out.front().depth_unit == "levels" ? "cell levels, unit-delay library" : "ns, library delays");
-  fmt::print("published: MixFP4 (arXiv 2605.31035) adding E1M2 next to E2M1 in a tensor core: "
-             "+{:.1f}% area, +{:.1f}% power\n",
-             kMixFp4AreaPercent, kMixFp4PowerPercent);
+  if (has_dpu) {
+    fmt::print("published: MixFP4 (arXiv 2605.31035) adding E1M2 next to E2M1 in a tensor core: "
+               "+{:.1f}% area, +{:.1f}% power\n",
+               kMixFp4AreaPercent, kMixFp4PowerPercent);
+  }
 
+  std::string tops;
+  for (const Row& r : rows_out) {
+    if (tops.find(r.top) == std::string::npos) tops += (tops.empty() ? "" : ",") + r.top;
+  }
+  auto lanes_of = [&](const Row& r) { return r.config != nullptr ? std::stoi(a.lanes) : 16; };
   if (!a.json_out.empty()) {
     nlohmann::json j;
-    j["top"] = top;
-    j["lanes"] = std::stoi(a.lanes);
+    j["top"] = tops;
+    j["lanes"] = any_masks ? std::stoi(a.lanes) : 16;
     if (!a.tile.empty()) {
       j["rows"] = rows;
       j["cols"] = cols;
@@ -267,15 +379,20 @@ void run_area(const AreaArgs& a) {
     j["mixfp4_power_percent"] = kMixFp4PowerPercent;
     for (const Row& r : rows_out) {
       nlohmann::json e;
-      e["config"] = r.config->name;
-      e["label"] = r.config->label;
-      e["format_mask"] = r.config->mask;
+      e["config"] = r.name;
+      e["label"] = r.label;
+      e["format_mask"] = r.config != nullptr ? nlohmann::json(r.config->mask) : nlohmann::json(nullptr);
+      if (!dpu_only) {
+        e["unit"] = r.unit->name;
+        e["top"] = r.top;
+        e["lanes"] = lanes_of(r);
+      }
       e["area"] = r.area;
       e["cells"] = r.cells;
       e["flops"] = r.flops;
       e["depth"] = r.depth < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.depth);
       e["seconds"] = r.seconds;
-      if (base != nullptr && base->area > 0) {
+      if (const Row* base = base_of(r); base != nullptr) {
         e["percent_vs_e2m1"] = 100.0 * (r.area - base->area) / base->area;
       }
       j["configs"].push_back(e);
@@ -290,12 +407,13 @@ void run_area(const AreaArgs& a) {
     out << "config,label,format_mask,top,lanes,rows,cols,area,area_unit,percent_vs_e2m1,cells,flops,depth,"
            "depth_unit\n";
     for (const Row& r : rows_out) {
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.config->name, r.config->label,
-                         r.config->mask, top, a.lanes, a.tile.empty() ? 1 : rows, a.tile.empty() ? 1 : cols,
-                         r.area, r.area_unit,
-                         (base != nullptr && base->area > 0)
-                             ? fmt::format("{:.3f}", 100.0 * (r.area - base->area) / base->area)
-                             : std::string(),
+      const Row* base = base_of(r);
+      const bool tile = r.top == "nibble_tile";
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.label,
+                         r.config != nullptr ? r.config->mask : "", r.top, lanes_of(r), tile ? rows : 1,
+                         tile ? cols : 1, r.area, r.area_unit,
+                         base != nullptr ? fmt::format("{:.3f}", 100.0 * (r.area - base->area) / base->area)
+                                         : std::string(),
                          r.cells, r.flops, r.depth < 0 ? std::string() : fmt::format("{}", r.depth),
                          r.depth_unit);
     }
@@ -308,12 +426,17 @@ void add_area_command(CLI::App& app) {
   auto args = std::make_shared<AreaArgs>();
   CLI::App* sub = app.add_subcommand(
       "area",
-      "Synthesize the DPU (or a tile) per format mask with Yosys and report area, cells, flops and "
-      "depth vs E2M1-only (docs/area-energy.md)");
-  sub->add_option("--configs", args->configs,
-                  "comma-separated: e2m1, e2m1+e1m2, all (= e2m1+e1m2+int4), int4, e1m2")
+      "Synthesize the DPU (or a tile, the quantizer, the RHT unit) per format mask with Yosys and "
+      "report area, cells, flops and depth vs E2M1-only (docs/area-energy.md)");
+  sub->add_option("--unit", args->units,
+                  "comma-separated units: dpu (nibble_dpu, or nibble_tile with --tile), quantizer "
+                  "(nibble_quantizer, per format mask), rht16 (nibble_rht16, no parameters)")
       ->capture_default_str();
-  sub->add_option("--lanes", args->lanes, "lanes per DPU: 16 or 32")->capture_default_str();
+  CLI::Option* configs = sub->add_option("--configs", args->configs,
+                                         "comma-separated: e2m1, e2m1+e1m2, all (= e2m1+e1m2+int4), int4, e1m2")
+                             ->capture_default_str();
+  CLI::Option* lanes =
+      sub->add_option("--lanes", args->lanes, "lanes per DPU / quantizer block: 16 or 32")->capture_default_str();
   sub->add_option("--tile", args->tile, "synthesize nibble_tile with M x N DPUs instead (e.g. 2x2)");
   sub->add_option("--liberty", args->liberty,
                   "a Liberty library (.lib or .lib.gz) instead of the generic one: areas in um^2");
@@ -326,7 +449,7 @@ void add_area_command(CLI::App& app) {
   sub->add_option("--cache", args->cache,
                   "reuse/store synthesis results in DIR (keyed by RTL, flow, library and parameters; "
                   "shared with nibble energy)");
-  sub->callback([args] { run_area(*args); });
+  sub->callback([args, configs, lanes] { run_area(*args, configs->count() > 0, lanes->count() > 0); });
 }
 
 }  // namespace nibble::cli

@@ -4,10 +4,13 @@ library; prints (or writes) a JSON record of area, cells, flops and logic depth.
 
   nibble_synth.py --top nibble_dpu --param FormatMask=3'b001 --param Lanes=16
   nibble_synth.py --top nibble_tile --param Rows=2 --param Cols=2 --param FormatMask=7
+  nibble_synth.py --top nibble_quantizer --param FormatMask=3'b001 --param Lanes=16
+  nibble_synth.py --top nibble_rht16
   nibble_synth.py --top rca --source tests/synth/calib.v --param N=8
 
-Sources: by default the datapath files of rtl/ (packages first), passed through
-sv_compat.py into a work directory (Yosys 0.23 cannot read them as written; see
+Sources: by default the files of rtl/ the top needs (packages first: DATAPATH for the DPU
+and tile, UNITS for nibble_quantizer and nibble_rht16), passed through sv_compat.py into a
+work directory (Yosys 0.23 cannot read them as written; see
 docs/area-energy.md). --source FILE (repeatable) reads plain Verilog/SystemVerilog files
 instead, as they are.
 
@@ -17,6 +20,7 @@ The Yosys script (written to WORK/synth.ys, run with `yosys -q -s`):
   chparam -set NAME VALUE ... TOP
   hierarchy -check -top TOP
   synth -flatten                              generic synthesis of that top, flattened
+                                              (-noshare for the quantizer and RHT units)
   dfflibmap -liberty LIB                      flops -> the library's DFF/DFFR/DFFS
   abc -liberty LIB -script +<Yosys' default liberty script>;topo;stime,-p
                                               logic -> library cells; stime reports the
@@ -51,6 +55,25 @@ DATAPATH = [
     "nibble_decode.sv", "nibble_lane.sv", "nibble_adder_tree.sv", "nibble_scale_decode.sv",
     "nibble_dpu_core.sv", "nibble_dpu.sv", "nibble_tile.sv",
 ]
+
+# The quantizer and the RHT unit (nibble_quantizer, nibble_rht16), packages first.
+UNITS = [
+    "pkg/nibble_f32_pkg.sv", "pkg/nibble_pkg.sv", "pkg/nibble_quant_pkg.sv",
+    "nibble_f32_round.sv", "nibble_f32_mul.sv", "nibble_f32_add.sv", "nibble_f32_div.sv",
+    "nibble_scale_decode.sv", "nibble_grid_round.sv", "nibble_minifloat_encode.sv",
+    "nibble_e4m3_encode.sv", "nibble_block_scale.sv", "nibble_elem_quant.sv",
+    "nibble_quantizer.sv", "nibble_rht16.sv",
+]
+UNIT_TOPS = ("nibble_quantizer", "nibble_rht16", "nibble_block_scale", "nibble_elem_quant",
+             "nibble_f32_div", "nibble_grid_round", "nibble_e4m3_encode")
+
+
+def rtl_files(top):
+    """The RTL files a top is synthesized from: UNITS for the quantizer, the RHT unit and
+    their submodules, DATAPATH otherwise (so the DPU's and tile's netlists do not depend on
+    the quantizer's files)."""
+    return UNITS if top in UNIT_TOPS else DATAPATH
+
 
 ABC_SCRIPT = ("+strash;&get,-n;&fraig,-x;&put;scorr;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put;"
               "topo;stime,-p")
@@ -98,7 +121,7 @@ def cache_key(top, params, lib_text, sources):
     h = hashlib.sha256()
     own = [os.path.join(HERE, f) for f in ("nibble_synth.py", "sv_compat.py")] + \
         sorted(os.path.join(HERE, "twins", f) for f in os.listdir(os.path.join(HERE, "twins")))
-    files = own + (sources or [os.path.join(RTL_DIR, f) for f in DATAPATH])
+    files = own + (sources or [os.path.join(RTL_DIR, f) for f in rtl_files(top)])
     for p in files:
         h.update(p.encode() if sources is None else b"")
         with open(p, "rb") as f:
@@ -156,13 +179,14 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
                     raise FlowError("source not found: %s" % s)
         else:
             compat_dir = os.path.join(work, "compat")
+            rtl = rtl_files(top)
             cmd = [sys.executable, os.path.join(HERE, "sv_compat.py"), compat_dir] + \
-                  [os.path.join(RTL_DIR, f) for f in DATAPATH]
+                  [os.path.join(RTL_DIR, f) for f in rtl]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 raise FlowError("sv_compat.py failed: %s" % (r.stderr.strip() or r.stdout.strip()))
             # nibble_tile.sv only for the tile (Yosys parses every file it is given)
-            files = [os.path.join(compat_dir, os.path.basename(f)) for f in DATAPATH
+            files = [os.path.join(compat_dir, os.path.basename(f)) for f in rtl
                      if top == "nibble_tile" or f != "nibble_tile.sv"]
         # chparam, not `hierarchy -chparam` (which trips a Yosys 0.23 assertion on nibble_tile)
         chparam = ("chparam %s %s" % (" ".join("-set %s %s" % (k, v) for k, v in params), top)
@@ -172,7 +196,10 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
             "read_verilog -sv -I%s %s" % (os.path.join(RTL_DIR, "pkg"), " ".join(files)),
             chparam,
             "hierarchy -check -top %s" % top,
-            "synth -flatten",  # the top hierarchy marked (chparam may rename it)
+            # the top hierarchy marked (chparam may rename it). No SAT-based resource sharing
+            # for the quantizer and RHT units: `share` runs for hours on their hundreds of
+            # binary32 operators (the DPU keeps it, so its netlists are unchanged).
+            "synth -flatten -noshare" if top in UNIT_TOPS else "synth -flatten",
             "dfflibmap -liberty %s" % lib,
             "abc -liberty %s -script %s" % (lib, ABC_SCRIPT),
             "opt_clean",

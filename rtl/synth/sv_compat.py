@@ -6,12 +6,18 @@ Usage: sv_compat.py OUT_DIR FILE.sv...   (writes OUT_DIR/<basename> for each fil
 The RTL itself is not edited: this writes equivalent copies for synthesis only. Each rewrite
 is a spelling change that keeps every value and width (docs/area-energy.md lists them):
   1. int'(e) / longint'(e)          -> $signed(32'(e)) / $signed(64'(e))
-  2. <enum type>'(e)                -> <enum width>'(e)        (enum base types are unsigned)
+  2. <enum type>'(e), <vector type>'(e) -> <width>'(e)       (their base types are unsigned)
   3. the package's constant tables  localparam <struct_t> [N-1:0] Table = '{i: '{field: v}}
      become one constant function per field, Table__field(i), and every Table[i].field
      (and a generate-local alias `localparam <struct_t> Info = Table[i];` used as Info.field)
      becomes a call of that function. The fields' values are copied from the table text,
      so the tables stay the single source of truth.
+  4. (with the quantizer's files) a package importing another package's typedefs, enum items
+     and functions: the types and items are spelled out, the functions copied in as
+     <package>__<function>; a chain `if (c) return a; if (d) return b; return e;` becomes
+     if / else if / else; `f32_t'(e)` (a vector typedef) -> `32'(e)`; `-W'(e)` -> `-(W'(e))`;
+     a struct-table alias in a parameter port list; part selects of a flattened array's
+     element (x[i][hi:lo], x[i][b -: w]); packed 2-D arrays with one unpacked dimension.
 Anything this script does not recognise is left as it is (and Yosys then reports it).
 """
 import os
@@ -42,6 +48,35 @@ def rewrite_casts(s, cast, prefix, suffix):
         open_i = m.end() - 1
         close_i = match_paren(s, open_i)
         s = s[: m.start()] + prefix + s[open_i : close_i + 1] + suffix + s[close_i + 1 :]
+
+
+def rewrite_unary_casts(s):
+    """A unary - or ~ before a size cast, -W'(e) or -(W + 1)'(e), -> -(W'(e)): Yosys 0.23
+    applies the operator to the size, (-W)'(e) ("Static cast with zero or negative size")."""
+    out, pos = [], 0
+    for m in re.finditer(r"[-~]", s):
+        if m.start() < pos:
+            continue
+        prev = s[:m.start()].rstrip()
+        if prev and prev[-1] not in "=(?:,[{&|^+-*/%<>!~":
+            continue  # a binary operator
+        j = m.end()
+        while j < len(s) and s[j] in " \t\n":
+            j += 1
+        if j < len(s) and s[j] == "(":
+            k = match_paren(s, j) + 1
+        else:
+            w = re.match(r"[\w:]+", s[j:])
+            if not w:
+                continue
+            k = j + w.end()
+        if not s.startswith("'(", k):
+            continue
+        end = match_paren(s, k + 1)
+        out.append(s[pos:m.end()] + "(" + s[j:end + 1] + ")")
+        pos = end + 1
+    out.append(s[pos:])
+    return "".join(out)
 
 
 def strip_comments(s):
@@ -130,13 +165,15 @@ def rewrite_table_uses(s, tables):
         # Table[idx].field -> Table__field(idx)
         s = re.sub(r"\b%s\[([^\]]+)\]\.(\w+)" % name, r"%s__\2(\1)" % name, s)
         # localparam <struct_t> Alias = Table[idx];  ... Alias.field -> Table__field(idx)
-        for m in list(re.finditer(r"localparam\s+%s\s+(\w+)\s*=\s*%s\[([^\]]+)\]\s*;"
+        # (also in a parameter port list: `#(localparam <struct_t> Alias = Table[idx], ...`)
+        for m in list(re.finditer(r"localparam\s+%s\s+(\w+)\s*=\s*%s\[([^\]]+)\]\s*([;,])"
                                   % (tables[name], name), s)):
-            alias, idx = m.group(1), m.group(2)
+            alias, idx, end = m.group(1), m.group(2), m.group(3)
             # one localparam per field (a function's result cannot be bit-selected)
-            s = s.replace(m.group(0), " ".join(
-                "localparam %s %s__%s = %s__%s(%s);" % (typ, alias, field, name, field, idx)
-                for field, typ in STRUCTS[tables[name]]))
+            s = s.replace(m.group(0), (" " if end == ";" else ",\n  ").join(
+                "localparam %s %s__%s = %s__%s(%s)%s" % (typ, alias, field, name, field, idx,
+                                                         end if end == ";" else "")
+                for field, typ in STRUCTS[tables[name]]) + ("" if end == ";" else ","))
             s = re.sub(r"\b%s\.(\w+)" % alias, r"%s__\1" % alias, s)
     return s
 
@@ -145,6 +182,9 @@ def rewrite_returns(s):
     """`return e;` -> `<function> = e;`; `if (c) return a; return b;` -> if/else."""
     def one(m):
         head, name, body = m.group(1), m.group(2), m.group(3)
+        # a chain `if (c1) return a; if (c2) return b; ... return z;` -> if / else if / else
+        body = re.sub(r"if\s*\((.*?)\)\s*return\s+([^;]*);\s*(?=if\s*\(.*?\)\s*return\b)",
+                      lambda r: "if (%s) %s = %s;\n    else " % (r.group(1), name, r.group(2)), body)
         body = re.sub(r"if\s*\((.*?)\)\s*return\s+([^;]*);\s*return\s+([^;]*);",
                       lambda r: "if (%s) %s = %s;\n    else %s = %s;"
                       % (r.group(1), name, r.group(2), name, r.group(3)), body)
@@ -153,7 +193,7 @@ def rewrite_returns(s):
                              "statement (Yosys 0.23 has no `return`)" % name)
         body = re.sub(r"\breturn\s+([^;]*);", r"%s = \1;" % name, body)
         return head + body + "endfunction"
-    return re.sub(r"(function\s+automatic\s+[^;(]*?\b(\w+)\s*\([^;]*;)(.*?)endfunction",
+    return re.sub(r"(function\s+automatic\s+(?:[^;()]|\((?:[^();]|\([^();]*\))*\))*?\b(\w+)\s*\([^;]*;)(.*?)endfunction",
                   one, s, flags=re.S)
 
 
@@ -165,7 +205,7 @@ def package_names(texts):
             body = m.group(2)
             n = set(re.findall(r"localparam\s+[^=;]*?\b(\w+)\s*=", body))
             n |= set(re.findall(r"typedef\b[^;]*?\b(\w+)\s*;", body))
-            n |= set(re.findall(r"function\s+automatic\s+[^;(]*?\b(\w+)\s*\(", body))
+            n |= set(re.findall(r"function\s+automatic\s+(?:[^;()]|\((?:[^();]|\([^();]*\))*\))*?\b(\w+)\s*\(", body))
             for e in re.finditer(r"typedef\s+enum[^{]*\{([^}]*)\}", body):
                 n |= set(re.findall(r"(\w+)\s*=", e.group(1)))
             names[m.group(1)] = n
@@ -182,29 +222,82 @@ def package_localparams(texts):
     return values
 
 
-def rewrite_package_imports(s, names, values):
+def package_typedefs(texts):
+    """package -> {typedef name: the type it names, as a vector `logic [..]`} (typedefs of a
+    plain vector or of an enum; structs are not listed)."""
+    types = {}
+    for t in texts:
+        for m in re.finditer(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage", t, flags=re.S):
+            d = {}
+            for tm in re.finditer(r"typedef\s+(?:enum\s+)?(logic\s*(?:\[[^\]]*\])?)\s*"
+                                  r"(?:\{[^}]*\}\s*)?(\w+)\s*;", m.group(2)):
+                d[tm.group(2)] = tm.group(1)
+            types[m.group(1)] = d
+    return types
+
+
+def package_functions(texts):
+    """package -> {function name: its text, `function ... endfunction`}"""
+    funcs = {}
+    for t in texts:
+        for m in re.finditer(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage", t, flags=re.S):
+            funcs[m.group(1)] = {
+                f.group(1): f.group(0) for f in re.finditer(
+                    r"function\s+automatic\s+(?:[^;()]|\((?:[^();]|\([^();]*\))*\))*?\b(\w+)\s*\(.*?endfunction", m.group(2),
+                    flags=re.S)}
+    return funcs
+
+
+def rewrite_package_imports(s, names, values, typedefs=None, funcs=None):
     """`import q::*;` inside a package (Yosys 0.23 can neither import nor name q::x there):
-    each use of a localparam of q is replaced by its value expression, in parentheses."""
+    each use of a localparam of q is replaced by its value expression, in parentheses; of a
+    vector or enum typedef of q, by its type `logic [..]`; of an enum item of q, by its value;
+    of a function of q, by a call of a copy of that function made in this package under the
+    name q__function (whose own uses of q's names are rewritten the same way)."""
+    typedefs = typedefs or {}
+    funcs = funcs or {}
+
     def one(m):
         body = m.group(2)
-        for q in re.findall(r"\bimport\s+(\w+)::\*\s*;", body):
+        imported = re.findall(r"\bimport\s+(\w+)::\*\s*;", body)
+        for q in imported:
             body = re.sub(r"\bimport\s+%s::\*\s*;" % q, "", body)
-            for n in names.get(q, ()):
-                pat = r"(?<!::)(?<![\w$'])%s\b" % n
-                if not re.search(pat, body):
-                    continue
-                if n not in values.get(q, {}):
-                    raise SystemExit("sv_compat: package %s uses %s::%s, which is not a "
-                                     "localparam" % (m.group(1), q, n))
-                for _ in range(8):  # a value naming other localparams of q
-                    body = re.sub(pat, "(%s)" % values[q][n], body)
-                    unresolved = [k for k in values[q] if re.search(r"(?<![\w:$'])%s\b" % k,
-                                                                    values[q][n])]
-                    if not unresolved:
-                        break
-                    n = unresolved[0]
+        copies = []
+        for _ in range(16):  # until no name of an imported package is left
+            before = body + "".join(copies)
+            for q in imported:
+                for n in sorted(names.get(q, ())):
                     pat = r"(?<!::)(?<![\w$'])%s\b" % n
-        return "package %s;%sendpackage" % (m.group(1), body)
+                    if not re.search(pat, body + "".join(copies)):
+                        continue
+                    if n in values.get(q, {}):
+                        for _ in range(8):  # a value naming other localparams of q
+                            body = re.sub(pat, "(%s)" % values[q][n], body)
+                            copies = [re.sub(pat, "(%s)" % values[q][n], c) for c in copies]
+                            unresolved = [k for k in values[q]
+                                          if re.search(r"(?<![\w:$'])%s\b" % k, values[q][n])]
+                            if not unresolved:
+                                break
+                            n = unresolved[0]
+                            pat = r"(?<!::)(?<![\w$'])%s\b" % n
+                    elif n in typedefs.get(q, {}):
+                        body = re.sub(pat, typedefs[q][n], body)
+                        copies = [re.sub(pat, typedefs[q][n], c) for c in copies]
+                    elif n in ENUM_ITEMS:
+                        body = re.sub(pat, "(%s)" % ENUM_ITEMS[n], body)
+                        copies = [re.sub(pat, "(%s)" % ENUM_ITEMS[n], c) for c in copies]
+                    elif n in funcs.get(q, {}):
+                        new = "%s__%s" % (q, n)
+                        body = re.sub(pat, new, body)
+                        copies = [re.sub(pat, new, c) for c in copies]
+                        copies.append("\n  " + re.sub(pat, new, funcs[q][n]) + "\n")
+                    else:
+                        raise SystemExit("sv_compat: package %s uses %s::%s, which is neither "
+                                         "a localparam, a vector or enum type, an enum item nor "
+                                         "a function" % (m.group(1), q, n))
+            if body + "".join(copies) == before:
+                break
+        return "package %s;%s%sendpackage" % (m.group(1), "".join(copies), body)
     return re.sub(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage", one, s, flags=re.S)
 
 
@@ -234,7 +327,7 @@ def rewrite_function_enum_items(s):
         for k, v in ENUM_ITEMS.items():
             body = re.sub(r"(?<!::)(?<![\w$'.`])%s\b" % k, "(%s)" % v, body)
         return m.group(1) + body + "endfunction"
-    return re.sub(r"(function\s+automatic\s+[^;(]*?\b\w+\s*\([^;]*;)(.*?)endfunction",
+    return re.sub(r"(function\s+automatic\s+(?:[^;()]|\((?:[^();]|\([^();]*\))*\))*?\b\w+\s*\([^;]*;)(.*?)endfunction",
                   one, s, flags=re.S)
 
 
@@ -249,7 +342,7 @@ def rewrite_function_inits(s):
         body = re.sub(r"(\n\s*)((?:int|integer|logic|bit)\b(?:\s+unsigned)?(?:\s*\[[^\]]*\])?)"
                       r"\s+(\w+)\s*=\s*([^;]*);", split, body)
         return head + "\n" + "".join(decls) + body + "endfunction"
-    return re.sub(r"(function\s+automatic\s+[^;(]*?\b\w+\s*\([^;]*;)(.*?)endfunction",
+    return re.sub(r"(function\s+automatic\s+(?:[^;()]|\((?:[^();]|\([^();]*\))*\))*?\b\w+\s*\([^;]*;)(.*?)endfunction",
                   one, s, flags=re.S)
 
 
@@ -278,6 +371,11 @@ def bracket_groups(s, i):
         i = k + 1
 
 
+def is_range(g):
+    """[a:b], [a -: w], [a +: w] (not the :: of a package name)"""
+    return re.search(r"(?<!:):(?!:)", g) is not None
+
+
 def dim_size(d):
     hi, lo = re.match(r"^(.*?)(?<!:):(?!:)(.*)$", d, flags=re.S).groups()
     lo = lo.strip()
@@ -299,6 +397,16 @@ def flatten_arrays(s):
         def packed(m):
             groups, end = bracket_groups(m.group(0), 0)
             return None
+        # packed arrays with one unpacked dimension: logic [A-1:0][W-1:0] name [U];
+        for um in list(re.finditer(r"\b(?:logic|wire|bit)(\s+signed)?\s*((?:\[[^\[\]]+\]\s*){2,})"
+                                   r"(\w+)\s*\[([^\[\]:]+)\]\s*;", body)):
+            dims = re.findall(r"\[([^\[\]]+)\]", um.group(2))
+            if not all(is_range(d) for d in dims):
+                continue
+            sizes = ["(%s)" % um.group(4).strip()] + [dim_size(d) for d in dims]
+            arrays[um.group(3)] = sizes
+            body = body.replace(um.group(0), "logic%s [%s-1:0] %s;" % (
+                um.group(1) or "", "*".join(sizes), um.group(3)))
         i = 0
         new = []
         for dm in re.finditer(r"(?<![\w\]])((?:\[[^\[\]]+\]\s*){2,})((?:\w+\s*,\s*)*\w+)(?=\s*[,;)=])",
@@ -345,14 +453,30 @@ def flatten_arrays(s):
                 if im.start() < k:
                     continue
                 groups, end = bracket_groups(body, im.end())
-                if any(":" in g for g in groups):
-                    raise SystemExit("sv_compat: a part select of the array %s" % n)
                 groups = groups[:len(sizes)]
                 j = len(groups)
+                # x[i]..[a:b] (also -: and +:): a part select of one innermost element
+                part = None
+                if j == len(sizes) and j > 1 and is_range(groups[-1]):
+                    part = groups[-1]
+                    groups = groups[:-1]
+                if any(is_range(g) for g in groups):
+                    raise SystemExit("sv_compat: a part select of the array %s" % n)
                 off = "(%s)" % groups[0]
-                for g, sz in zip(groups[1:], sizes[1:j]):
+                for g, sz in zip(groups[1:], sizes[1:len(groups)]):
                     off = "(%s*%s+(%s))" % (off, sz, g)
-                if j == len(sizes):
+                if part is not None:
+                    base = "%s*%s" % (off, sizes[-1])
+                    pm = re.match(r"^(.*?)([-+]?)(?<!:):(?!:)(.*)$", part, flags=re.S)
+                    if pm is None:
+                        raise SystemExit("sv_compat: cannot read the part select [%s] of %s" % (part, n))
+                    if pm.group(2):  # b -: w, b +: w
+                        sel = "[%s+(%s) %s: %s]" % (base, pm.group(1).strip(), pm.group(2),
+                                                   pm.group(3).strip())
+                    else:  # hi:lo, as lo +: width (the width is constant, the base need not be)
+                        hi, lo = pm.group(1).strip(), pm.group(3).strip()
+                        sel = "[%s+(%s) +: ((%s)-(%s)+1)]" % (base, lo, hi, lo)
+                elif j == len(sizes):
                     sel = "[%s]" % off
                 else:
                     w = "*".join(sizes[j:])
@@ -406,17 +530,22 @@ def main():
     tables = {}
     texts = [rewrite_tables(t, structs, tables) for t in texts]
     os.makedirs(out_dir, exist_ok=True)
+    texts = [rewrite_returns(rewrite_table_uses(t, tables)) for t in texts]
+    pkg_typedefs = package_typedefs(texts)
+    pkg_funcs = package_functions(texts)
+    pkg_names = package_names(texts)  # with the tables' field functions
     texts_out = []
     for f, t in zip(files, texts):
-        t = rewrite_table_uses(t, tables)
-        t = rewrite_returns(t)
-        t = rewrite_package_imports(t, pkg_names, pkg_values)
+        t = rewrite_package_imports(t, pkg_names, pkg_values, pkg_typedefs, pkg_funcs)
         t = rewrite_function_inits(t)
         t = rewrite_function_enum_items(t)
         t = rewrite_casts(t, "longint", "$signed(64'", ")")
         t = rewrite_casts(t, "int", "$signed(32'", ")")
         for e, w in enum_w.items():
             t = rewrite_casts(t, e, "%s'" % eval_width(w, pkg_values), "")
+        for v, w in TYPE_WIDTHS.items():  # vector typedefs are unsigned: a size cast
+            t = rewrite_casts(t, v, "%s'" % w, "")
+        t = rewrite_unary_casts(t)
         texts_out.append(t)
     pkg_names = package_names(texts_out)  # with the tables' field functions
     for f, t in zip(files, texts_out):

@@ -11,6 +11,12 @@
                                     synthetic and a user .npy tensor, JSON/CSV, bad input
   synth_tests.py cells              liberty_cells.py: truth tables of the generic cells,
                                     SKY130 HD flops and full adder (SKY130 part skips without it)
+  synth_tests.py units              the quantizer's rewrite (rtl/synth/sv_compat.py): E4M3 encoder
+                                    and element quantizer evaluated on known values; the element
+                                    quantizer synthesized, all formats >= E2M1-only; flow errors
+  synth_tests.py units_full         (not in CI: ~5 min CPU each) nibble_quantizer (16 lanes,
+                                    E2M1-only) and nibble_rht16 through the flow: area, flops =
+                                    the RTL's register bits, cells, depth
 Syntheses go through the result cache NIBBLE_SYNTH_CACHE (when set), shared by the tests.
 
 Exit 0 pass, 1 fail, 77 skip (CTest SKIP_RETURN_CODE).
@@ -205,6 +211,206 @@ def cells():
     return 0
 
 
+def yosys_eval(top, params, cases, outs):
+    """The sv_compat rewrite of the RTL (nibble_synth.UNITS) read by Yosys, `top` elaborated
+    with `params` and evaluated (Yosys `eval`) on each case {input: value}: the outputs, per
+    case, as {output: int}."""
+    import re
+    with tempfile.TemporaryDirectory() as d:
+        files = [os.path.join(SRC, "rtl", f) for f in nibble_synth.UNITS]
+        r = subprocess.run([sys.executable, os.path.join(SRC, "rtl", "synth", "sv_compat.py"), d]
+                           + files, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("sv_compat.py: " + r.stderr)
+        script = ["read_verilog -sv -I%s %s" % (os.path.join(SRC, "rtl", "pkg"), " ".join(
+            os.path.join(d, os.path.basename(f)) for f in files))]
+        if params:
+            script.append("chparam %s %s" % (" ".join("-set %s %s" % p for p in params), top))
+        script += ["hierarchy -check -top %s" % top, "proc", "flatten", "opt -fast"]
+        for c in cases:
+            script.append("eval %s %s" % (" ".join("-set %s %s" % kv for kv in c.items()),
+                                          " ".join("-show %s" % o for o in outs)))
+        ys = os.path.join(d, "eval.ys")
+        with open(ys, "w") as f:
+            f.write("\n".join(script) + "\n")
+        r = subprocess.run([YOSYS, "-q", "-s", ys], capture_output=True, text=True, cwd=d)
+        if r.returncode != 0:
+            raise RuntimeError("yosys: " + (r.stdout + r.stderr)[-2000:])
+        r = subprocess.run([YOSYS, "-s", ys], capture_output=True, text=True, cwd=d)
+        vals = re.findall(r"Eval result: \\(\w+) = (\d+)'([01x]+)\.", r.stdout)
+        res = []
+        for i in range(len(cases)):
+            one = {}
+            for name, _, bits in vals[i * len(outs):(i + 1) * len(outs)]:
+                one[name] = int(bits, 2) if "x" not in bits else None
+            res.append(one)
+        return res
+
+
+def netlist_eval(netlist, cells_json, cases, outs):
+    """A combinational mapped netlist (Yosys write_json, one flattened module) evaluated cell by
+    cell from the library's functions (liberty_cells.py truth tables) on each case
+    {input port: int}: [{output port: int}]."""
+    with open(netlist) as f:
+        mods = json.load(f)["modules"].values()  # the top, beside the library's blackboxes
+    mod = [m for m in mods if int(str(m.get("attributes", {}).get("top", "0")), 2)][0]
+    with open(cells_json) as f:
+        lib = json.load(f)["cells"]
+    gates = []  # (output bit, [input bits], lut)
+    for c in mod["cells"].values():
+        model = lib[c["type"]]
+        if model.get("ff"):
+            raise RuntimeError("netlist_eval: %s is sequential" % c["type"])
+        for o in model["outputs"]:
+            gates.append((c["connections"][o["name"]][0],
+                          [c["connections"][i][0] for i in o["inputs"]], o["lut"]))
+    driver = {g[0]: g for g in gates}
+    order, seen = [], set()
+
+    def visit(bit):  # depth-first topological order (iterative: deep netlists)
+        stack = [(bit, False)]
+        while stack:
+            b, done = stack.pop()
+            if done:
+                order.append(driver[b])
+                continue
+            if b in seen or b not in driver:
+                continue
+            seen.add(b)
+            stack.append((b, True))
+            stack.extend((i, False) for i in driver[b][1])
+
+    for name in outs:
+        for b in mod["ports"][name]["bits"]:
+            visit(b)
+    res = []
+    for case in cases:
+        val = {"0": 0, "1": 1}
+        for name, v in case.items():
+            for k, b in enumerate(mod["ports"][name]["bits"]):
+                val[b] = (v >> k) & 1
+        for out, ins, lut in order:
+            val[out] = (lut >> sum(val[i] << j for j, i in enumerate(ins))) & 1
+        res.append({name: sum(val[b] << k for k, b in enumerate(mod["ports"][name]["bits"]))
+                    for name in outs})
+    return res
+
+
+def units():
+    # Rewritten RTL evaluated on known values (golden's rules, docs/numerics.md): binary32
+    # inputs -> E4M3 block-scale codes (RNE, saturating to 448, NaN code 0x7F) and element codes
+    # of nibble_elem_quant with all three formats (RNE ties to the even code, SR with B = 1).
+    e4m3 = [(0x3F800000, 0x38), (0x43E00000, 0x7E), (0x43FA0000, 0x7E), (0x7FC00000, 0x7F),
+            (0x00000000, 0x00), (0xC0000000, 0xC0), (0x3B000000, 0x01), (0x41100000, 0x51)]
+    got = yosys_eval("nibble_e4m3_encode", [], [{"f32_i": "32'h%08x" % x} for x, _ in e4m3],
+                     ["code_o"])
+    for (x, want), g in zip(e4m3, got):
+        check(g.get("code_o") == want, "E4M3 encode of 0x%08x = 0x%02x (got %s)" % (
+            x, want, g.get("code_o")))
+    #         x           encode      format rounding rand B  code
+    elem = [(0x3FC00000, 0x3F800000, 0, 0, 0, 1, 0x3),  # E2M1 1.5
+            (0x40E00000, 0x3F800000, 0, 0, 0, 1, 0x7),  # E2M1 7 saturates to 6
+            (0xBF000000, 0x3F800000, 0, 0, 0, 1, 0x9),  # E2M1 -0.5
+            (0x3E800000, 0x3F800000, 0, 0, 0, 1, 0x0),  # E2M1 0.25: tie to code 0
+            (0x40200000, 0x3F800000, 0, 0, 0, 1, 0x4),  # E2M1 2.5: tie to even code (2)
+            (0x40200000, 0x3F800000, 0, 1, 1, 1, 0x5),  # SR, B = 1, rand 1: up to 3
+            (0x40200000, 0x3F800000, 0, 1, 0, 1, 0x4),  # SR, rand 0: down to 2
+            (0x3F400000, 0x40000000, 0, 0, 0, 1, 0x3),  # E2M1 0.75 * 2 = 1.5
+            (0x3F800000, 0x3F800000, 1, 0, 0, 1, 0x4),  # E1M2 1.0
+            (0x3E800000, 0x3F800000, 1, 0, 0, 1, 0x1),  # E1M2 0.25 subnormal
+            (0x40600000, 0x3F800000, 2, 0, 0, 1, 0x4),  # INT4 3.5: tie to even 4
+            (0xC0FCCCCD, 0x3F800000, 2, 0, 0, 1, 0x9)]  # INT4 -7.9 saturates to -7
+    got = yosys_eval("nibble_elem_quant", [("FormatMask", "3'b111")],
+                     [{"x_i": "32'h%08x" % x, "encode_i": "32'h%08x" % e, "format_i": f,
+                       "rounding_i": r, "rand_i": rnd, "sr_bits_i": b}
+                      for x, e, f, r, rnd, b, _ in elem], ["code_o"])
+    for c, g in zip(elem, got):
+        check(g.get("code_o") == c[-1], "elem_quant x=0x%08x e=0x%08x format %d %s: code %d "
+              "(got %s)" % (c[0], c[1], c[2], "SR" if c[3] else "RNE", c[-1], g.get("code_o")))
+
+    # The element quantizer synthesized and mapped: the netlist computes the same codes (each
+    # cell evaluated from the library's function); more formats are not smaller than fewer.
+    area = {}
+    with tempfile.TemporaryDirectory() as d:
+        cells_json = os.path.join(d, "generic.cells.json")
+        r = subprocess.run([sys.executable, os.path.join(SRC, "rtl", "synth", "liberty_cells.py"),
+                            nibble_synth.GENERIC_LIB, cells_json])
+        check(r.returncode == 0, "cell models of the generic library")
+        for mask in ("3'b001", "3'b111"):
+            net = os.path.join(d, "eq.netlist.json")
+            r = nibble_synth.run_flow("nibble_elem_quant", [("FormatMask", mask)],
+                                      nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=CACHE,
+                                      netlist=net)
+            area[mask] = r["area"]
+            print("      nibble_elem_quant FormatMask=%s: %.1f GE, %d cells, depth %s" % (
+                mask, r["area"], r["cells"], r["depth"]))
+            check(r["flops"] == 0, "nibble_elem_quant %s is combinational" % mask)
+            enabled = [c for c in elem if (int(mask[-3:], 2) >> c[2]) & 1]
+            got = netlist_eval(net, cells_json, [
+                {"x_i": x, "encode_i": e, "format_i": f, "rounding_i": rr, "rand_i": rnd,
+                 "sr_bits_i": b} for x, e, f, rr, rnd, b, _ in enabled], ["code_o"])
+            bad = [(c, g["code_o"]) for c, g in zip(enabled, got) if g["code_o"] != c[-1]]
+            check(not bad, "mapped nibble_elem_quant %s netlist: %d known codes (wrong: %s)" % (
+                mask, len(enabled), bad))
+    check(area["3'b111"] >= area["3'b001"] > 0, "elem_quant all formats >= E2M1-only > 0")
+    flow_errors()
+    return 0
+
+
+def units_full():
+    # The whole units. Flops: the RTL's register bits. quantizer, 16 lanes: stage 1 valid,
+    # finite, format 2, mode 2, rounding, sr_bits 4, S_enc 32, g 32, amax 31, x 16*32,
+    # rand 16*8 = 746; stage 2 valid, finite, format 2, rounding, sr_bits 4, scale 32, encode
+    # 32, x 512, rand 128 = 713; stage 3 valid, scale 32, codes 64 = 97; less the scale code's
+    # bit 31 in stages 2 and 3, always 0 (amax >= 0, the NaN codes are positive): 1554.
+    # RHT16: three stage registers of valid, bf16 and 16 x 32 bits, the output valid and 512.
+    want_flops = {"nibble_quantizer": 746 + 713 + 97 - 2, "nibble_rht16": 3 * (2 + 512) + 513}
+
+    def one(job):
+        top, params = job
+        return nibble_synth.run_flow(top, params, nibble_synth.GENERIC_LIB, yosys=YOSYS,
+                                     cache=CACHE)
+
+    jobs = [("nibble_quantizer", [("FormatMask", "3'b001"), ("Lanes", "16")]),
+            ("nibble_rht16", [])]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        for (top, params), r in zip(jobs, ex.map(one, jobs)):
+            print("      %s %s: %.1f GE, %d cells, %d flops, depth %s (%.1f s%s)" % (
+                top, " ".join("%s=%s" % p for p in params), r["area"], r["cells"], r["flops"],
+                r["depth"], r["seconds"], ", cached" if r.get("cached") else ""))
+            check(r["area_unit"] == "GE" and r["area"] > 0, "%s: area > 0 GE" % top)
+            check(r["flops"] == want_flops[top], "%s: %d flops = the RTL's %d register bits" % (
+                top, r["flops"], want_flops[top]))
+            check(r["flops"] < r["cells"] < 1000000, "%s: flops < %d cells < 10^6" % (
+                top, r["cells"]))
+            per_cell = r["area"] / r["cells"]
+            check(0.667 <= per_cell <= 6.667, "%s: %.2f GE per cell, within the library's cell "
+                  "sizes" % (top, per_cell))
+            # at least one binary32 multiply (or add) between registers: tens of levels
+            check(r["depth"] is not None and 20 <= r["depth"] <= 2000, "%s: depth %s levels" % (
+                top, r["depth"]))
+    return 0
+
+
+def flow_errors():
+    # Errors surface: a top that does not exist, and a function the rewrite cannot express.
+    try:
+        nibble_synth.run_flow("nibble_no_such_unit", [], nibble_synth.GENERIC_LIB, yosys=YOSYS)
+        check(False, "an unknown top raises FlowError")
+    except nibble_synth.FlowError as e:
+        check("nibble_no_such_unit" in str(e), "an unknown top raises FlowError (%s)" % str(e)[:80])
+    with tempfile.TemporaryDirectory() as d:
+        bad = os.path.join(d, "bad_pkg.sv")
+        with open(bad, "w") as f:
+            f.write("package bad_pkg;\n  function automatic int f(int a);\n    if (a > 0) return 1;"
+                    "\n    a = a + 1;\n    return a;\n  endfunction\nendpackage\n")
+        r = subprocess.run([sys.executable, os.path.join(SRC, "rtl", "synth", "sv_compat.py"),
+                            os.path.join(d, "out"), bad], capture_output=True, text=True)
+        check(r.returncode != 0 and "return" in r.stderr,
+              "sv_compat.py refuses a `return` it cannot rewrite (%s)" % r.stderr.strip()[:80])
+    return 0
+
+
 def write_npy(path, rows, cols, seed):
     """A float32 .npy (format 1.0) without numpy: Laplace-distributed values."""
     import random
@@ -262,7 +468,8 @@ def energy_cli():
 def main():
     what = sys.argv[1]
     rc = {"calibration": calibration, "sky130": sky130, "tree_twin": tree_twin,
-          "dpu_monotonic": dpu_monotonic, "netlists": netlists, "cells": cells, "energy_cli": energy_cli}[what]()
+          "dpu_monotonic": dpu_monotonic, "netlists": netlists, "cells": cells, "energy_cli": energy_cli,
+          "units": units, "units_full": units_full}[what]()
     if rc == 77:
         return 77
     if FAILS:
