@@ -9,6 +9,7 @@
 #include <string>
 
 #include "commands.h"
+#include "synth_flow.h"
 #include "nibble/report/report.h"
 
 namespace nibble::cli {
@@ -26,27 +27,6 @@ struct ReportArgs {
   std::string train_seeds = "0,1,2";
 };
 
-// An executable named `name` on PATH, or a path given as is; empty if none.
-std::string find_program(const std::string& name) {
-  namespace fs = std::filesystem;
-  if (name.find('/') != std::string::npos) return fs::exists(name) ? name : std::string();
-  const char* path = std::getenv("PATH");
-  std::string p = path ? path : "";
-  size_t start = 0;
-  while (start <= p.size()) {
-    const size_t end = p.find(':', start);
-    const std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!dir.empty()) {
-      const fs::path candidate = fs::path(dir) / name;
-      std::error_code ec;
-      if (fs::is_regular_file(candidate, ec)) return candidate.string();
-    }
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return {};
-}
-
 void run_report(const ReportArgs& a, const std::string& command_line) {
   report::ReportOptions o;
   o.out_dir = a.out;
@@ -61,7 +41,7 @@ void run_report(const ReportArgs& a, const std::string& command_line) {
     const char* env = std::getenv("NIBBLE_GNUPLOT");
     gp = env && *env ? env : "gnuplot";
   }
-  o.gnuplot = find_program(gp);
+  o.gnuplot = find_executable(gp);
   if (o.gnuplot.empty()) {
     throw UsageError(fmt::format("gnuplot not found ('{}'); install gnuplot-nox (scripts/setup.sh does) or pass "
                                  "--gnuplot PATH",

@@ -23,31 +23,14 @@
 #include "nibble/sim/rtl_device.h"
 #include "nibble/sim/systemc_device.h"
 
+#include "model_test_util.h"
+
 namespace nibble::sim {
 namespace {
 
-uint64_t test_seed() {
-  const char* s = std::getenv("NIBBLE_MODEL_SEED");
-  const uint64_t seed = s ? std::strtoull(s, nullptr, 0) : 0x5eed2026u;
-  std::printf("NIBBLE_MODEL_SEED=0x%llx\n", static_cast<unsigned long long>(seed));
-  return seed;
-}
+using model_test::test_seed;
 
-QuantizedTensor random_operand(std::mt19937_64& rng, int64_t rows, int64_t cols, Format f, ScaleMode s, BlockShape b,
-                               bool specials) {
-  std::normal_distribution<float> g(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(rows * cols));
-  for (float& v : x) v = g(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 9) - 4);
-  if (specials && !x.empty()) {
-    x[rng() % x.size()] = std::numeric_limits<float>::quiet_NaN();
-    x[rng() % x.size()] = 0.0f;
-  }
-  QuantConfig q;
-  q.format = f;
-  q.scale = s;
-  q.block = b;
-  return quantize(x.data(), rows, cols, q);
-}
+using model_test::random_operand;
 
 struct Shape {
   int rows, cols, lanes;

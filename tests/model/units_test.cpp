@@ -15,15 +15,12 @@
 #include "nibble/model/nibble_dpu.h"
 #include "nibble/scale.h"
 
+#include "model_test_util.h"
+
 namespace nibble::model {
 namespace {
 
-uint64_t test_seed() {
-  const char* s = std::getenv("NIBBLE_MODEL_SEED");
-  const uint64_t seed = s ? std::strtoull(s, nullptr, 0) : 0x5eed2026u;
-  std::printf("NIBBLE_MODEL_SEED=0x%llx\n", static_cast<unsigned long long>(seed));
-  return seed;
-}
+using model_test::test_seed;
 
 // Each test elaborates its own modules: give it a fresh SystemC context.
 void fresh_context() {

@@ -32,6 +32,8 @@
 #include "nibble/formats.h"
 #include "nibble/fp32.h"
 #include "nibble/power/gate_sim.h"
+
+#include "synth_test_util.h"
 #include "nibble/scale.h"
 
 namespace nibble::power {
@@ -39,19 +41,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string env(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-int run(const std::string& cmd, std::string& out) {
-  out.clear();
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return -1;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-  return pclose(p);
-}
+using synth_test::env;
+using synth_test::run;
 
 uint64_t test_seed() {
   uint64_t seed = 0xF9AC'2026u;

@@ -23,24 +23,15 @@
 
 #include "nibble/power/gate_sim.h"
 
+#include "synth_test_util.h"
+
 namespace nibble::power {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string env(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-int run(const std::string& cmd, std::string& out) {
-  out.clear();
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return -1;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
-  return pclose(p);
-}
+using synth_test::env;
+using synth_test::run;
 
 bool on_path(const std::string& exe) {
   if (exe.find('/') != std::string::npos) return fs::exists(exe);
