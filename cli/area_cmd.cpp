@@ -397,13 +397,10 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
       }
       j["configs"].push_back(e);
     }
-    std::ofstream out(a.json_out);
-    if (!out) throw UsageError(fmt::format("--json: cannot write {}", a.json_out));
-    out << j.dump(2) << "\n";
+    write_output(a.json_out, "--json", j.dump(2) + "\n");
   }
   if (!a.csv_out.empty()) {
-    std::ofstream out(a.csv_out);
-    if (!out) throw UsageError(fmt::format("--csv: cannot write {}", a.csv_out));
+    std::ofstream out = open_output(a.csv_out, "--csv");
     out << "config,label,format_mask,top,lanes,rows,cols,area,area_unit,percent_vs_e2m1,cells,flops,depth,"
            "depth_unit\n";
     for (const Row& r : rows_out) {
@@ -417,6 +414,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
                          r.cells, r.flops, r.depth < 0 ? std::string() : fmt::format("{}", r.depth),
                          r.depth_unit);
     }
+    finish_output(out, a.csv_out);
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -23,6 +24,14 @@ class UsageError : public std::runtime_error {
 // where needed), recorded in the JSON results it writes; set by main().
 void set_command_line(int argc, char** argv);
 const std::string& command_line();
+
+// Output files (output.cpp). open_output opens `path` for writing before any work, so a bad
+// path fails at once ("OPTION: cannot open 'PATH' for writing"); an empty path gives a closed
+// stream. finish_output closes it and fails if anything could not be written. write_output
+// does both for a text written in one go.
+std::ofstream open_output(const std::string& path, const std::string& option);
+void finish_output(std::ofstream& file, const std::string& path);
+void write_output(const std::string& path, const std::string& option, const std::string& text);
 
 void add_quant_command(CLI::App& app);
 void add_vectors_command(CLI::App& app);

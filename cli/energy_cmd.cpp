@@ -325,12 +325,11 @@ void run_energy(const EnergyArgs& a) {
                mac_energy["e4m3"] / mac_energy["dpu"], mac_energy["bf16"] / mac_energy["dpu"],
                mac_energy["bf16"] / mac_energy["e4m3"]);
     if (!a.json_out.empty()) {
-      std::ofstream out(a.json_out);
-      if (!out) throw UsageError(fmt::format("--json: cannot write {}", a.json_out));
-      out << nlohmann::json{{"calibration", cal}, {"liberty", lib_label}, {"cycles", a.blocks}, {"seed", a.seed},
-                            {"clock_ns", a.clock_ns}}
-                 .dump(2)
-          << "\n";
+      write_output(a.json_out, "--json",
+                   nlohmann::json{{"calibration", cal}, {"liberty", lib_label}, {"cycles", a.blocks}, {"seed", a.seed},
+                                  {"clock_ns", a.clock_ns}}
+                           .dump(2) +
+                       "\n");
     }
     return;
   }
@@ -452,13 +451,10 @@ void run_energy(const EnergyArgs& a) {
       e["area_unit"] = r.area_unit;
       j["results"].push_back(e);
     }
-    std::ofstream out(a.json_out);
-    if (!out) throw UsageError(fmt::format("--json: cannot write {}", a.json_out));
-    out << j.dump(2) << "\n";
+    write_output(a.json_out, "--json", j.dump(2) + "\n");
   }
   if (!a.csv_out.empty()) {
-    std::ofstream out(a.csv_out);
-    if (!out) throw UsageError(fmt::format("--csv: cannot write {}", a.csv_out));
+    std::ofstream out = open_output(a.csv_out, "--csv");
     out << "config,label,format_mask,format,operands,blocks,energy_unit,energy_per_block,energy_per_mac,logic,flops,"
            "clock,leakage,toggle_rate\n";
     for (const Result& r : results) {
@@ -467,6 +463,7 @@ void run_energy(const EnergyArgs& a) {
                          name(r.format), r.dist, r.blocks, unit, per_block(r), per_block(r) / 16.0, r.e.logic / nb,
                          r.e.flops / nb, r.e.clock / nb, r.e.leakage / nb, r.e.toggle_rate);
     }
+    finish_output(out, a.csv_out);
   }
 }
 

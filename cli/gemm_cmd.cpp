@@ -210,9 +210,7 @@ void run_bench(const GemmArgs& a, const model::TileConfig& cfg, const QuantizedT
     j["repeat"] = repeat;
     j["runs"] = runs;
     j["ratio_systemc_over_rtl"] = ratio;
-    std::ofstream out(a.json_out);
-    if (!out) throw UsageError("--json: cannot open '" + a.json_out + "' for writing");
-    out << j.dump(2) << "\n";
+    write_output(a.json_out, "--json", j.dump(2) + "\n");
   }
   if (rows[0].cycles != rows[1].cycles) {
     throw std::runtime_error("bench: cycle counts differ between the SystemC model and the RTL");
@@ -323,9 +321,7 @@ void run_gemm(const GemmArgs& a) {
   fmt::print("check          {}\n", check.describe());
   j["check"] = {{"ok", check.ok()}, {"compared", check.compared}, {"mismatches", check.mismatches}};
   if (!a.json_out.empty()) {
-    std::ofstream out(a.json_out);
-    if (!out) throw UsageError("--json: cannot open '" + a.json_out + "' for writing");
-    out << j.dump(2) << "\n";
+    write_output(a.json_out, "--json", j.dump(2) + "\n");
   }
   if (!check.ok()) throw std::runtime_error("gemm: " + dev->name() + " differs from golden: " + check.describe());
 }

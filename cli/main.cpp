@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.h"
+#include "synth_flow.h"
 #include "nibble/io/tensor_file.h"
 
 namespace nibble::cli {
@@ -18,7 +19,7 @@ void set_command_line(int argc, char** argv) {
     const std::string arg = argv[i];
     const bool plain = !arg.empty() && arg.find_first_not_of(
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+@%") == std::string::npos;
-    g_command_line += " " + (plain ? arg : "'" + arg + "'");
+    g_command_line += " " + (plain ? arg : shell_quote(arg));
   }
 }
 

@@ -213,20 +213,6 @@ std::string level_tables(const analysis::MatrixSpec& spec, const std::vector<ana
   return out;
 }
 
-// Output files are opened before any work, so a bad path fails at once.
-std::ofstream open_output(const std::string& path) {
-  std::ofstream file;
-  if (path.empty()) return file;
-  file.open(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw UsageError(fmt::format("cannot open '{}' for writing", path));
-  return file;
-}
-
-void finish_output(std::ofstream& file, const std::string& path) {
-  file.close();
-  if (!file) throw UsageError(fmt::format("cannot write '{}'", path));
-}
-
 std::vector<analysis::ChainRun> run_chains(const analysis::MatrixSpec& spec, const analysis::ChainShape& shape) {
   const analysis::ChainProblem problem = analysis::make_chain_problem(shape, spec.seed);
   std::vector<analysis::ChainRun> runs;
@@ -263,8 +249,9 @@ void run_quant(const QuantOptions& o, bool chain_requested) {
     check_rht_divides(spec.rht_sizes, in.tensor.cols,
                       fmt::format("the contraction axis of '{}' (cols)", in.tensor.name));
   }
-  std::ofstream json_file = open_output(o.json_path);
-  std::ofstream csv_file = open_output(o.csv_path);
+  // Output files are opened before any work, so a bad path fails at once.
+  std::ofstream json_file = open_output(o.json_path, "--json");
+  std::ofstream csv_file = open_output(o.csv_path, "--csv");
 
   fmt::print("nibble quant: seed {}, sr-bits {}, {} configurations per input\n", o.seed, o.sr_bits,
              analysis::matrix_row_count(spec));

@@ -241,9 +241,9 @@ void run_sweep(const RunFlags& run, const std::string& recipes, const std::strin
                  {"diag_every", c.diag_every}};
   const auto summary = tr::summarize(records, meta);
   fs::create_directories(out);
-  std::ofstream(fs::path(out) / "summary.json") << summary.dump(2) << "\n";
+  write_output((fs::path(out) / "summary.json").string(), "--out", summary.dump(2) + "\n");
   const std::string md = tr::summary_markdown(summary);
-  std::ofstream(fs::path(out) / "summary.md") << md;
+  write_output((fs::path(out) / "summary.md").string(), "--out", md);
   fmt::print("\n{}\ntrain-sweep: wrote {}/summary.json and {}/summary.md\n", md, out, out);
 #else
   (void)names;

@@ -132,8 +132,7 @@ void run_generate(vec::Op op, const VectorsArgs& a) {
     if (!std::cout) throw std::runtime_error("writing the vectors to stdout failed");
     return;
   }
-  std::ofstream file(a.out);
-  if (!file) throw UsageError("--out: cannot open '" + a.out + "' for writing");
+  std::ofstream file = open_output(a.out, "--out");
   const vec::StreamCounts counts = vec::write_stream(file, o);
   file.close();
   if (!file) throw std::runtime_error("writing '" + a.out + "' failed");

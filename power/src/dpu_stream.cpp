@@ -65,6 +65,7 @@ const char* name(Distribution d) {
 }
 
 std::vector<DpuBlock> make_stream(const StreamSpec& s) {
+  if (s.lanes != 16 && s.lanes != 32) throw std::invalid_argument("lanes must be 16 or 32");
   const int64_t k = s.k;
   if (k <= 0 || k % s.lanes != 0) throw std::invalid_argument(fmt::format("k = {} is not a multiple of {}", k, s.lanes));
   const int64_t kb = k / s.lanes;
@@ -97,7 +98,7 @@ std::vector<DpuBlock> make_stream(const StreamSpec& s) {
   QuantConfig cfg;
   cfg.format = s.format;
   cfg.block = s.lanes == 32 ? BlockShape::k1x32 : BlockShape::k1x16;
-  if (s.lanes != 16 && s.lanes != 32) throw std::invalid_argument("lanes must be 16 or 32");
+  if (ra == 0 || rb == 0) throw std::invalid_argument("an operand tensor has no rows of k elements");
   const auto mode = parse_scale_mode(s.scale_mode);
   if (!mode) throw std::invalid_argument(fmt::format("unknown scale mode {}", s.scale_mode));
   cfg.scale = *mode;

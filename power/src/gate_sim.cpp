@@ -146,6 +146,7 @@ GateSim::GateSim(const std::string& cells_json, const std::string& netlist_json)
     ++num_cells_;
     leakage_sum_ += cm.at("leakage").get<double>();
     auto pins = [&](const json& names, uint32_t* out) {
+      if (names.size() > 6) throw NetlistError(fmt::format("cell {} ({}): more than 6 inputs", n, type));
       uint32_t k = 0;
       for (const json& pn : names) {
         const std::string s = pn.get<std::string>();
@@ -285,7 +286,7 @@ void GateSim::set_input(const std::string& name, uint64_t v, int lsb, int width)
   const Port& p = port(name);
   if (!p.input) throw NetlistError(fmt::format("{} is not an input", name));
   if (width < 0) width = static_cast<int>(p.bits.size()) - lsb;
-  if (width > 64 || lsb + width > static_cast<int>(p.bits.size())) {
+  if (lsb < 0 || width > 64 || lsb + width > static_cast<int>(p.bits.size())) {
     throw NetlistError(fmt::format("{}: bits [{}, {}) out of range", name, lsb, lsb + width));
   }
   for (int i = 0; i < width; ++i) value_[p.bits[lsb + i]] = static_cast<uint8_t>((v >> i) & 1u);
@@ -294,8 +295,11 @@ void GateSim::set_input(const std::string& name, uint64_t v, int lsb, int width)
 uint64_t GateSim::get(const std::string& name, int lsb, int width) const {
   const Port& p = port(name);
   if (width < 0) width = static_cast<int>(p.bits.size()) - lsb;
+  if (lsb < 0 || width > 64 || lsb + width > static_cast<int>(p.bits.size())) {
+    throw NetlistError(fmt::format("{}: bits [{}, {}) out of range", name, lsb, lsb + width));
+  }
   uint64_t v = 0;
-  for (int i = 0; i < width && i < 64; ++i) v |= static_cast<uint64_t>(value_[p.bits[lsb + i]]) << i;
+  for (int i = 0; i < width; ++i) v |= static_cast<uint64_t>(value_[p.bits[lsb + i]]) << i;
   return v;
 }
 

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "nibble/analysis/chain.h"
 #include "nibble/analysis/quant_matrix.h"
@@ -110,17 +111,11 @@ FormatsResult formats_section(const ReportOptions& o, const Writer& w) {
       {"grids", "The three 4-bit grids to scale.",
        "Every code's value divided by the format's largest magnitude (E2M1 6, E1M2 1.75, INT4 7; INT4's -8 sits "
        "at -8/7). E2M1's spacing doubles at 2 and 4; E1M2 and INT4 are uniform.",
+       // One short vertical bar per code, each format on its own row (impulses from y = 0 would merge rows).
        fmt::format("set ytics ({})\nset yrange [-0.6:2.6]\nset xrange [-1.2:1.2]\nset xlabel 'value / largest "
-                   "magnitude'\nset key off\nplot for [i=0:2] 'data/grids.csv' skip 1 using ($1==i ? $5 : NaN):1 "
-                   "with impulses lw 1 lc i+1, for [i=0:2] '' skip 1 using ($1==i ? $5 : NaN):1 with points pt 7 "
-                   "ps 0.8 lc i+1\n",
+                   "magnitude'\nset key off\nplot for [i=0:2] 'data/grids.csv' skip 1 using ($1==i ? $5 : NaN):($1-0.25):"
+                   "(0):(0.5) with vectors nohead lw 2 lc i+1\n",
                    ytics)});
-  // (impulses drawn from y=0 would merge rows: offset each row by using a baseline)
-  s.figures.back().script =
-      fmt::format("set ytics ({})\nset yrange [-0.6:2.6]\nset xrange [-1.2:1.2]\nset xlabel 'value / largest "
-                  "magnitude'\nset key off\nplot for [i=0:2] 'data/grids.csv' skip 1 using ($1==i ? $5 : NaN):($1-0.25):"
-                  "(0):(0.5) with vectors nohead lw 2 lc i+1\n",
-                  ytics);
 
   // The quantization matrix on every synthetic input.
   analysis::MatrixSpec spec;
@@ -146,8 +141,9 @@ FormatsResult formats_section(const ReportOptions& o, const Writer& w) {
   r.json["grid_level_bias"] = nlohmann::json::object();
   for (Format f : kAllFormats) r.json["grid_level_bias"][std::string(name(f))] = analysis::grid_level_bias_json(f);
   {
-    std::ofstream csv(w.dir() / "data/quant_matrix.csv");
+    std::ostringstream csv;
     analysis::write_matrix_csv(csv, r.rows);
+    w.text("data/quant_matrix.csv", csv.str());
   }
 
   // Per-level bias: predicted (RNE, flat density) and measured (gaussian, nvfp4 1x16 RNE), relative to the top.
@@ -438,7 +434,8 @@ Section training_section(const ReportOptions& o, const Writer& w, const Training
     s.notes_html = "<p class=\"note\" data-absent=\"training\"><b>No recorded training results.</b> " +
                    html_escape(training.problem) +
                    ". They come from <code>nibble train-sweep --out docs/results/training</code> on a GPU machine "
-                   "(docs/training.md); this report does not train (it needs a GPU build with libtorch).</p>\n";
+                   "(docs/training.md), or from this report itself with <code>--training fresh</code> in a build with "
+                   "libtorch on a machine with a GPU.</p>\n";
     return s;
   }
   const nlohmann::json& sum = training.summary;
@@ -974,7 +971,8 @@ ReportSummary write_report(const ReportOptions& o) {
 
   std::vector<Section> sections = {formats.section, compounding, train, hw, trade, verif, cycles};
   std::vector<std::vector<std::string>> svgs;
-  nlohmann::json index = {{"command", o.command_line}, {"generated", now_utc()}, {"seed", o.seed}};
+  const std::string generated = now_utc();
+  nlohmann::json index = {{"command", o.command_line}, {"generated", generated}, {"seed", o.seed}};
   index["sections"] = nlohmann::json::array();
   for (const Section& s : sections) {
     std::vector<std::string> v;
@@ -1005,7 +1003,7 @@ ReportSummary write_report(const ReportOptions& o) {
   PageMeta meta;
   meta.title = "Nibble co-design report: E2M1, E1M2 and INT4";
   meta.command = o.command_line;
-  meta.generated = now_utc();
+  meta.generated = generated;
   std::string lead = "<p>What does first-class E1M2/INT4 support cost in a 4-bit tensor core, and what does it buy? "
                      "Computed now, on this machine: ";
   std::string rec, absent, now;

@@ -239,8 +239,6 @@ void write_text(const fs::path& p, const std::string& s) {
 
 }  // namespace
 
-bool harness_available() { return true; }
-
 bool cuda_available() { return cuda_backend_built() && torch::cuda::is_available(); }
 
 void validate(const TrainConfig& c) {

@@ -55,8 +55,6 @@ struct TrainResult {
   int64_t parameters = 0;
 };
 
-// Whether this build has the training harness (libtorch was found).
-bool harness_available();
 // Whether a CUDA device and the CUDA GEMM backend are both available.
 bool cuda_available();
 
