@@ -31,10 +31,6 @@ namespace nibble::cli {
 
 namespace fs = std::filesystem;
 
-// MixFP4 (arXiv 2605.31035): adding E1M2 next to E2M1 in a tensor core.
-constexpr double kMixFp4AreaPercent = 3.1;
-constexpr double kMixFp4PowerPercent = 1.5;
-
 const std::array<Config, 5> kConfigs = {{
     {"e2m1", "E2M1-only", "3'b001"},
     {"e2m1+e1m2", "E2M1+E1M2", "3'b011"},

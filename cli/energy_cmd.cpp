@@ -37,7 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using power::Distribution;
 
-constexpr double kMixFp4PowerPercent = 1.5;  // MixFP4 (arXiv 2605.31035), E1M2 next to E2M1
 
 struct EnergyArgs {
   std::string configs = "e2m1,e2m1+e1m2,all,int4";
@@ -194,23 +193,24 @@ void run_energy(const EnergyArgs& a) {
                        output);
   if (rc != 0) throw UsageError(fmt::format("cell models of {} failed:\n{}", liberty, output));
 
+  // One synthesis through the flow; returns its record, leaves the netlist at `net`.
+  auto synthesize = [&](const std::string& top, const std::string& source, const std::vector<std::string>& params,
+                        const std::string& what, const fs::path& net) {
+    const fs::path rec = fs::path(net.string() + ".rec.json");
+    std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {} --netlist {} --liberty {}", shell_quote(python),
+                                  shell_quote(driver.string()), top, shell_quote(yosys), shell_quote(rec.string()),
+                                  shell_quote(net.string()), shell_quote(liberty));
+    if (!source.empty()) cmd += " --source " + shell_quote((synth_dir / source).string());
+    for (const std::string& p : params) cmd += " --param " + shell_quote(p);
+    if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
+    std::string out;
+    if (run_command(cmd, out) != 0 || !fs::exists(net)) throw UsageError(fmt::format("synthesis of {} failed:\n{}", what, out));
+    std::ifstream rin(rec);
+    return nlohmann::json::parse(rin);
+  };
+
   if (a.calibration) {
     const std::string lib_label = a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty;
-    // One synthesis through the flow; returns its record, leaves the netlist at `net`.
-    auto synthesize = [&](const std::string& top, const std::string& source, const std::vector<std::string>& params,
-                          const std::string& what, const fs::path& net) {
-      const fs::path rec = fs::path(net.string() + ".rec.json");
-      std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {} --netlist {} --liberty {}", shell_quote(python),
-                                    shell_quote(driver.string()), top, shell_quote(yosys), shell_quote(rec.string()),
-                                    shell_quote(net.string()), shell_quote(liberty));
-      if (!source.empty()) cmd += " --source " + shell_quote((synth_dir / source).string());
-      for (const std::string& p : params) cmd += " --param " + shell_quote(p);
-      if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
-      std::string out;
-      if (run_command(cmd, out) != 0 || !fs::exists(net)) throw UsageError(fmt::format("synthesis of {} failed:\n{}", what, out));
-      std::ifstream rin(rec);
-      return nlohmann::json::parse(rin);
-    };
     nlohmann::json cal = nlohmann::json::array();
     fmt::print("calibration: energy per operation, {} cycles each (liberty {})\n", a.blocks, lib_label);
     fmt::print("{:<18} {:>7} {:>11} {:>12} {:>14} {:>14}\n", "block", "cells", "energy/op", "vs 8b add",
@@ -336,18 +336,10 @@ void run_energy(const EnergyArgs& a) {
 
   std::vector<Result> results;
   for (const Config* c : configs) {
-    const fs::path rec = tmp / fmt::format("{}.json", c->name);
     const fs::path net = tmp / fmt::format("{}.netlist.json", c->name);
-    std::string cmd = fmt::format("{} {} --top nibble_dpu --yosys {} --param {} --param Lanes=16 --json {} --netlist {} --liberty {}",
-                                  shell_quote(python), shell_quote(driver.string()), shell_quote(yosys),
-                                  shell_quote(fmt::format("FormatMask={}", c->mask)), shell_quote(rec.string()),
-                                  shell_quote(net.string()), shell_quote(liberty));
-    if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
     fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} ...\n", c->label);
-    rc = run_command(cmd, output);
-    if (rc != 0 || !fs::exists(net)) throw UsageError(fmt::format("synthesis of {} failed (exit {}):\n{}", c->label, rc, output));
-    std::ifstream rin(rec);
-    const nlohmann::json r = nlohmann::json::parse(rin);
+    const nlohmann::json r = synthesize("nibble_dpu", "", {fmt::format("FormatMask={}", c->mask), "Lanes=16"},
+                                        fmt::format("nibble_dpu {}", c->label), net);
     power::GateSim sim(cells.string(), net.string());
     power::DpuNetlist dpu(sim);
     for (Format f : kAllFormats) {

@@ -15,6 +15,10 @@ struct Config {
 };
 extern const std::array<Config, 5> kConfigs;
 
+// MixFP4 (arXiv 2605.31035): adding E1M2 next to E2M1 in a tensor core, printed beside ours.
+inline constexpr double kMixFp4AreaPercent = 3.1;
+inline constexpr double kMixFp4PowerPercent = 1.5;
+
 std::string shell_quote(const std::string& s);
 // An executable: a path with a separator is taken as it is; a bare name is looked up on PATH.
 std::string find_executable(const std::string& name);

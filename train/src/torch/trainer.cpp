@@ -345,6 +345,7 @@ TrainResult run_training(const Recipe& recipe, const TrainConfig& c, const Prepa
   }
   const auto t_start = std::chrono::steady_clock::now();
   double elapsed_at_10 = 0;
+  const std::vector<torch::Tensor> params = model.parameters();
   for (int64_t step = 0; step < c.steps; ++step) {
     const auto t0 = std::chrono::steady_clock::now();
     session.step = step;
@@ -357,7 +358,7 @@ TrainResult run_training(const Recipe& recipe, const TrainConfig& c, const Prepa
     opt.zero_grad();
     const torch::Tensor loss = loss_of(model, batch);
     loss.backward();
-    torch::nn::utils::clip_grad_norm_(model.parameters(), c.grad_clip);
+    torch::nn::utils::clip_grad_norm_(params, c.grad_clip);
     opt.step();
     const float loss_value = loss.item<float>();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -374,9 +375,15 @@ TrainResult run_training(const Recipe& recipe, const TrainConfig& c, const Prepa
       std::stable_sort(session.entries.begin(), session.entries.end(), [](const DiagEntry& x, const DiagEntry& y) {
         return std::make_pair(static_cast<int>(x.gemm), x.site) < std::make_pair(static_cast<int>(y.gemm), y.site);
       });
+      std::vector<torch::Tensor> alphas;
+      alphas.reserve(session.entries.size());
+      for (const auto& e : session.entries) alphas.push_back(e.alpha.reshape({}));
+      const torch::Tensor host =
+          alphas.empty() ? torch::Tensor() : torch::stack(alphas).to(torch::kCPU, torch::kDouble).contiguous();
       std::map<std::pair<int, std::string>, double> running;
-      for (const auto& e : session.entries) {
-        const double alpha = e.alpha.item<double>();
+      for (size_t i = 0; i < session.entries.size(); ++i) {
+        const DiagEntry& e = session.entries[i];
+        const double alpha = host.data_ptr<double>()[i];
         double& prod = running.try_emplace({static_cast<int>(e.gemm), e.variant}, 1.0).first->second;
         prod *= alpha;
         diag_csv << fmt::format("{},{},{},{},{},{:.8g},{:.8g}\n", e.step, e.site / 4, kLinearNames[e.site % 4],
