@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "nibble/cuda/quant_math.h"
+#include "nibble/cuda/quantize.h"
 
 namespace nibble::cuda::detail {
 
@@ -53,7 +54,7 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
 template <typename Args, int MI, int NI>
 __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[MI][NI][4], int64_t m_base,
                                               int64_t n_base, int group, int quad) {
-  const float gab = __fmul_rn(g.a.tensor[2], g.b.tensor[2]);
+  const float gab = __fmul_rn(g.a.tensor[kTensorDecode], g.b.tensor[kTensorDecode]);
   const int64_t n_total = g.b.rows;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {

@@ -62,80 +62,95 @@ TEST(QuantMath, FormatFactsMatchGolden) {
   }
 }
 
-TEST(QuantMath, RoundToGridAndCodesMatchGolden) {
-  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
-  const std::vector<float> probes = probe_floats(test::kKernelTestSeed, 200000);
-  std::mt19937 rng(7);
-  size_t cases = 0;
-  for (Format f : kAllFormats) {
-    const math::FormatFacts ff = math::format_facts(f);
-    for (float v : probes) {
-      const GridValue want = round_to_grid(v, grid(f), Rounding::kNearestEven);
-      const math::GridValue got = math::round_to_grid(v, ff.grid, false, 0u, 8);
-      ASSERT_EQ(got.neg, want.neg) << name(f) << " " << test::hex32(f32_bits(v));
-      ASSERT_EQ(got.units, want.units) << name(f) << " RNE " << test::hex32(f32_bits(v));
-      const uint32_t code = want.units == 0 ? 0u : encode(f, want.neg, want.units);
-      ASSERT_EQ(math::quantizer_code(ff, got), code) << name(f) << " " << test::hex32(f32_bits(v));
-      const int bits = 1 + static_cast<int>(rng() % 8);
-      const uint32_t random = static_cast<uint32_t>(rng()) & ((1u << bits) - 1u);
-      const GridValue want_sr = round_to_grid(v, grid(f), Rounding::kStochastic, random, bits);
-      const math::GridValue got_sr = math::round_to_grid(v, ff.grid, true, random, bits);
-      ASSERT_EQ(got_sr.units, want_sr.units) << name(f) << " SR bits " << bits << " r " << random << " "
-                                             << test::hex32(f32_bits(v));
-      cases += 2;
-    }
-  }
-  EXPECT_GT(cases, 0u);
+// golden's code of x * encode under the given rounding (quantize's inner loop).
+uint32_t golden_code(Format f, float x, float scale, Rounding rounding, uint32_t r, int bits) {
+  const GridValue g = round_to_grid(x * scale, grid(f), rounding, r, bits);
+  return g.units == 0 ? 0u : encode(f, g.neg, g.units);
 }
 
-// Every 13th binary32 pattern of magnitude in [2^-14, 2^6) (and its negative),
-// plus the probes, through the compile-time-format rounding and element codes
-// the quantize kernel uses.
+// One group through the kernels' group_codes against golden element by element.
+// Returns false (after one failure message) at the first difference.
+template <Format F, bool kStochastic>
+bool check_group(const float (&x)[16], float encode, const uint32_t (&words)[4], int bits) {
+  const math::PackedGroup p = math::group_codes<F, kStochastic>(x, encode, words, bits);
+  for (int j = 0; j < 16; ++j) {
+    const uint32_t got = ((j < 8 ? p.lo : p.hi) >> (4 * (j % 8))) & 0xFu;
+    const uint32_t byte = (words[j / 4] >> (8 * (j % 4))) & 0xFFu;
+    const uint32_t r = kStochastic ? byte >> (8 - bits) : 0u;
+    const uint32_t want = golden_code(F, x[j], encode, kStochastic ? Rounding::kStochastic : Rounding::kNearestEven,
+                                      r, kStochastic ? bits : 8);
+    if (got != want) {
+      ADD_FAILURE() << name(F) << (kStochastic ? " SR B=" + std::to_string(bits) + " r=" + std::to_string(r) : " RNE")
+                    << " x " << test::hex32(f32_bits(x[j])) << " encode " << test::hex32(f32_bits(encode))
+                    << " element " << j << ": code " << got << ", golden " << want;
+      return false;
+    }
+  }
+  return true;
+}
+
+// Groups of probe values under encode factors of every kind a block scale
+// produces (1, powers of two, arbitrary, FLT_MAX from min_finite, tiny), plus
+// every 13th binary32 pattern of magnitude in [2^-14, 2^6) (and its negative)
+// at encode 1, with random Philox words and B = 1..8.
 template <Format F>
-size_t check_round_to_format(const std::vector<float>& probes) {
+size_t check_group_codes(const std::vector<float>& probes) {
   std::vector<float> values = probes;
   for (uint32_t bits = 0x38800000u; bits < 0x42800000u; bits += 13u) {
     values.push_back(f32_from_bits(bits));
     values.push_back(f32_from_bits(bits | 0x80000000u));
   }
+  const float encodes[] = {1.0f, 0.5f, 1024.0f, 3.0f, 0.1f, 1.7e-38f, std::numeric_limits<float>::max(), 6.02e23f};
+  std::mt19937_64 rng(test::kKernelTestSeed + static_cast<uint64_t>(F));
   size_t cases = 0;
-  uint32_t lcg = 12345u;
-  for (float v : values) {
-    const GridValue want = round_to_grid(v, grid(F), Rounding::kNearestEven);
-    const math::GridValue got = math::round_to_format<F>(v, false, 0u, 8);
-    const uint32_t want_code = want.units == 0 ? 0u : encode(F, want.neg, want.units);
-    if (got.neg != want.neg || got.units != want.units || math::quantizer_code_of<F>(got) != want_code ||
-        math::element_code<F>(v, false, 0u, 8) != want_code) {
-      ADD_FAILURE() << name(F) << " RNE " << test::hex32(f32_bits(v)) << " got " << got.units << " want " << want.units
-                    << " code " << math::element_code<F>(v, false, 0u, 8) << " want " << want_code;
-      return cases;
-    }
-    lcg = lcg * 1664525u + 1013904223u;
-    const int bits = 1 + static_cast<int>((lcg >> 28) % 8);
-    const uint32_t random = (lcg >> 8) & ((1u << bits) - 1u);
-    const GridValue want_sr = round_to_grid(v, grid(F), Rounding::kStochastic, random, bits);
-    // The kernels pass the whole Philox byte: its top `bits` bits are r, the rest must not matter.
-    const uint32_t byte = (random << (8 - bits)) | ((lcg >> 3) & ((1u << (8 - bits)) - 1u));
-    const math::GridValue got_sr = math::round_to_format<F>(v, true, byte, bits);
-    const uint32_t want_sr_code = want_sr.units == 0 ? 0u : encode(F, want_sr.neg, want_sr.units);
-    if (got_sr.neg != want_sr.neg || got_sr.units != want_sr.units ||
-        math::element_code<F>(v, true, byte, bits) != want_sr_code) {
-      ADD_FAILURE() << name(F) << " SR B=" << bits << " r=" << random << " " << test::hex32(f32_bits(v)) << " got "
-                    << got_sr.units << " want " << want_sr.units;
-      return cases;
-    }
-    cases += 2;
+  for (size_t i = 0; i + 16 <= values.size(); i += 16) {
+    float x[16];
+    for (int j = 0; j < 16; ++j) x[j] = values[i + static_cast<size_t>(j)];
+    const float encode = i < probes.size() ? encodes[(i / 16) % 8] : 1.0f;
+    uint32_t words[4];
+    for (uint32_t& w : words) w = static_cast<uint32_t>(rng());
+    const int bits = 1 + static_cast<int>(rng() % 8);
+    if (!check_group<F, false>(x, encode, words, bits) || !check_group<F, true>(x, encode, words, bits)) return cases;
+    cases += 32;
   }
   return cases;
 }
 
-TEST(QuantMath, CompileTimeFormatRoundingMatchesGolden) {
+TEST(QuantMath, GroupCodesMatchGolden) {
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
   const std::vector<float> probes = probe_floats(test::kKernelTestSeed + 3, 200000);
-  size_t cases = check_round_to_format<Format::kE2M1>(probes);
-  cases += check_round_to_format<Format::kE1M2>(probes);
-  cases += check_round_to_format<Format::kInt4>(probes);
-  std::printf("%zu roundings compared\n", cases);
-  EXPECT_GT(cases, 0u);
+  size_t cases = check_group_codes<Format::kE2M1>(probes);
+  cases += check_group_codes<Format::kE1M2>(probes);
+  cases += check_group_codes<Format::kInt4>(probes);
+  std::printf("%zu element roundings compared\n", cases);
+  EXPECT_GT(cases, 3u * 2u * 1000000u);
+}
+
+// The sign handling alone: every magnitude code 0..7 with either sign, in every nibble.
+TEST(QuantMath, SignNibblesMatchGolden) {
+  size_t cases = 0;
+  for (uint32_t mag = 0; mag < 8; ++mag) {
+    for (uint32_t pattern = 0; pattern < 256; ++pattern) {
+      uint32_t u[8], mags = 0;
+      for (int i = 0; i < 8; ++i) {
+        u[i] = (((pattern >> i) & 1u) << 31) | 0x3F800000u;
+        mags |= ((mag + static_cast<uint32_t>(i)) % 8) << (4 * i);
+      }
+      const uint32_t signs = math::sign_nibbles(u);
+      const uint32_t sm = math::apply_signs<Format::kE2M1>(mags, signs);
+      const uint32_t tc = math::apply_signs<Format::kInt4>(mags, signs);
+      for (int i = 0; i < 8; ++i) {
+        const uint32_t m = (mags >> (4 * i)) & 0xFu;
+        const bool neg = (pattern >> i) & 1u;
+        const uint32_t want_sm = m == 0 ? 0u : (neg ? 0x8u : 0u) | m;
+        const uint32_t want_tc = m == 0 ? 0u : (neg ? 16u - m : m) & 0xFu;
+        ASSERT_EQ((sm >> (4 * i)) & 0xFu, want_sm) << "mag " << m << " neg " << neg;
+        ASSERT_EQ((tc >> (4 * i)) & 0xFu, want_tc) << "mag " << m << " neg " << neg;
+        cases += 2;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 8u * 256u * 16u);
 }
 
 TEST(QuantMath, ScaleCodesMatchGolden) {
@@ -201,9 +216,10 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
       for (int i = 0; i < 16; ++i) {
         want_x[i] = got_x[i] = std::ldexp(static_cast<float>(static_cast<int64_t>(rng() % 2000001) - 1000000),
                                           static_cast<int>(rng() % 40) - 30);
+        if (rng() % 8 == 0) want_x[i] = got_x[i] = (rng() % 2 == 0) ? 0.0f : -0.0f;  // signed zeros
       }
       rht_group(want_x, 16, signs, bf16);
-      math::rht16(got_x, signs[0], bf16);
+      math::rht16(got_x, math::rht16_signs(signs[0]).ones, bf16);
       for (int i = 0; i < 16; ++i) ASSERT_EQ(f32_bits(got_x[i]), f32_bits(want_x[i])) << "element " << i;
       ++cases;
     }

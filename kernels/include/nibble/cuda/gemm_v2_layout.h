@@ -80,20 +80,7 @@ NIBBLE_HD int half_fragment_byte(int step, int bi, int chunk, int quad) {
 NIBBLE_HD int scale_column(int step, int bi, int block_cols_log2) { return (bi * step) >> block_cols_log2; }
 
 // ---- the 4-bit decode -----------------------------------------------------------
-// __byte_perm, and its definition for the host.
-NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
-#if defined(__CUDA_ARCH__)
-  return __byte_perm(x, y, s);
-#else
-  const uint64_t bytes = (static_cast<uint64_t>(y) << 32) | x;
-  uint32_t out = 0;
-  for (int i = 0; i < 4; ++i) {
-    const uint32_t sel = (s >> (4 * i)) & 0x7u;
-    out |= static_cast<uint32_t>((bytes >> (8 * sel)) & 0xFFu) << (8 * i);
-  }
-  return out;
-#endif
-}
+using math::byte_perm;
 
 // Four codes (nibbles 0..3 of w; higher bits ignored) -> four int8 units of
 // the format whose 16 units are lut (four per word): byte i = units of nibble i.

@@ -8,6 +8,12 @@
 // against golden on the host, so a mismatch shows up without a GPU.
 #pragma once
 
+// Philox's 32x32 -> 64 multiply through __umulhi on the device (one IMAD.HI
+// and one IMAD, where the portable 64-bit product leaves extra additions).
+#if defined(__CUDA_ARCH__) && !defined(R123_USE_MULHILO32_MULHI_INTRIN)
+#define R123_USE_MULHILO32_MULHI_INTRIN 1
+#define R123_MULHILO32_MULHI_INTRIN __umulhi
+#endif
 #include <Random123/philox.h>
 
 #include <cmath>
@@ -114,112 +120,112 @@ NIBBLE_HD float round_to_bf16(float x) {
   return float_of(upper << 16);
 }
 
-// ---- element rounding (golden round_to_grid) -------------------------------
+// ---- element rounding (golden round_to_grid, then quantizer_code) ------------
 struct GridValue {
   bool neg;
   uint32_t units;
 };
 
-NIBBLE_HD GridValue round_to_grid(float v, const Grid& g, bool stochastic, uint32_t random, int sr_bits) {
-  const uint32_t u = bits_of(v);
-  const bool neg = (u >> 31) != 0;
-  const uint32_t biased = (u >> 23) & 0xFFu;
-  if ((u & 0x7FFFFFFFu) == 0x7F800000u) return {neg, g.max_units};
-  const uint32_t sig = biased == 0 ? (u & 0x7FFFFFu) : ((u & 0x7FFFFFu) | 0x800000u);
-  const int exp = biased == 0 ? -149 : static_cast<int>(biased) - 150;
-  if (sig == 0) return {neg, 0u};
-  const int p = msb_index32(sig) + exp - g.lsb_exp;
-  if (p > msb_index32(g.max_units) + 1) return {neg, g.max_units};
-  const int spacing_exp = p - g.man_bits > 0 ? p - g.man_bits : 0;
-  const int shift = g.lsb_exp + spacing_exp - exp;
-  uint64_t k;
-  bool up = false;
-  if (shift <= 0) {
-    k = static_cast<uint64_t>(sig) << -shift;
-  } else {
-    const int sh = shift < 40 ? shift : 40;
-    const uint64_t s = shift > 40 ? 0u : sig;
-    k = s >> sh;
-    const uint64_t rem = s & ((uint64_t{1} << sh) - 1u);
-    if (!stochastic) {
-      const uint64_t half = uint64_t{1} << (sh - 1);
-      up = rem > half || (rem == half && (k & 1u) != 0);
-    } else {
-      const uint64_t frac_bits = (rem << sr_bits) >> sh;
-      up = frac_bits + random >= (uint64_t{1} << sr_bits);
-    }
+NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {  // __byte_perm, and its host definition
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(x, y, s);
+#else
+  const uint64_t bytes = (static_cast<uint64_t>(y) << 32) | x;
+  uint32_t out = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t sel = (s >> (4 * i)) & 0x7u;
+    out |= static_cast<uint32_t>((bytes >> (8 * sel)) & 0xFFu) << (8 * i);
   }
-  const uint64_t units = (k + (up ? 1u : 0u)) << spacing_exp;
-  if (units >= g.max_units) return {neg, g.max_units};
-  return {neg, static_cast<uint32_t>(units)};
+  return out;
+#endif
 }
 
-// round_to_grid specialized to an element format at compile time, in a few
-// integer and two binary32 operations per element (the quantize kernel's inner
-// loop). With E = floor(log2 |v|) clamped below to the smallest normal binade
-// of the format (L + man_bits, L = lsb_exp), the grid spacing at |v| is
-// q = 2^(E - man_bits). Adding C = 2^(E - man_bits + 23) to |v| in binary32
-// leaves exactly the multiples of q in the sum's significand, so
-//   RNE: n = bits(|v| +rn C) - bits(C) = round-half-even(|v| / q)
-//   SR:  with C' = C * 2^-8, n = bits(|v| +rz C') - bits(C') = floor(|v| / (q 2^-8)),
-//        whose top bits are floor(|v| / q) = floor(y) and low 8 bits the top 8
-//        bits of the fraction. With the fraction cut to B bits (n & ~(2^(8-B) - 1))
-//        and the random byte R whose top B bits are golden's r,
-//        k = ((n & ~(2^(8-B) - 1)) + R) >> 8 = floor((floor(y) 2^B + frac_B + R 2^(B-8)) / 2^B)
-//        = floor(y) + (frac_B + r >= 2^B), golden's SR (the low 8 - B bits of R
-//        cannot carry: frac_B 2^(8-B) + R < (frac_B + r + 1) 2^(8-B)).
-// |v| is first clamped to twice the largest grid value (everything beyond
-// saturates alike), which keeps |v| < C' (man_bits + 8 < 22).
-// The magnitude is k quanta of 2^shift units, shift = E - man_bits - L.
-// Identical to golden round_to_grid for every finite or infinite v
-// (quant_math_test checks it against golden; the GPU tests check the device's
-// own additions).
-struct GridSteps {
-  bool neg;
-  uint32_t k;      // quanta (may exceed the largest grid value: callers saturate)
-  uint32_t shift;  // quantum = 2^shift units
+// A minifloat-like magnitude grid fixed at compile time: k * 2^kLsbExp for k
+// in [0, kMaxUnits], spacing 2^max(0, floor(log2 k) - kManBits) units (golden
+// Grid). Integer grids are the case of one spacing.
+//
+// Rounding |x| to it takes a few integer and one binary32 operation. With E =
+// floor(log2 a) clamped below to the first normal binade (kLsbExp + kManBits),
+// the spacing at a is q = 2^(E - kManBits). Adding C = 2^(E - kManBits + 23 - B)
+// to a in binary32 leaves exactly the multiples of q 2^-B in the sum's
+// significand (a < 2C), so
+//   RNE (B = 0): n = bits(a +rn C) - bits(C) = round-half-even(a / q);
+//   SR:          n = bits(a +rz C) - bits(C) = floor(a / q * 2^B)
+//                  = floor(y) 2^B + frac_B with y = a / q, and
+//                k = (n + r) >> B = floor(y) + (frac_B + r >= 2^B), golden's SR with B random bits r.
+// The code of k quanta in binade shift = E - kManBits - kLsbExp is
+// (shift << kManBits) + k (exponent field shift + 1, mantissa k - 2^kManBits;
+// k = 2^(kManBits+1) carries into the next binade), below the normal binades
+// shift = 0 and the code is k. Codes order as magnitudes, so saturation is a
+// min on codes. a is first clamped to twice the largest grid value
+// (everything beyond saturates alike). When every grid value lies in the
+// first binade (kUniform: E1M2, INT4) the spacing is one constant and E is
+// not needed at all: the uniform grids round in fewer operations.
+template <int kLsbExp, int kManBits, uint32_t kMaxUnits>
+struct MagnitudeGrid {
+  static constexpr int msb(uint32_t v) {
+    int m = 0;
+    while ((v >> (m + 1)) != 0) ++m;
+    return m;
+  }
+  static constexpr uint32_t kMinExpBits = static_cast<uint32_t>(127 + kLsbExp + kManBits) << 23;
+  static constexpr bool kUniform = msb(kMaxUnits) <= kManBits;
+  // 2 * kMaxUnits units as a binary32 pattern.
+  static constexpr uint32_t kClampBits = (static_cast<uint32_t>(127 + kLsbExp + msb(2 * kMaxUnits)) << 23) |
+                                         (((2 * kMaxUnits) << (23 - msb(2 * kMaxUnits))) & 0x7FFFFFu);
+  static constexpr uint32_t kMaxCode =
+      kMaxUnits < (2u << kManBits)
+          ? kMaxUnits
+          : (static_cast<uint32_t>(msb(kMaxUnits) - kManBits) << kManBits) + (kMaxUnits >> (msb(kMaxUnits) - kManBits));
+  static constexpr int kManBitsValue = kManBits;
+  static_assert(msb(2 * kMaxUnits) < 24, "the clamp must be exact");
+  // a < 2C: on graded grids a < 2^(E+1) <= C needs kManBits + B <= 22; on
+  // uniform ones E is fixed and the clamp must stay below C as well.
+  static_assert(kManBits + 8 <= 22, "the C trick needs man_bits + B <= 22");
+  static_assert(!kUniform || msb(2 * kMaxUnits) + 1 <= 23 - 8, "the clamp must stay below C");
 };
 
-// random_byte: the Philox byte of the element (golden uses its top sr_bits bits).
 template <Format F>
-NIBBLE_HD GridSteps grid_steps(float v, bool stochastic, uint32_t random_byte, int sr_bits) {
-  constexpr int kLsbExp = lsb_exp(F);
-  constexpr int kManBits = info(F).man_bits;
-  constexpr uint32_t kMinExpBits = static_cast<uint32_t>(127 + kLsbExp + kManBits) << 23;
-  // 2 * max_units units as a binary32 pattern: (2 * max_units) * 2^kLsbExp.
-  constexpr uint32_t kClampBits = []() {
-    uint32_t m = 2 * max_units(F);
-    int e = kLsbExp;
-    while (m >= (1u << 24)) m >>= 1, ++e;
-    int msb = 0;
-    while ((m >> (msb + 1)) != 0) ++msb;
-    return (static_cast<uint32_t>(127 + e + msb) << 23) | ((m << (23 - msb)) & 0x7FFFFFu);
-  }();
-  static_assert(kManBits + 8 < 22, "the C trick needs man_bits + B < 22");
-  const uint32_t u = bits_of(v);
-  const uint32_t a = (u & 0x7FFFFFFFu) < kClampBits ? (u & 0x7FFFFFFFu) : kClampBits;
-  const uint32_t e = (a & 0x7F800000u) > kMinExpBits ? (a & 0x7F800000u) : kMinExpBits;
-  const uint32_t c_bits = e + (static_cast<uint32_t>(23 - kManBits - (stochastic ? 8 : 0)) << 23);
-  uint32_t n;
+using FormatGrid = MagnitudeGrid<lsb_exp(F), info(F).man_bits, max_units(F)>;
+using E4M3Grid = MagnitudeGrid<kE4M3Grid.lsb_exp, kE4M3Grid.man_bits, kE4M3Grid.max_units>;
+
+NIBBLE_HD float clamp_magnitude(float a, uint32_t clamp_bits) {  // a >= 0 or +inf, never NaN
 #if defined(__CUDA_ARCH__)
-  const float x = __uint_as_float(a);
-  const float c = __uint_as_float(c_bits);
-  n = __float_as_uint(stochastic ? __fadd_rz(x, c) : __fadd_rn(x, c)) - c_bits;
+  return fminf(a, __uint_as_float(clamp_bits));
 #else
-  // The same quotient in exact double arithmetic: |v| / q is a power-of-two scaling.
-  const double y = std::ldexp(static_cast<double>(float_of(a)), 150 - static_cast<int>(c_bits >> 23));
-  n = static_cast<uint32_t>(stochastic ? std::floor(y) : std::nearbyint(y));
+  return bits_of(a) < clamp_bits ? a : float_of(clamp_bits);
 #endif
-  const uint32_t k = stochastic ? ((n & ~((1u << (8 - sr_bits)) - 1u)) + (random_byte & 0xFFu)) >> 8 : n;
-  return {(u >> 31) != 0, k, (e - kMinExpBits) >> 23};
 }
 
-template <Format F>
-NIBBLE_HD GridValue round_to_format(float v, bool stochastic, uint32_t random_byte, int sr_bits) {
-  constexpr uint32_t kMaxUnits = max_units(F);
-  const GridSteps s = grid_steps<F>(v, stochastic, random_byte, sr_bits);
-  const uint32_t units = s.k << s.shift;
-  return {s.neg, units >= kMaxUnits ? kMaxUnits : units};
+// |x| * s for s > 0: one multiply (the device folds |x| into it).
+NIBBLE_HD float abs_mul_rn(float x, float s) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(fabsf(x), s);
+#else
+  return mul_rn(abs_of(x), s);
+#endif
+}
+
+// The saturated magnitude code of a = |x| (already clamped, see MagnitudeGrid).
+// c_offset = (23 - kManBits - B) << 23 with B = 0 for RNE; r: the B random bits (SR).
+template <class G, bool kStochastic>
+NIBBLE_HD uint32_t magnitude_code(float a, uint32_t c_offset, uint32_t r, int sr_bits) {
+  const uint32_t e = G::kUniform ? G::kMinExpBits
+                                 : ((bits_of(a) & 0x7F800000u) > G::kMinExpBits ? (bits_of(a) & 0x7F800000u)
+                                                                                 : G::kMinExpBits);
+  const uint32_t c_bits = e + c_offset;
+  uint32_t n;
+#if defined(__CUDA_ARCH__)
+  const float c = __uint_as_float(c_bits);
+  n = __float_as_uint(kStochastic ? __fadd_rz(a, c) : __fadd_rn(a, c)) - c_bits;
+#else
+  // The same quotient in exact double arithmetic: a / ulp(C) is a power-of-two scaling.
+  const double y = std::ldexp(static_cast<double>(a), 150 - static_cast<int>(c_bits >> 23));
+  n = static_cast<uint32_t>(kStochastic ? std::floor(y) : std::nearbyint(y));
+#endif
+  const uint32_t k = kStochastic ? (n + r) >> sr_bits : n;
+  const uint32_t code = G::kUniform ? k : k + ((e - G::kMinExpBits) >> (23 - G::kManBitsValue));
+  return code < G::kMaxCode ? code : G::kMaxCode;
 }
 
 // The quantizer's code of every magnitude 0..15 units (golden encode; 0 for
@@ -240,35 +246,77 @@ inline constexpr uint64_t magnitude_code_table(Format f) {
   }
   return table;
 }
+static_assert(FormatGrid<Format::kE2M1>::kMaxCode == ((magnitude_code_table(Format::kE2M1) >> 48) & 0xFu));
+static_assert(FormatGrid<Format::kE1M2>::kMaxCode == ((magnitude_code_table(Format::kE1M2) >> 28) & 0xFu));
+static_assert(FormatGrid<Format::kInt4>::kMaxCode == ((magnitude_code_table(Format::kInt4) >> 28) & 0xFu));
+static_assert(FormatGrid<Format::kE1M2>::kUniform && FormatGrid<Format::kInt4>::kUniform &&
+              !FormatGrid<Format::kE2M1>::kUniform);
+static_assert(E4M3Grid::kMaxCode == 0x7Eu, "E4M3 saturates at 448");
 
-// quantizer_code for a format fixed at compile time: a table lookup and the sign.
-template <Format F>
-NIBBLE_HD uint32_t quantizer_code_of(GridValue v) {
-  constexpr uint64_t kTable = magnitude_code_table(F);
-  constexpr bool kTwos = info(F).encoding == Encoding::kTwosComplement;
-  const uint32_t mag = static_cast<uint32_t>(kTable >> (4 * v.units)) & 0xFu;
-  if (!v.neg || v.units == 0) return mag;
-  return kTwos ? (16u - mag) & 0xFu : mag | 0x8u;
+// Bit 4j+3 of the result = the sign bit of u[j], j = 0..7; every other bit 0.
+NIBBLE_HD uint32_t sign_nibbles(const uint32_t (&u)[8]) {
+  const uint32_t even = byte_perm(byte_perm(u[0], u[2], 0x0073u), byte_perm(u[4], u[6], 0x7300u), 0x7610u);
+  const uint32_t odd = byte_perm(byte_perm(u[1], u[3], 0x0073u), byte_perm(u[5], u[7], 0x7300u), 0x7610u);
+  return ((even >> 4) & 0x08080808u) | (odd & 0x80808080u);
 }
 
-// The quantizer's 4-bit code of v (golden quantizer_code of round_to_grid),
-// straight from the grid steps: a minifloat magnitude of k quanta of 2^shift
-// units, k in [2^man_bits, 2^(man_bits+1)], has code (shift << man_bits) + k
-// (exponent field shift + 1, mantissa k - 2^man_bits, and k = 2^(man_bits+1)
-// carries into the next binade); below the normal binades shift = 0 and the
-// code is k. Codes order as magnitudes, so saturation is a min on codes.
-// For the integer format shift is always 0 (max_units < 2^(man_bits + 1)).
+// Eight packed magnitude codes (each < 8) and their sign nibbles -> eight
+// quantizer codes (golden quantizer_code: a zero magnitude is code 0 whatever
+// its sign; two's complement for integers).
 template <Format F>
-NIBBLE_HD uint32_t element_code(float v, bool stochastic, uint32_t random_byte, int sr_bits) {
-  constexpr int kManBits = info(F).man_bits;
-  constexpr bool kTwos = info(F).encoding == Encoding::kTwosComplement;
-  constexpr uint32_t kMaxCode = static_cast<uint32_t>(magnitude_code_table(F) >> (4 * max_units(F))) & 0xFu;
-  static_assert(!kTwos || max_units(F) < (2u << kManBits), "integer grids have one spacing");
-  const GridSteps s = grid_steps<F>(v, stochastic, random_byte, sr_bits);
-  const uint32_t c = (s.shift << kManBits) + s.k;
-  const uint32_t mag = c < kMaxCode ? c : kMaxCode;
-  if (kTwos) return (s.neg ? 0u - mag : mag) & 0xFu;
-  return s.neg && mag != 0 ? mag | 0x8u : mag;
+NIBBLE_HD uint32_t apply_signs(uint32_t mags, uint32_t signs) {
+  const uint32_t negative = signs & ((mags << 1) | (mags << 2) | (mags << 3));  // bit 3 where sign and mag != 0
+  if constexpr (info(F).encoding == Encoding::kTwosComplement) {
+    const uint32_t one = negative >> 3;
+    return (mags ^ (one * 15u)) + one;  // 16 - mag in each negative nibble: no carry between nibbles
+  } else {
+    return mags | negative;
+  }
+}
+
+// The 16 codes of one group, x[j] * encode rounded to format F (golden
+// quantize's inner loop: round_to_grid of fl(x * encode), then quantizer_code),
+// packed as the device layout stores them: element j in nibble j % 8 of word
+// j / 8. encode > 0 (every block scale's encode factor is). SR: element j
+// takes byte j % 4 of random[j / 4], whose top sr_bits bits are golden's r.
+struct PackedGroup {
+  uint32_t lo;
+  uint32_t hi;
+};
+template <Format F, bool kStochastic>
+NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint32_t (&random)[4], int sr_bits) {
+  using G = FormatGrid<F>;
+  static_assert(G::kMaxCode < 8u, "magnitude codes fit in three bits");
+  const int b = kStochastic ? sr_bits : 0;
+  const uint32_t c_offset = static_cast<uint32_t>(23 - G::kManBitsValue - b) << 23;
+  uint32_t r4[4] = {0u, 0u, 0u, 0u};
+  if (kStochastic) {
+    const uint32_t keep = ((1u << sr_bits) - 1u) * 0x01010101u;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int q = 0; q < 4; ++q) r4[q] = (random[q] >> (8 - sr_bits)) & keep;  // r of 4 elements, one per byte
+  }
+  uint32_t words[2];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int h = 0; h < 2; ++h) {
+    uint32_t mags = 0;
+    uint32_t u[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < 8; ++i) {
+      const int j = 8 * h + i;
+      u[i] = bits_of(x[j]);
+      const float a = clamp_magnitude(abs_mul_rn(x[j], encode), G::kClampBits);
+      const uint32_t r = kStochastic ? byte_perm(r4[j / 4], 0u, 0x4440u | static_cast<uint32_t>(j % 4)) : 0u;
+      mags |= magnitude_code<G, kStochastic>(a, c_offset, r, b) << (4 * i);
+    }
+    words[h] = apply_signs<F>(mags, sign_nibbles(u));
+  }
+  return {words[0], words[1]};
 }
 
 // The facts of one element format the kernels need, taken from golden's table
@@ -301,33 +349,13 @@ NIBBLE_HD float decode_value(const FormatFacts& f, uint32_t code) {
   return d.neg ? -mag : mag;
 }
 
-// The quantizer's code for a rounded magnitude (golden encode, with the
-// quantizer's rule that a zero magnitude is code 0).
-NIBBLE_HD uint32_t quantizer_code(const FormatFacts& f, GridValue v) {
-  if (v.units == 0) return 0u;
-  if (f.twos_complement) return (v.neg ? 16u - v.units : v.units) & 0xFu;
-  const int m = f.man_bits;
-  uint32_t e = 0;
-  uint32_t frac = v.units;
-  if (v.units >= (1u << m)) {
-    e = static_cast<uint32_t>(msb_index32(v.units) - m + 1);
-    frac = (v.units >> (e - 1)) - (1u << m);
-  }
-  return (v.neg ? 0x8u : 0u) | (e << m) | frac;
-}
-
 // ---- scales (golden scale.cpp) -------------------------------------------------
+// golden encode_e4m3: the E4M3 grid through the same rounding as the elements.
 NIBBLE_HD uint32_t encode_e4m3(float x) {
   if (!(x == x)) return 0x7Fu;
-  constexpr Grid kGrid = kE4M3Grid;  // a local copy: device code cannot read host globals
-  const GridValue g = round_to_grid(x, kGrid, false, 0u, 8);
-  uint32_t e = 0;
-  uint32_t frac = g.units;
-  if (g.units >= 8u) {
-    e = static_cast<uint32_t>(msb_index32(g.units) - 3 + 1);
-    frac = (g.units >> (e - 1)) - 8u;
-  }
-  return (g.neg ? 0x80u : 0u) | (e << 3) | frac;
+  const float a = clamp_magnitude(abs_of(x), E4M3Grid::kClampBits);
+  return ((bits_of(x) >> 24) & 0x80u) |
+         magnitude_code<E4M3Grid, false>(a, static_cast<uint32_t>(23 - E4M3Grid::kManBitsValue) << 23, 0u, 0);
 }
 
 NIBBLE_HD float quiet_nan() { return float_of(kCanonicalNaN); }
@@ -353,8 +381,9 @@ NIBBLE_HD float decode_scale_code(ScaleFormat f, uint32_t code) {
 struct ScaleFacts {
   ScaleMode mode;
   ScaleFormat format;
-  float gmax;  // golden max_value(format)
-  int emax;    // golden emax(format)
+  float gmax;      // golden max_value(format)
+  float inv_gmax;  // fl(1 / gmax), as golden's nvfp4 block scale computes it
+  int emax;        // golden emax(format)
 };
 inline constexpr ScaleFacts scale_facts(ScaleMode m, Format f) {
   const ScaleFormat sf = m == ScaleMode::kFP32 ? ScaleFormat::kFP32
@@ -365,7 +394,7 @@ inline constexpr ScaleFacts scale_facts(ScaleMode m, Format f) {
   for (int i = 0; i < -lsb; ++i) gmax /= 2.0f;  // exact: a power-of-two division
   int log2_units = 0;
   while ((max_units(f) >> (log2_units + 1)) != 0) ++log2_units;
-  return {m, sf, gmax, log2_units + lsb};
+  return {m, sf, gmax, 1.0f / gmax, log2_units + lsb};
 }
 
 struct TensorScaleValue {
@@ -391,6 +420,16 @@ NIBBLE_HD BlockScaleValue power_of_two_scale(int k) {
   return {static_cast<uint32_t>(k + 127), exp2_f32(k), exp2_f32(-k)};
 }
 
+// golden block_scale for nvfp4 in two halves, so that the quantize kernel can
+// take the second from a table of the 256 codes: the E4M3 code of a block of
+// amax (t_enc_over_gmax = fl(S_enc * fl(1 / gmax))), and the encode factor of a code.
+NIBBLE_HD uint32_t nvfp4_scale_code(float amax, float t_enc_over_gmax) {
+  return encode_e4m3(mul_rn(amax, t_enc_over_gmax));
+}
+NIBBLE_HD float nvfp4_encode_of_code(uint32_t code, float t_decode) {
+  return min_finite(div_rn(1.0f, mul_rn(decode_scale_code(ScaleFormat::kE4M3, code), t_decode)));
+}
+
 // golden block_scale (finite blocks).
 NIBBLE_HD BlockScaleValue block_scale(const ScaleFacts& s, float amax, const TensorScaleValue& t) {
   switch (s.mode) {
@@ -399,10 +438,8 @@ NIBBLE_HD BlockScaleValue block_scale(const ScaleFacts& s, float amax, const Ten
       return {bits_of(d), d, min_finite(div_rn(1.0f, d))};
     }
     case ScaleMode::kNVFP4: {
-      const float s_dec = mul_rn(amax, mul_rn(t.encode, div_rn(1.0f, s.gmax)));
-      const uint32_t code = encode_e4m3(s_dec);
-      const float d = decode_scale_code(ScaleFormat::kE4M3, code);
-      return {code, d, min_finite(div_rn(1.0f, mul_rn(d, t.decode)))};
+      const uint32_t code = nvfp4_scale_code(amax, mul_rn(t.encode, s.inv_gmax));
+      return {code, decode_scale_code(ScaleFormat::kE4M3, code), nvfp4_encode_of_code(code, t.decode)};
     }
     case ScaleMode::kMXFloor:
       return power_of_two_scale(amax == 0.0f ? -127 : floor_log2(amax) - s.emax);
@@ -437,17 +474,34 @@ NIBBLE_HD r123::Philox4x32_R<10>::ctr_type philox_words(uint64_t seed, uint64_t 
 }
 
 // ---- RHT16 in registers (golden rht_group with n = 16) -----------------------------
-// sign_bits[i]: 0x80000000 if element i is negated, else 0 (negation as a
-// sign-bit flip, as golden's -x: zeros and NaNs included).
-NIBBLE_HD void rht16(float (&y)[16], const uint32_t (&sign_bits)[16], bool round_bf16) {
+NIBBLE_HD float fma_rn(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+// sign_ones[i]: -1.0f if element i is negated, else +1.0f. Golden negates
+// (a sign-bit flip: zeros included), then runs the butterflies. The first
+// butterfly of a pair is folded with the negations: with t = s1 * y1 (exact),
+// s0 y0 + t = fma(y0, s0, t) and s0 y0 - t = fma(y0, s0, -t), each one rounding
+// of the same exact value golden rounds (NaN payloads aside: a block holding a
+// NaN is not finite, and its codes do not depend on them).
+NIBBLE_HD void rht16(float (&y)[16], const float (&sign_ones)[16], bool round_bf16) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int i = 0; i < 16; ++i) y[i] = float_of(bits_of(y[i]) ^ sign_bits[i]);
+  for (int i = 0; i < 16; i += 2) {
+    const float t = mul_rn(y[i + 1], sign_ones[i + 1]);
+    const float a = y[i];
+    y[i] = fma_rn(a, sign_ones[i], t);
+    y[i + 1] = fma_rn(a, sign_ones[i], -t);
+  }
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int h = 1; h < 16; h *= 2) {
+  for (int h = 2; h < 16; h *= 2) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -463,17 +517,23 @@ NIBBLE_HD void rht16(float (&y)[16], const uint32_t (&sign_bits)[16], bool round
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int i = 0; i < 16; ++i) {
-    y[i] = mul_rn(y[i], 0.25f);
-    if (round_bf16) y[i] = round_to_bf16(y[i]);
+  for (int i = 0; i < 16; ++i) y[i] = mul_rn(y[i], 0.25f);
+  if (round_bf16) {  // one branch for the group, not one per element
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < 16; ++i) y[i] = round_to_bf16(y[i]);
   }
 }
 
 // signs: bit i set = element i negated (golden rht_signs word 0).
-NIBBLE_HD void rht16(float (&y)[16], uint32_t signs, bool round_bf16) {
-  uint32_t sign_bits[16];
-  for (int i = 0; i < 16; ++i) sign_bits[i] = ((signs >> i) & 1u) << 31;
-  rht16(y, sign_bits, round_bf16);
+struct RhtSigns {
+  float ones[16];
+};
+inline RhtSigns rht16_signs(uint32_t signs) {
+  RhtSigns s{};
+  for (int i = 0; i < 16; ++i) s.ones[i] = ((signs >> i) & 1u) != 0 ? -1.0f : 1.0f;
+  return s;
 }
 
 }  // namespace nibble::cuda::math

@@ -9,8 +9,11 @@
 //   scales  scale_rows x scales_ld codes of scale_bytes bytes each (1 for E4M3
 //           and UE8M0, 4 for FP32), block-row-major as golden's `scales`;
 //           scales_ld is the block-grid width rounded up to 16.
-//   tensor  three floats {amax_tensor, S_enc, g}: the per-tensor level
-//           (S_enc = g = 1 unless the scale mode is nvfp4).
+//   tensor  kTensorFloats floats: {amax_tensor, S_enc, g}, the per-tensor
+//           level (S_enc = g = 1 unless the scale mode is nvfp4); then, for
+//           nvfp4 only, fl(S_enc * fl(1 / gmax)) and the encode factor
+//           fl(1 / fl(dec(code) * g)) of each of the 256 E4M3 scale codes:
+//           what every block needs from the tensor scale, computed once.
 //
 // One kernel pass reads the input once and writes the row-wise result, the
 // column-wise result (the quantization of x^T, golden's quantize applied to
@@ -33,6 +36,14 @@ namespace nibble::cuda {
 
 enum class InputType : uint8_t { kFloat32, kBFloat16 };
 
+// Indices into DeviceQuantized::tensor.
+inline constexpr int kTensorAmax = 0;
+inline constexpr int kTensorEncode = 1;
+inline constexpr int kTensorDecode = 2;
+inline constexpr int kTensorEncOverGmax = 3;
+inline constexpr int kTensorEncodeTable = 4;
+inline constexpr int kTensorFloats = kTensorEncodeTable + 256;
+
 struct DeviceQuantized {
   QuantConfig config;
   int64_t rows = 0;
@@ -44,7 +55,7 @@ struct DeviceQuantized {
   int scale_bytes = 0;     // bytes per scale code
   DeviceBuffer<uint8_t> codes;
   DeviceBuffer<uint8_t> scales;
-  DeviceBuffer<float> tensor;  // {amax_tensor, S_enc, g}
+  DeviceBuffer<float> tensor;  // kTensorFloats: {amax_tensor, S_enc, g, nvfp4 table}
 
   size_t device_bytes() const { return codes.bytes() + scales.bytes() + tensor.bytes(); }
 };
