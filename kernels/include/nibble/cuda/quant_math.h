@@ -8,12 +8,6 @@
 // against golden on the host, so a mismatch shows up without a GPU.
 #pragma once
 
-// Philox's 32x32 -> 64 multiply through __umulhi on the device (one IMAD.HI
-// and one IMAD, where the portable 64-bit product leaves extra additions).
-#if defined(__CUDA_ARCH__) && !defined(R123_USE_MULHILO32_MULHI_INTRIN)
-#define R123_USE_MULHILO32_MULHI_INTRIN 1
-#define R123_MULHILO32_MULHI_INTRIN __umulhi
-#endif
 #include <Random123/philox.h>
 
 #include <cmath>
