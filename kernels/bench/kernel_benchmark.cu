@@ -201,6 +201,41 @@ void bench_quantize(const BenchOptions& o, std::ostream& out) {
   out << "  (vs noRHT: time of the RHT16 recipe above / this one; extra MiB: device memory taken during the calls)\n";
 }
 
+// The CUDA-core work the bit-exact contract cannot avoid: one binary32 add per
+// output per k-block, in k order (acc = fl(acc + r)). This kernel does only
+// that, with nothing loaded and no tensor-core work, over the same 128 x 128
+// CTA tiles as GEMM v2 (128 independent accumulators per thread, two CTAs per
+// SM), so its time bounds from below any GEMM that keeps the contract on the
+// CUDA cores of this GPU.
+__global__ void __launch_bounds__(128, 2) per_block_adds_kernel(float* c, int64_t m, int64_t n, int64_t k_blocks) {
+  float acc[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) acc[i] = __uint_as_float(0x3F800000u + threadIdx.x * 128u + static_cast<uint32_t>(i));
+  for (int64_t b = 0; b < k_blocks; ++b) {
+    const float r = __uint_as_float(0x3A800000u + static_cast<uint32_t>(b & 0xFFFF));  // varies: nothing to hoist
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = __fadd_rn(acc[i], r);
+  }
+  const int64_t row = static_cast<int64_t>(blockIdx.y) * 128 + threadIdx.x;
+  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * 128;
+  if (row >= m) return;
+#pragma unroll
+  for (int i = 0; i < 128; ++i) {
+    if (col0 + i < n) c[row * n + col0 + i] = acc[i];
+  }
+}
+
+double per_block_adds_ms(const GemmShape& s, int block, float* c, const BenchOptions& o) {
+  const dim3 grid(static_cast<unsigned>((s.n + 127) / 128), static_cast<unsigned>((s.m + 127) / 128));
+  const int64_t k_blocks = (s.k + block - 1) / block;
+  return time_ms(
+      [&] {
+        per_block_adds_kernel<<<grid, 128>>>(c, s.m, s.n, k_blocks);
+        NIBBLE_CUDA_CHECK_LAUNCH("per_block_adds_kernel");
+      },
+      o.warmup, o.iterations);
+}
+
 struct GemmRecipe {
   const char* name;  // includes the datapath gemm() picks for it
   Format format;
@@ -304,6 +339,12 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
                     flops / (cublas_ms * 1e-3) / 1e12, 1.0,
                     mib(static_cast<double>(a16.bytes() + b16.bytes() + c.bytes())));
       cublas_done = true;
+      for (int block : {16, 32}) {
+        const double t = per_block_adds_ms(s, block, c.data(), o);
+        out << format("  %-52s %9.3f %9.1f %8.2fx %10s\n",
+                      format("bound: the contract's adds alone, %d-wide blocks", block).c_str(), t,
+                      flops / (t * 1e-3) / 1e12, cublas_ms / t, "-");
+      }
     }
     const double emu_mib = ours_mib + mib(static_cast<double>(a16.bytes() + b16.bytes()));
     for (GemmKernel kernel : kAllGemmKernels) {
@@ -317,6 +358,8 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
                   (std::string("emulation ") + r.name + " dequant+cuBLAS").c_str(), emu_ms,
                   flops / (emu_ms * 1e-3) / 1e12, cublas_ms / emu_ms, emu_mib);
   }
+  out << "  (bound: one FP32 add per output per k-block and nothing else, no loads, no tensor cores:\n"
+         "   no GEMM that keeps the contract on this GPU's CUDA cores can be faster)\n";
   out << "  (device MiB: operands + output each path holds; cuBLAS's own workspace not counted;\n"
          "   the bit-exact GEMM allocates nothing per call: free device memory is checked unchanged)\n";
   NIBBLE_CUBLAS_CHECK(cublasDestroy(handle));

@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(kThreads, 2) multistage_gemm_kernel(const Args
     cp_async_commit();
 
     const uint8_t* stage = smem + (st % kStages) * kStageBytes;
-#pragma unroll 1
+#pragma unroll 2
     for (int bi = 0; bi < kBlocksPerStage; ++bi) {
       if (st * kBlocksPerStage + bi >= g.k_blocks) break;
       if constexpr (kHalf) {

@@ -130,6 +130,16 @@ TEST(GpuQuantize, ManyTilesMatchGolden) {
   cfg.block = BlockShape::k16x16;
   cfg.scale = ScaleMode::kMXFloor;
   check_both_directions(test::wide_range_tensor(301, 517, 4), 301, 517, cfg, false, out);
+  // Thousands of tiles, a partial last tile row and column, FP32 and BF16 input.
+  cfg.block = BlockShape::k1x16;
+  cfg.scale = ScaleMode::kNVFP4;
+  cfg.rht = RhtConfig{16, false};
+  check_both_directions(test::wide_range_tensor(4096, 2064, 5), 4096, 2064, cfg, false, out);
+  cfg.block = BlockShape::k1x32;
+  cfg.scale = ScaleMode::kMXCeil;
+  cfg.rounding = Rounding::kNearestEven;
+  cfg.rht = RhtConfig{};
+  check_both_directions(test::wide_range_tensor(2053, 4104, 6), 2053, 4104, cfg, true, out);
   EXPECT_GT(out.cases, 0u);
   EXPECT_EQ(out.mismatches, 0u);
 }
