@@ -214,12 +214,17 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
 
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
+// Six CTAs per SM (39 registers, no spills; 48 by default would allow five):
+// the extra warps hide more of each tile's load latency (5 % faster on an H200).
+// Two variants measured slower and were not kept (docs/results/kernels.md):
+// persistent CTAs prefetching their next tile into registers, and persistent
+// CTAs double-buffering tiles in shared memory through cp.async.
 // One tile per CTA: a persistent grid whose threads prefetch their next tile's
 // group while quantizing the current one measured 12% slower on an H200
 // (0.145 against 0.129 ms for fp32 SR RHT16 at 8192^2): the extra registers
 // cost more occupancy than the prefetch bought.
 template <bool kAmaxOnly, Format F, bool kStochastic>
-__global__ void __launch_bounds__(kThreads) quantize_tile_kernel(const QuantizeArgs a) {
+__global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const QuantizeArgs a) {
   __shared__ float tile[kTileRows][kSmemStride];
   __shared__ float partial[kThreads / 32];
   const int warp = static_cast<int>(threadIdx.x) / 32;
