@@ -219,10 +219,6 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
 // Two variants measured slower and were not kept (docs/results/kernels.md):
 // persistent CTAs prefetching their next tile into registers, and persistent
 // CTAs double-buffering tiles in shared memory through cp.async.
-// One tile per CTA: a persistent grid whose threads prefetch their next tile's
-// group while quantizing the current one measured 12% slower on an H200
-// (0.145 against 0.129 ms for fp32 SR RHT16 at 8192^2): the extra registers
-// cost more occupancy than the prefetch bought.
 template <bool kAmaxOnly, Format F, bool kStochastic>
 __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const QuantizeArgs a) {
   __shared__ float tile[kTileRows][kSmemStride];
