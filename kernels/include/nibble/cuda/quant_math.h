@@ -142,7 +142,7 @@ NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {  // __byte_pe
 // floor(log2 a) clamped below to the first normal binade (kLsbExp + kManBits),
 // the spacing at a is q = 2^(E - kManBits). Adding C = 2^(E - kManBits + 23 - B)
 // to a in binary32 leaves exactly the multiples of q 2^-B in the sum's
-// significand (a < 2C), so
+// significand (the sum lies in [C, 2C) because a < C), so
 //   RNE (B = 0): n = bits(a +rn C) - bits(C) = round-half-even(a / q);
 //   SR:          n = bits(a +rz C) - bits(C) = floor(a / q * 2^B)
 //                  = floor(y) 2^B + frac_B with y = a / q, and
@@ -173,7 +173,7 @@ struct MagnitudeGrid {
           : (static_cast<uint32_t>(msb(kMaxUnits) - kManBits) << kManBits) + (kMaxUnits >> (msb(kMaxUnits) - kManBits));
   static constexpr int kManBitsValue = kManBits;
   static_assert(msb(2 * kMaxUnits) < 24, "the clamp must be exact");
-  // a < 2C: on graded grids a < 2^(E+1) <= C needs kManBits + B <= 22; on
+  // a < C: on graded grids a < 2^(E+1) <= C needs kManBits + B <= 22; on
   // uniform ones E is fixed and the clamp must stay below C as well.
   static_assert(kManBits + 8 <= 22, "the C trick needs man_bits + B <= 22");
   static_assert(!kUniform || msb(2 * kMaxUnits) + 1 <= 23 - 8, "the clamp must stay below C");
