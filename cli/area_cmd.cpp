@@ -79,18 +79,6 @@ struct Row {
 
 }  // namespace
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 // An executable: a path with a separator is taken as it is; a bare name is looked up on PATH.
 std::string find_executable(const std::string& name) {
   if (name.find('/') != std::string::npos) {

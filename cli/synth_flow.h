@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "nibble/io/shell.h"
+#include "nibble/report/report.h"
+
 namespace nibble::cli {
 
 struct Config {
@@ -15,11 +18,10 @@ struct Config {
 };
 extern const std::array<Config, 5> kConfigs;
 
-// MixFP4 (arXiv 2605.31035): adding E1M2 next to E2M1 in a tensor core, printed beside ours.
-inline constexpr double kMixFp4AreaPercent = 3.1;
-inline constexpr double kMixFp4PowerPercent = 1.5;
+using report::kMixFp4AreaPercent;  // MixFP4's published figures, printed beside ours
+using report::kMixFp4PowerPercent;
 
-std::string shell_quote(const std::string& s);
+using io::shell_quote;
 // An executable: a path with a separator is taken as it is; a bare name is looked up on PATH.
 std::string find_executable(const std::string& name);
 std::string default_yosys();      // NIBBLE_YOSYS, the configure-time path, or "yosys"

@@ -94,7 +94,6 @@ void nibble_tile::tick() {
   if (accept) {
     const TileBeat& b = in_beat_i.read();
     compute(b);
-    ++beats_;
     if (b.last) {
       finished_ = acc_;
       pending_ = true;
@@ -107,7 +106,6 @@ void nibble_tile::tick() {
     pending_ = false;
     busy_ = true;
     row_ = 0;
-    ++tiles_;
   }
   drive_outputs();
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "nibble/report/report.h"
@@ -14,15 +15,29 @@
 namespace nibble::report {
 namespace fs = std::filesystem;
 
-namespace {
-
-nlohmann::json read_json(const fs::path& path) {
+nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw ReportError(fmt::format("cannot read {}", path.string()));
+  if (!in) throw ReportError(fmt::format("cannot read {}", path));
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw ReportError(fmt::format("{} is not valid JSON: {}", path.string(), e.what()));
+    throw ReportError(fmt::format("{} is not valid JSON: {}", path, e.what()));
+  }
+}
+
+namespace {
+
+// The recorded results at path, or nothing with `problem` saying why (absent or not JSON).
+std::optional<nlohmann::json> read_recorded(const fs::path& path, const char* what, std::string& problem) {
+  if (!fs::exists(path)) {
+    problem = fmt::format("no recorded {} ({} is absent)", what, path.string());
+    return std::nullopt;
+  }
+  try {
+    return read_json(path.string());
+  } catch (const ReportError& e) {
+    problem = e.what();
+    return std::nullopt;
   }
 }
 
@@ -170,16 +185,9 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
 TrainingData read_training(const std::string& training_dir) {
   TrainingData out;
   const fs::path path = fs::path(training_dir) / "summary.json";
-  if (!fs::exists(path)) {
-    out.problem = fmt::format("no recorded training results ({} is absent)", path.string());
-    return out;
-  }
-  try {
-    out.summary = read_json(path);
-  } catch (const ReportError& e) {
-    out.problem = e.what();
-    return out;
-  }
+  std::optional<nlohmann::json> j = read_recorded(path, "training results", out.problem);
+  if (!j) return out;
+  out.summary = std::move(*j);
   const nlohmann::json& s = out.summary;
   if (!s.is_object() || !s.contains("recipes") || !s["recipes"].is_array() || s["recipes"].empty()) {
     out.problem = fmt::format("{} has no \"recipes\" list", path.string());
@@ -196,16 +204,9 @@ TrainingData read_training(const std::string& training_dir) {
 AreaData read_area(const std::string& results_dir) {
   AreaData out;
   const fs::path path = fs::path(results_dir) / "area-energy.json";
-  if (!fs::exists(path)) {
-    out.problem = fmt::format("no recorded area/energy results ({} is absent)", path.string());
-    return out;
-  }
-  try {
-    out.raw = read_json(path);
-  } catch (const ReportError& e) {
-    out.problem = e.what();
-    return out;
-  }
+  std::optional<nlohmann::json> j = read_recorded(path, "area/energy results", out.problem);
+  if (!j) return out;
+  out.raw = std::move(*j);
   if (out.raw.is_object() && out.raw.value("schema", "") == "nibble-area-energy/1") {
     read_area_energy_v1(out.raw, out);
   } else {

@@ -6,24 +6,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "nibble/io/shell.h"
 #include "nibble/report/report.h"
 
 namespace nibble::report {
 namespace fs = std::filesystem;
+using io::shell_quote;
 
 namespace {
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -58,12 +58,16 @@ class Writer {
     f << content;
     f.close();
     if (!f) throw ReportError(fmt::format("cannot write {}", (out_ / rel).string()));
+    if (rel.rfind("data/", 0) == 0) data_files_.insert(rel);
   }
   void json(const std::string& rel, const nlohmann::json& j) const { text(rel, j.dump(2) + "\n"); }
   const fs::path& dir() const { return out_; }
+  // Every file written under data/ so far, in name order.
+  const std::set<std::string>& data_files() const { return data_files_; }
 
  private:
   fs::path out_;
+  mutable std::set<std::string> data_files_;
 };
 
 std::string label(Format f, int rht) {
@@ -457,12 +461,11 @@ Section training_section(const ReportOptions& o, const Writer& w, const Training
         const fs::path rj = fs::path(training_dir(o)) / str(run, "dir") / "run.json";
         if (str(run, "dir").empty() || !fs::exists(rj)) continue;
         try {
-          std::ifstream in(rj);
-          const nlohmann::json j = nlohmann::json::parse(in);
+          const nlohmann::json j = read_json(rj.string());
           for (const char* k : {"gpu", "gpu_name", "device_name", "device"}) {
             if (run_device.empty() && j.contains(k)) run_device = j[k].is_string() ? j[k].get<std::string>() : j[k].dump();
           }
-        } catch (const std::exception&) {
+        } catch (const ReportError&) {  // an unreadable run.json: look at the next run
         }
         if (!run_device.empty()) break;
       }
@@ -584,9 +587,10 @@ Section hardware_section(const ReportOptions& o, const Writer& w, const AreaData
     s.source = "absent: no recorded area/energy results";
     s.notes_html = "<p class=\"note\" data-absent=\"area\"><b>No recorded area/energy results.</b> " +
                    html_escape(area.problem) +
-                   ". They come from the Yosys flow (<code>nibble area</code>, docs/area-energy.md). Published "
-                   "reference: MixFP4 (arXiv 2605.31035) reports +3.1% area and +1.5% power for adding E1M2 next to "
-                   "E2M1 in a tensor core.</p>\n";
+                   fmt::format(". They come from the Yosys flow (<code>nibble area</code>, docs/area-energy.md). "
+                               "Published reference: MixFP4 (arXiv 2605.31035) reports +{:.1f}% area and +{:.1f}% "
+                               "power for adding E1M2 next to E2M1 in a tensor core.</p>\n",
+                               kMixFp4AreaPercent, kMixFp4PowerPercent);
     return s;
   }
   s.source = "recorded: " + (fs::path(o.results_dir) / "area-energy.json").string() + " (Yosys synthesis; not re-run)";
@@ -799,10 +803,9 @@ Section verification_section(const ReportOptions& o, const Writer& w, const Cycl
   std::string problem;
   if (fs::exists(path)) {
     try {
-      std::ifstream in(path);
-      rec = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-      problem = fmt::format("{} is not valid JSON: {}", path.string(), e.what());
+      rec = read_json(path.string());
+    } catch (const ReportError& e) {
+      problem = e.what();
     }
   } else {
     problem = fmt::format("{} is absent", path.string());
@@ -994,11 +997,7 @@ ReportSummary write_report(const ReportOptions& o) {
     index["sections"].push_back(js);
     summary.notes.push_back(s.title + ": " + s.source);
   }
-  index["data_files"] = {{"formats", {"data/quant.json", "data/quant_matrix.csv", "data/grids.csv",
-                                      "data/level_bias.csv", "data/level_bias_measured.csv"}},
-                         {"compounding", {"data/quant.json (chain)", "data/chain_eta.csv"}},
-                         {"verification", {"data/verification.json"}},
-                         {"cycles", {"data/cycles.csv"}}};
+  index["data_files"] = w.data_files();
 
   PageMeta meta;
   meta.title = "Nibble co-design report: E2M1, E1M2 and INT4";

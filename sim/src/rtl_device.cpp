@@ -254,9 +254,7 @@ RtlDevice::RtlDevice(const model::TileConfig& cfg, StallConfig stalls, ProgressF
     throw std::invalid_argument("rtl: the RTL tile's latency is " + std::to_string(model::kRtlTileLatency) +
                                 " cycles; the configuration asks for " + std::to_string(cfg_.latency));
   }
-  if (stalls_.input < 0.0 || stalls_.input >= 1.0 || stalls_.output < 0.0 || stalls_.output >= 1.0) {
-    throw std::invalid_argument("rtl: stall probabilities must be in [0, 1)");
-  }
+  validate(stalls_, "rtl");
 }
 
 void RtlDevice::check_operands(const QuantizedTensor& a, const QuantizedTensor& b) const {

@@ -13,8 +13,12 @@ SystemCDevice::SystemCDevice(const model::TileConfig& cfg, StallConfig stalls, P
                              std::string vcd_path)
     : cfg_(cfg), stalls_(stalls), progress_(std::move(progress)), vcd_path_(std::move(vcd_path)) {
   model::validate(cfg_);
-  if (stalls_.input < 0.0 || stalls_.input >= 1.0 || stalls_.output < 0.0 || stalls_.output >= 1.0) {
-    throw std::invalid_argument("systemc: stall probabilities must be in [0, 1)");
+  validate(stalls_, "systemc");
+}
+
+void validate(const StallConfig& s, const char* backend) {
+  if (s.input < 0.0 || s.input >= 1.0 || s.output < 0.0 || s.output >= 1.0) {
+    throw std::invalid_argument(std::string(backend) + ": stall probabilities must be in [0, 1)");
   }
 }
 

@@ -33,7 +33,6 @@ TEST(Summary, SpreadMedianAndProducts) {
   EXPECT_EQ(spread({}).n, 0u);
   EXPECT_DOUBLE_EQ(median({3.0, 1.0, 2.0}), 2.0);
   EXPECT_DOUBLE_EQ(median({4.0, 1.0, 2.0, 3.0}), 2.5);
-  EXPECT_EQ(cumulative_product({0.5, 0.5, 2.0}), (std::vector<double>{0.5, 0.25, 0.5}));
 }
 
 TEST(Summary, BitIdenticalComparesBits) {

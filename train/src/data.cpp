@@ -148,7 +148,6 @@ PreparedData load_prepared(const fs::path& dir, bool verify_hash) {
     throw DataError(fmt::format("{}: not valid JSON: {}", manifest_path.string(), e.what()));
   }
   PreparedData d;
-  d.dir = dir;
   for (const char* split : {"train", "val"}) {
     if (!m.contains("files") || !m["files"].contains(split)) {
       throw DataError(fmt::format("{}: no files.{} entry", manifest_path.string(), split));

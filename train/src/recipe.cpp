@@ -94,15 +94,6 @@ std::string_view name(Gemm g) {
   return "?";
 }
 
-std::string_view name(Role r) {
-  switch (r) {
-    case Role::kX: return "x";
-    case Role::kW: return "w";
-    case Role::kDY: return "dy";
-  }
-  return "?";
-}
-
 OperandRole operand_role(Gemm g, Operand op) {
   const bool a = op == Operand::kA;
   switch (g) {

@@ -53,13 +53,6 @@ bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
-std::vector<double> cumulative_product(const std::vector<double>& v) {
-  std::vector<double> out(v.size());
-  double p = 1;
-  for (size_t i = 0; i < v.size(); ++i) out[i] = p *= v[i];
-  return out;
-}
-
 namespace {
 
 nlohmann::ordered_json to_json(const Spread& s) {

@@ -54,8 +54,6 @@ SC_MODULE(nibble_tile) {
   // Binds every port but the clock to `s`.
   void bind(TileSignals& s);
 
-  uint64_t beats() const { return beats_; }  // beats accepted since reset
-  uint64_t tiles() const { return tiles_; }  // tiles moved into the output buffer since reset
 
  private:
   void ready();  // combinational in_ready_o
@@ -71,7 +69,6 @@ SC_MODULE(nibble_tile) {
   int row_ = 0;           // the row on out_row_o
   uint64_t now_ = 0;      // the cycle that starts at this edge (0 = first after reset)
   uint64_t done_at_ = 0;  // the cycle the pending tile enters the output buffer
-  uint64_t beats_ = 0, tiles_ = 0;
 
   std::vector<float> acc_;       // [Rows][Cols] accumulators (the DPUs' state)
   std::vector<float> finished_;  // the tile whose last beat is in the pipeline

@@ -43,6 +43,8 @@ struct StallConfig {
   double output = 0.0;
   uint64_t seed = 0;
 };
+// Throws std::invalid_argument (naming `backend`) unless both probabilities are in [0, 1).
+void validate(const StallConfig& s, const char* backend);
 
 class SystemCDevice : public GemmDevice {
  public:

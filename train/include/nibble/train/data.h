@@ -39,7 +39,6 @@ std::string strip_brown_tags(const std::string& tagged);
 bool is_validation_document(size_t i);
 
 struct PreparedData {
-  std::filesystem::path dir;
   std::vector<uint8_t> train;
   std::vector<uint8_t> val;
 };

@@ -36,7 +36,6 @@ std::string_view name(Gemm g);
 
 enum class Operand : uint8_t { kA, kB };  // C = A * B^T
 enum class Role : uint8_t { kX, kW, kDY };  // the layer tensor an operand is made of
-std::string_view name(Role r);
 
 struct OperandRole {
   Role role;

@@ -30,9 +30,6 @@ double median(std::vector<double> v);
 // Whether two loss curves are equal bit for bit (same length, same float bits).
 bool bit_identical(const std::vector<float>& a, const std::vector<float>& b);
 
-// Running product across depth: out[i] = v[0] * ... * v[i].
-std::vector<double> cumulative_product(const std::vector<double>& v);
-
 // One finished run, as the sweep records it.
 struct RunRecord {
   std::string recipe;       // preset name
