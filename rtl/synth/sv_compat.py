@@ -197,55 +197,49 @@ def rewrite_returns(s):
                   one, s, flags=re.S)
 
 
+PACKAGE = r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage"  # name, body
+FUNCTION_NAME = r"function\s+automatic\s+(?:[^;()]|\((?:[^();]|\([^();]*\))*\))*?\b(\w+)\s*\("  # up to `name (`
+
+
+def packages(texts):
+    """(name, body) of every package in texts."""
+    for t in texts:
+        for m in re.finditer(PACKAGE, t, flags=re.S):
+            yield m.group(1), m.group(2)
+
+
 def package_names(texts):
     """package -> the names it declares (localparams, typedefs, functions, enum items)."""
     names = {}
-    for t in texts:
-        for m in re.finditer(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage", t, flags=re.S):
-            body = m.group(2)
-            n = set(re.findall(r"localparam\s+[^=;]*?\b(\w+)\s*=", body))
-            n |= set(re.findall(r"typedef\b[^;]*?\b(\w+)\s*;", body))
-            n |= set(re.findall(r"function\s+automatic\s+(?:[^;()]|\((?:[^();]|\([^();]*\))*\))*?\b(\w+)\s*\(", body))
-            for e in re.finditer(r"typedef\s+enum[^{]*\{([^}]*)\}", body):
-                n |= set(re.findall(r"(\w+)\s*=", e.group(1)))
-            names[m.group(1)] = n
+    for pkg, body in packages(texts):
+        n = set(re.findall(r"localparam\s+[^=;]*?\b(\w+)\s*=", body))
+        n |= set(re.findall(r"typedef\b[^;]*?\b(\w+)\s*;", body))
+        n |= set(re.findall(FUNCTION_NAME, body))
+        for e in re.finditer(r"typedef\s+enum[^{]*\{([^}]*)\}", body):
+            n |= set(re.findall(r"(\w+)\s*=", e.group(1)))
+        names[pkg] = n
     return names
 
 
 def package_localparams(texts):
     """package -> {localparam name: its value expression}"""
-    values = {}
-    for t in texts:
-        for m in re.finditer(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage", t, flags=re.S):
-            values[m.group(1)] = dict(
-                re.findall(r"localparam\s+[^=;]*?\b(\w+)\s*=\s*([^;]*);", m.group(2)))
-    return values
+    return {pkg: dict(re.findall(r"localparam\s+[^=;]*?\b(\w+)\s*=\s*([^;]*);", body))
+            for pkg, body in packages(texts)}
 
 
 def package_typedefs(texts):
     """package -> {typedef name: the type it names, as a vector `logic [..]`} (typedefs of a
     plain vector or of an enum; structs are not listed)."""
-    types = {}
-    for t in texts:
-        for m in re.finditer(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage", t, flags=re.S):
-            d = {}
-            for tm in re.finditer(r"typedef\s+(?:enum\s+)?(logic\s*(?:\[[^\]]*\])?)\s*"
-                                  r"(?:\{[^}]*\}\s*)?(\w+)\s*;", m.group(2)):
-                d[tm.group(2)] = tm.group(1)
-            types[m.group(1)] = d
-    return types
+    return {pkg: {tm.group(2): tm.group(1)
+                  for tm in re.finditer(r"typedef\s+(?:enum\s+)?(logic\s*(?:\[[^\]]*\])?)\s*"
+                                        r"(?:\{[^}]*\}\s*)?(\w+)\s*;", body)}
+            for pkg, body in packages(texts)}
 
 
 def package_functions(texts):
     """package -> {function name: its text, `function ... endfunction`}"""
-    funcs = {}
-    for t in texts:
-        for m in re.finditer(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage", t, flags=re.S):
-            funcs[m.group(1)] = {
-                f.group(1): f.group(0) for f in re.finditer(
-                    r"function\s+automatic\s+(?:[^;()]|\((?:[^();]|\([^();]*\))*\))*?\b(\w+)\s*\(.*?endfunction", m.group(2),
-                    flags=re.S)}
-    return funcs
+    return {pkg: {f.group(1): f.group(0) for f in re.finditer(FUNCTION_NAME + r".*?endfunction", body, flags=re.S)}
+            for pkg, body in packages(texts)}
 
 
 def rewrite_package_imports(s, names, values, typedefs=None, funcs=None):
@@ -298,7 +292,7 @@ def rewrite_package_imports(s, names, values, typedefs=None, funcs=None):
             if body + "".join(copies) == before:
                 break
         return "package %s;%s%sendpackage" % (m.group(1), "".join(copies), body)
-    return re.sub(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage", one, s, flags=re.S)
+    return re.sub(PACKAGE, one, s, flags=re.S)
 
 
 def rewrite_module_imports(s, names):
