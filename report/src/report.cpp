@@ -428,18 +428,24 @@ std::string spread_text(const nlohmann::json& j, int decimals, double scale = 1.
   return s;
 }
 
+// A section whose recorded results are missing: why (`problem`), and where they come from (`how_html`).
+void mark_absent(Section& s, const char* key, const std::string& what, const std::string& problem,
+                 const std::string& how_html) {
+  s.source = "absent: no recorded " + what;
+  s.notes_html = fmt::format("<p class=\"note\" data-absent=\"{}\"><b>No recorded {}.</b> {}. {}</p>\n", key, what,
+                             html_escape(problem), how_html);
+}
+
 Section training_section(const ReportOptions& o, const Writer& w, const TrainingData& training,
                          std::vector<RecipeGap>& gaps) {
   Section s;
   s.id = "training";
   s.title = "3. Training quality";
   if (!training.present) {
-    s.source = "absent: no recorded training results";
-    s.notes_html = "<p class=\"note\" data-absent=\"training\"><b>No recorded training results.</b> " +
-                   html_escape(training.problem) +
-                   ". They come from <code>nibble train-sweep --out docs/results/training</code> on a GPU machine "
-                   "(docs/training.md), or from this report itself with <code>--training fresh</code> in a build with "
-                   "libtorch on a machine with a GPU.</p>\n";
+    mark_absent(s, "training", "training results", training.problem,
+                "They come from <code>nibble train-sweep --out docs/results/training</code> on a GPU machine "
+                "(docs/training.md), or from this report itself with <code>--training fresh</code> in a build with "
+                "libtorch on a machine with a GPU.");
     return s;
   }
   const nlohmann::json& sum = training.summary;
@@ -584,13 +590,11 @@ Section hardware_section(const ReportOptions& o, const Writer& w, const AreaData
   s.id = "hardware";
   s.title = "4. Hardware cost of format support";
   if (!area.present) {
-    s.source = "absent: no recorded area/energy results";
-    s.notes_html = "<p class=\"note\" data-absent=\"area\"><b>No recorded area/energy results.</b> " +
-                   html_escape(area.problem) +
-                   fmt::format(". They come from the Yosys flow (<code>nibble area</code>, docs/area-energy.md). "
-                               "Published reference: MixFP4 (arXiv 2605.31035) reports +{:.1f}% area and +{:.1f}% "
-                               "power for adding E1M2 next to E2M1 in a tensor core.</p>\n",
-                               kMixFp4AreaPercent, kMixFp4PowerPercent);
+    mark_absent(s, "area", "area/energy results", area.problem,
+                fmt::format("They come from the Yosys flow (<code>nibble area</code>, docs/area-energy.md). "
+                            "Published reference: MixFP4 (arXiv 2605.31035) reports +{:.1f}% area and +{:.1f}% "
+                            "power for adding E1M2 next to E2M1 in a tensor core.",
+                            kMixFp4AreaPercent, kMixFp4PowerPercent));
     return s;
   }
   s.source = "recorded: " + (fs::path(o.results_dir) / "area-energy.json").string() + " (Yosys synthesis; not re-run)";
