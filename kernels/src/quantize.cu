@@ -106,6 +106,18 @@ __device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r,
   }
 }
 
+// max(m, |x|) that returns NaN when either is NaN (max.NaN, SM 8.0 and later).
+__device__ __forceinline__ float max_nan_abs(float m, float x) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(m), "f"(fabsf(x)));
+  return r;
+#else
+  // |x| patterns order as the magnitudes, NaN patterns above all others.
+  return __uint_as_float(max(__float_as_uint(m), __float_as_uint(x) & 0x7FFFFFFFu));
+#endif
+}
+
 __device__ __forceinline__ float warp_max(float x, int first_mask, int last_mask) {
   for (int m = first_mask; m <= last_mask; m *= 2) x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, m));
   return x;
@@ -148,18 +160,18 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
     }
     return amax;
   } else {
-    // |x| patterns order as the magnitudes, and Inf/NaN patterns lie above
-    // every finite one: one integer max gives the block amax and finiteness.
-    uint32_t amax_bits = 0;
+    // The block amax and its finiteness in one NaN-propagating max per element:
+    // NaN if the block holds a NaN, +Inf if it holds an infinity, else the
+    // largest |x| (|-0| = +0, as golden's amax).
+    float amax = 0.0f;
 #pragma unroll
-    for (int j = 0; j < 16; ++j) amax_bits = max(amax_bits, math::bits_of(v[j]) & 0x7FFFFFFFu);
+    for (int j = 0; j < 16; ++j) amax = max_nan_abs(amax, v[j]);
     if (a.block_rows == 16) {
-      for (int m = 2; m <= 16; m *= 2) amax_bits = max(amax_bits, __shfl_xor_sync(0xFFFFFFFFu, amax_bits, m));
+      for (int m = 2; m <= 16; m *= 2) amax = max_nan_abs(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, m));
     } else if (a.block_cols == 32) {
-      amax_bits = max(amax_bits, __shfl_xor_sync(0xFFFFFFFFu, amax_bits, 1));
+      amax = max_nan_abs(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
     }
-    const bool finite = amax_bits < 0x7F800000u;
-    const float amax = math::float_of(amax_bits);
+    const bool finite = amax < INFINITY;  // false for NaN too
 
     // nvfp4: the tensor scale, fl(S_enc / gmax) and the encode factor of every
     // block-scale code were computed once, after the amax pass (tensor_scale_kernel).
@@ -204,7 +216,8 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
         o.scales[idx] = static_cast<uint8_t>(scale_code);
       }
     }
-    if (line == 0 && k0 == 0 && !nvfp4) {
+    if (line == 0 && k0 == 0 && !nvfp4) {  // no tensor scale: amax 0 (not computed), S_enc = g = 1
+      o.tensor[kTensorAmax] = 0.0f;
       o.tensor[kTensorEncode] = 1.0f;
       o.tensor[kTensorDecode] = 1.0f;
     }
@@ -214,7 +227,7 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
 
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
-// Six CTAs per SM (39 registers, no spills; 48 by default would allow five):
+// Six CTAs per SM (40 registers, no spills; 48 by default would allow five):
 // the extra warps hide more of each tile's load latency (5 % faster on an H200).
 // Two variants measured slower and were not kept (docs/results/kernels.md):
 // persistent CTAs prefetching their next tile into registers, and persistent
@@ -412,11 +425,11 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   const dim3 grid(static_cast<unsigned>((rows + kTileRows - 1) / kTileRows),
                   static_cast<unsigned>((cols + kTileCols - 1) / kTileCols));
   if (grid.y > 65535u) throw std::invalid_argument("quantize: too many columns for one launch");
-  for (int d = 0; d < 2; ++d) {
-    if ((d == 0 && rowwise == nullptr) || (d == 1 && colwise == nullptr)) continue;
-    NIBBLE_CUDA_CHECK(cudaMemsetAsync(a.out[d].tensor, 0, sizeof(float), stream));
-  }
   if (cfg.scale == ScaleMode::kNVFP4) {
+    for (int d = 0; d < 2; ++d) {  // the amax pass takes atomic maxima into a zero
+      if ((d == 0 && rowwise == nullptr) || (d == 1 && colwise == nullptr)) continue;
+      NIBBLE_CUDA_CHECK(cudaMemsetAsync(a.out[d].tensor, 0, sizeof(float), stream));
+    }
     // The amax pass does not depend on the format; one instantiation serves all.
     quantize_tile_kernel<true, Format::kE2M1, false><<<grid, kThreads, 0, stream>>>(a);
     NIBBLE_CUDA_CHECK_LAUNCH("quantize_tile_kernel<amax>");

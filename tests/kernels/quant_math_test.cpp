@@ -165,6 +165,14 @@ TEST(QuantMath, ScaleCodesMatchGolden) {
     ASSERT_EQ(math::encode_e4m3(v), encode_e4m3(v)) << test::hex32(f32_bits(v));
     ++cases;
   }
+  // Every 5th binary32 pattern of magnitude in [2^-17, 2^12) (E4M3 spans 2^-9 to 448), both signs.
+  for (uint32_t bits = 0x37000000u; bits < 0x45800000u; bits += 5u) {
+    for (uint32_t sign : {0u, 0x80000000u}) {
+      const float v = f32_from_bits(bits | sign);
+      ASSERT_EQ(math::encode_e4m3(v), encode_e4m3(v)) << test::hex32(bits | sign);
+      ++cases;
+    }
+  }
   EXPECT_EQ(math::encode_e4m3(std::numeric_limits<float>::quiet_NaN()), 0x7Fu);
   EXPECT_GT(cases, 0u);
 }

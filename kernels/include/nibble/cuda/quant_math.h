@@ -136,25 +136,44 @@ NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {  // __byte_pe
 
 // A minifloat-like magnitude grid fixed at compile time: k * 2^kLsbExp for k
 // in [0, kMaxUnits], spacing 2^max(0, floor(log2 k) - kManBits) units (golden
-// Grid). Integer grids are the case of one spacing.
+// Grid). Integer grids are the case of one spacing. Every magnitude is first
+// clamped to the largest grid value (golden saturates everything beyond it
+// alike, and rounding a grid value returns it), so no code needs a min.
 //
-// Rounding |x| to it takes a few integer and one binary32 operation. With E =
-// floor(log2 a) clamped below to the first normal binade (kLsbExp + kManBits),
-// the spacing at a is q = 2^(E - kManBits). Adding C = 2^(E - kManBits + 23 - B)
-// to a in binary32 leaves exactly the multiples of q 2^-B in the sum's
-// significand (the sum lies in [C, 2C) because a < C), so
-//   RNE (B = 0): n = bits(a +rn C) - bits(C) = round-half-even(a / q);
-//   SR:          n = bits(a +rz C) - bits(C) = floor(a / q * 2^B)
-//                  = floor(y) 2^B + frac_B with y = a / q, and
-//                k = (n + r) >> B = floor(y) + (frac_B + r >= 2^B), golden's SR with B random bits r.
+// Both roundings return a word whose top byte is the magnitude code (the bits
+// below it are not used), so that eight codes pack by byte permutes.
+//
+// RNE takes one binary32 add. With E = floor(log2 a) clamped below to the first
+// normal binade (kLsbExp + kManBits), the spacing at a is q = 2^(E - kManBits).
+// Adding C = 2^(E - kManBits + 23) to a in binary32 rounds a to a multiple of q
+// (a < C, so the sum lies in [C, 2C) and its ulp is q):
+//   n = bits(a +rn C) - bits(C) = round-half-even(a / q).
 // The code of k quanta in binade shift = E - kManBits - kLsbExp is
 // (shift << kManBits) + k (exponent field shift + 1, mantissa k - 2^kManBits;
-// k = 2^(kManBits+1) carries into the next binade), below the normal binades
-// shift = 0 and the code is k. Codes order as magnitudes, so saturation is a
-// min on codes. a is first clamped to twice the largest grid value
-// (everything beyond saturates alike). When every grid value lies in the
-// first binade (kUniform: E1M2, INT4) the spacing is one constant and E is
-// not needed at all: the uniform grids round in fewer operations.
+// k = 2^(kManBits+1) carries into the next binade); below the normal binades
+// shift = 0 and the code is k. Shifted to the top byte, bits(C) << 24 leaves
+// the word (C's pattern is a multiple of 2^23), so
+//   code << 24 = (bits(a +rn C) << 24) + ((bits(C) - bits(C_min)) << (kManBits + 1)).
+// When every grid value lies in the first binade (kUniform: E1M2, INT4) E is
+// one constant and the second term is zero.
+//
+// SR (golden: k = floor(y) + (frac_B(y) + r >= 2^B), y = a / q, r the B random
+// bits) needs no exponent either. It is floor((Y + R) / 2^8) with
+// Y = floor(y 2^8) and R = r 2^(8 - B): the random byte with its low 8 - B bits
+// cleared (nested floors of divisions by powers of two combine). Y comes from
+// one round-toward-zero add whose bit pattern, shifted by kSrShift, holds the
+// code in bits 24.. and Y's eight fraction bits in bits 16..23 (kSrTopByte,
+// in the top byte only, removes the pattern's exponent offset):
+//   graded grids: f = a + max(a, N), N = 2^(kLsbExp + kManBits) the first
+//     normal value. For a >= N, f = 2a exactly, and bits(f) - bits(N) is
+//     (binade + 1) << 23 plus a's mantissa: the code's exponent field and
+//     mantissa, then a's lower mantissa bits. For a < N, f = N + a truncated to
+//     ulp(N), so bits(f) - bits(N) = floor(a / ulp(N)): the subnormal codes and
+//     23 - kManBits fraction bits, truncated (RZ keeps floor exact).
+//   uniform grids: f = a + q 2^15, truncated: bits(f) - bits(q 2^15) = Y, and
+//     the exponent bits leave the word when shifted by 16.
+// Adding R (bits 16..23) and reading the top byte is then the whole SR; a
+// clamped magnitude has no fraction, so the maximum code never overflows.
 template <int kLsbExp, int kManBits, uint32_t kMaxUnits>
 struct MagnitudeGrid {
   static constexpr int msb(uint32_t v) {
@@ -164,19 +183,23 @@ struct MagnitudeGrid {
   }
   static constexpr uint32_t kMinExpBits = static_cast<uint32_t>(127 + kLsbExp + kManBits) << 23;
   static constexpr bool kUniform = msb(kMaxUnits) <= kManBits;
-  // 2 * kMaxUnits units as a binary32 pattern.
-  static constexpr uint32_t kClampBits = (static_cast<uint32_t>(127 + kLsbExp + msb(2 * kMaxUnits)) << 23) |
-                                         (((2 * kMaxUnits) << (23 - msb(2 * kMaxUnits))) & 0x7FFFFFu);
+  // The largest grid value, kMaxUnits * 2^kLsbExp, as a binary32 pattern.
+  static constexpr uint32_t kMaxValueBits = (static_cast<uint32_t>(127 + kLsbExp + msb(kMaxUnits)) << 23) |
+                                            ((kMaxUnits << (23 - msb(kMaxUnits))) & 0x7FFFFFu);
   static constexpr uint32_t kMaxCode =
       kMaxUnits < (2u << kManBits)
           ? kMaxUnits
           : (static_cast<uint32_t>(msb(kMaxUnits) - kManBits) << kManBits) + (kMaxUnits >> (msb(kMaxUnits) - kManBits));
   static constexpr int kManBitsValue = kManBits;
-  static_assert(msb(2 * kMaxUnits) < 24, "the clamp must be exact");
-  // a < C: on graded grids a < 2^(E+1) <= C needs kManBits + B <= 22; on
-  // uniform ones E is fixed and the clamp must stay below C as well.
-  static_assert(kManBits + 8 <= 22, "the C trick needs man_bits + B <= 22");
-  static_assert(!kUniform || msb(2 * kMaxUnits) + 1 <= 23 - 8, "the clamp must stay below C");
+  // SR by one add (above): the addend's pattern (N, or q 2^15 on uniform grids),
+  // the shift that puts the code's lowest bit at bit 24, and the top byte to add.
+  static constexpr uint32_t kSrAddBits = kUniform ? static_cast<uint32_t>(127 + kLsbExp + 15) << 23 : kMinExpBits;
+  static constexpr int kSrShift = kUniform ? 16 : kManBits + 1;
+  static constexpr uint32_t kSrTopByte = 0u - (kSrAddBits << kSrShift);
+  static_assert(msb(kMaxUnits) < 24, "the largest grid value must be exact");
+  static_assert((kSrTopByte & 0xFFFFFFu) == 0u, "the SR offset must lie in the top byte");
+  static_assert(kMaxCode < 128u && 23 - kManBits >= 8, "SR keeps eight fraction bits below the code");
+  static_assert(!kUniform || kMaxUnits < (1u << 15), "the uniform SR addend must exceed every magnitude");
 };
 
 template <Format F>
@@ -200,26 +223,54 @@ NIBBLE_HD float abs_mul_rn(float x, float s) {
 #endif
 }
 
-// The saturated magnitude code of a = |x| (already clamped, see MagnitudeGrid).
-// c_offset = (23 - kManBits - B) << 23 with B = 0 for RNE; r: the B random bits (SR).
-template <class G, bool kStochastic>
-NIBBLE_HD uint32_t magnitude_code(float a, uint32_t c_offset, uint32_t r, int sr_bits) {
+// max(a, b) of non-NaN a, b.
+NIBBLE_HD float max_of(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return fmaxf(a, b);
+#else
+  return a > b ? a : b;
+#endif
+}
+
+// a + b rounded toward zero, for finite a, b >= 0. The host rounds the double
+// sum toward zero; that is exact here: the double sum is inexact only when one
+// addend is below 2^-29 of the other, and then no double rounding reaches the
+// next binary32 above the true sum's truncation.
+NIBBLE_HD float add_rz(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rz(a, b);
+#else
+  const double s = static_cast<double>(a) + static_cast<double>(b);
+  float f = static_cast<float>(s);
+  if (static_cast<double>(f) > s) f = std::nextafter(f, 0.0f);
+  return f;
+#endif
+}
+
+// RNE of a = |x| already clamped to the largest grid value: the code in the
+// top byte (see MagnitudeGrid).
+template <class G>
+NIBBLE_HD uint32_t nearest_code_word(float a) {
   const uint32_t e = G::kUniform ? G::kMinExpBits
                                  : ((bits_of(a) & 0x7F800000u) > G::kMinExpBits ? (bits_of(a) & 0x7F800000u)
                                                                                  : G::kMinExpBits);
-  const uint32_t c_bits = e + c_offset;
-  uint32_t n;
-#if defined(__CUDA_ARCH__)
-  const float c = __uint_as_float(c_bits);
-  n = __float_as_uint(kStochastic ? __fadd_rz(a, c) : __fadd_rn(a, c)) - c_bits;
-#else
-  // The same quotient in exact double arithmetic: a / ulp(C) is a power-of-two scaling.
-  const double y = std::ldexp(static_cast<double>(a), 150 - static_cast<int>(c_bits >> 23));
-  n = static_cast<uint32_t>(kStochastic ? std::floor(y) : std::nearbyint(y));
-#endif
-  const uint32_t k = kStochastic ? (n + r) >> sr_bits : n;
-  const uint32_t code = G::kUniform ? k : k + ((e - G::kMinExpBits) >> (23 - G::kManBitsValue));
-  return code < G::kMaxCode ? code : G::kMaxCode;
+  const uint32_t c_bits = e + (static_cast<uint32_t>(23 - G::kManBitsValue) << 23);
+  const uint32_t sum = bits_of(add_rn(a, float_of(c_bits)));
+  return G::kUniform ? sum << 24 : (sum << 24) + ((e - G::kMinExpBits) << (G::kManBitsValue + 1));
+}
+
+// SR of a = |x| already clamped: a word whose top byte is the magnitude code
+// (see MagnitudeGrid). Byte `byte` of random_word is the element's random
+// byte with its low 8 - B bits cleared.
+// top_byte: G::kSrTopByte, passed in a register so that the permute's
+// selector can be its immediate.
+template <class G>
+NIBBLE_HD uint32_t stochastic_code_word(float a, uint32_t random_word, int byte, uint32_t top_byte) {
+  const float n = float_of(G::kSrAddBits);
+  const float f = G::kUniform ? add_rz(a, n) : add_rz(a, max_of(a, n));
+  // Bytes {0, 0, random byte, the top byte of top_byte}: one permute.
+  const uint32_t t = byte_perm(random_word, top_byte, 0x7054u | (static_cast<uint32_t>(byte) << 8));
+  return (bits_of(f) << G::kSrShift) + t;
 }
 
 // The quantizer's code of every magnitude 0..15 units (golden encode; 0 for
@@ -247,11 +298,27 @@ static_assert(FormatGrid<Format::kE1M2>::kUniform && FormatGrid<Format::kInt4>::
               !FormatGrid<Format::kE2M1>::kUniform);
 static_assert(E4M3Grid::kMaxCode == 0x7Eu, "E4M3 saturates at 448");
 
+// The top bytes of eight words: even = {u0, u2, u4, u6}, odd = {u1, u3, u5, u7}
+// (byte i of each from word 2i or 2i + 1): three byte permutes per four.
+struct TopBytes {
+  uint32_t even;
+  uint32_t odd;
+};
+NIBBLE_HD TopBytes top_bytes(const uint32_t (&u)[8]) {
+  return {byte_perm(byte_perm(u[0], u[2], 0x0073u), byte_perm(u[4], u[6], 0x7300u), 0x7610u),
+          byte_perm(byte_perm(u[1], u[3], 0x0073u), byte_perm(u[5], u[7], 0x7300u), 0x7610u)};
+}
+
 // Bit 4j+3 of the result = the sign bit of u[j], j = 0..7; every other bit 0.
 NIBBLE_HD uint32_t sign_nibbles(const uint32_t (&u)[8]) {
-  const uint32_t even = byte_perm(byte_perm(u[0], u[2], 0x0073u), byte_perm(u[4], u[6], 0x7300u), 0x7610u);
-  const uint32_t odd = byte_perm(byte_perm(u[1], u[3], 0x0073u), byte_perm(u[5], u[7], 0x7300u), 0x7610u);
-  return ((even >> 4) & 0x08080808u) | (odd & 0x80808080u);
+  const TopBytes t = top_bytes(u);
+  return ((t.even >> 4) & 0x08080808u) | (t.odd & 0x80808080u);
+}
+
+// Eight words whose top bytes are values < 16 -> those values in nibbles 0..7.
+NIBBLE_HD uint32_t top_byte_nibbles(const uint32_t (&w)[8]) {
+  const TopBytes t = top_bytes(w);
+  return t.even | (t.odd << 4);
 }
 
 // Eight packed magnitude codes (each < 8) and their sign nibbles -> eight
@@ -281,34 +348,35 @@ template <Format F, bool kStochastic>
 NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint32_t (&random)[4], int sr_bits) {
   using G = FormatGrid<F>;
   static_assert(G::kMaxCode < 8u, "magnitude codes fit in three bits");
-  const int b = kStochastic ? sr_bits : 0;
-  const uint32_t c_offset = static_cast<uint32_t>(23 - G::kManBitsValue - b) << 23;
   uint32_t r4[4] = {0u, 0u, 0u, 0u};
   if (kStochastic) {
-    const uint32_t keep = ((1u << sr_bits) - 1u) * 0x01010101u;
+    const uint32_t keep = ((0xFFu << (8 - sr_bits)) & 0xFFu) * 0x01010101u;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int q = 0; q < 4; ++q) r4[q] = (random[q] >> (8 - sr_bits)) & keep;  // r of 4 elements, one per byte
+    for (int q = 0; q < 4; ++q) r4[q] = random[q] & keep;  // R = r 2^(8 - B) of 4 elements, one per byte
   }
+  uint32_t top_byte = G::kSrTopByte;
+#if defined(__CUDA_ARCH__)
+  asm("" : "+r"(top_byte));  // a register, not an immediate (see stochastic_code_word)
+#endif
   uint32_t words[2];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int h = 0; h < 2; ++h) {
-    uint32_t mags = 0;
     uint32_t u[8];
+    uint32_t code_words[8];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (int i = 0; i < 8; ++i) {
       const int j = 8 * h + i;
       u[i] = bits_of(x[j]);
-      const float a = clamp_magnitude(abs_mul_rn(x[j], encode), G::kClampBits);
-      const uint32_t r = kStochastic ? byte_perm(r4[j / 4], 0u, 0x4440u | static_cast<uint32_t>(j % 4)) : 0u;
-      mags |= magnitude_code<G, kStochastic>(a, c_offset, r, b) << (4 * i);
+      const float a = clamp_magnitude(abs_mul_rn(x[j], encode), G::kMaxValueBits);
+      code_words[i] = kStochastic ? stochastic_code_word<G>(a, r4[j / 4], j % 4, top_byte) : nearest_code_word<G>(a);
     }
-    words[h] = apply_signs<F>(mags, sign_nibbles(u));
+    words[h] = apply_signs<F>(top_byte_nibbles(code_words), sign_nibbles(u));
   }
   return {words[0], words[1]};
 }
@@ -347,9 +415,8 @@ NIBBLE_HD float decode_value(const FormatFacts& f, uint32_t code) {
 // golden encode_e4m3: the E4M3 grid through the same rounding as the elements.
 NIBBLE_HD uint32_t encode_e4m3(float x) {
   if (!(x == x)) return 0x7Fu;
-  const float a = clamp_magnitude(abs_of(x), E4M3Grid::kClampBits);
-  return ((bits_of(x) >> 24) & 0x80u) |
-         magnitude_code<E4M3Grid, false>(a, static_cast<uint32_t>(23 - E4M3Grid::kManBitsValue) << 23, 0u, 0);
+  const float a = clamp_magnitude(abs_of(x), E4M3Grid::kMaxValueBits);
+  return ((bits_of(x) >> 24) & 0x80u) | (nearest_code_word<E4M3Grid>(a) >> 24);
 }
 
 NIBBLE_HD float quiet_nan() { return float_of(kCanonicalNaN); }
