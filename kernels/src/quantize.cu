@@ -106,16 +106,12 @@ __device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r,
   }
 }
 
-// max(m, |x|) that returns NaN when either is NaN (max.NaN, SM 8.0 and later).
+// max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
+// which the GEMM's cp.async and mma need as well).
 __device__ __forceinline__ float max_nan_abs(float m, float x) {
-#if __CUDA_ARCH__ >= 800
   float r;
   asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(m), "f"(fabsf(x)));
   return r;
-#else
-  // |x| patterns order as the magnitudes, NaN patterns above all others.
-  return __uint_as_float(max(__float_as_uint(m), __float_as_uint(x) & 0x7FFFFFFFu));
-#endif
 }
 
 __device__ __forceinline__ float warp_max(float x, int first_mask, int last_mask) {

@@ -116,6 +116,16 @@ size_t check_group_codes(const std::vector<float>& probes) {
   return cases;
 }
 
+// The compile-time grids' facts the kernels rely on: the largest magnitude's
+// code (golden encode) and, for E4M3, saturation at 448.
+TEST(QuantMath, GridFactsMatchGolden) {
+  EXPECT_EQ(math::FormatGrid<Format::kE2M1>::kMaxCode, encode(Format::kE2M1, false, max_units(Format::kE2M1)));
+  EXPECT_EQ(math::FormatGrid<Format::kE1M2>::kMaxCode, encode(Format::kE1M2, false, max_units(Format::kE1M2)));
+  EXPECT_EQ(math::FormatGrid<Format::kInt4>::kMaxCode, encode(Format::kInt4, false, max_units(Format::kInt4)));
+  EXPECT_EQ(math::E4M3Grid::kMaxCode, encode_e4m3(448.0f));
+  EXPECT_EQ(math::E4M3Grid::kMaxCode, encode_e4m3(std::numeric_limits<float>::max()));
+}
+
 TEST(QuantMath, GroupCodesMatchGolden) {
   std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
   const std::vector<float> probes = probe_floats(test::kKernelTestSeed + 3, 200000);

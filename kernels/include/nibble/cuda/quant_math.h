@@ -271,41 +271,18 @@ NIBBLE_HD uint32_t nearest_code_word(float a) {
 // SR of a = |x| already clamped: a word whose top byte is the magnitude code
 // (see MagnitudeGrid). Byte `byte` of random_word is the element's random
 // byte with its low 8 - B bits cleared.
-// top_byte: G::kSrTopByte, passed in a register so that the permute's
-// selector can be its immediate.
 template <class G>
-NIBBLE_HD uint32_t stochastic_code_word(float a, uint32_t random_word, int byte, uint32_t top_byte) {
+NIBBLE_HD uint32_t stochastic_code_word(float a, uint32_t random_word, int byte) {
   const float n = float_of(G::kSrAddBits);
   const float f = G::kUniform ? add_rz(a, n) : add_rz(a, max_of(a, n));
-  // Bytes {0, 0, random byte, the top byte of top_byte}: one permute.
-  const uint32_t t = byte_perm(random_word, top_byte, 0x7054u | (static_cast<uint32_t>(byte) << 8));
+  // Bytes {0, 0, random byte, the top byte of kSrTopByte}: one permute.
+  const uint32_t t = byte_perm(random_word, G::kSrTopByte, 0x7054u | (static_cast<uint32_t>(byte) << 8));
   return (bits_of(f) << G::kSrShift) + t;
 }
 
-// The quantizer's code of every magnitude 0..15 units (golden encode; 0 for
-// magnitudes off the grid), one nibble each: code = (table >> 4*units) & 0xF.
-inline constexpr uint64_t magnitude_code_table(Format f) {
-  const FormatInfo& i = info(f);
-  uint64_t table = 0;
-  for (uint32_t units = 1; units < 16 && units <= max_units(f); ++units) {
-    uint32_t code = units;
-    if (i.encoding != Encoding::kTwosComplement && units >= (1u << i.man_bits)) {
-      int msb = 0;
-      while ((units >> (msb + 1)) != 0) ++msb;
-      const uint32_t e = static_cast<uint32_t>(msb - i.man_bits + 1);
-      if ((units & ((1u << (e - 1)) - 1u)) != 0) continue;  // off the grid
-      code = (e << i.man_bits) | ((units >> (e - 1)) - (1u << i.man_bits));
-    }
-    table |= static_cast<uint64_t>(code) << (4 * units);
-  }
-  return table;
-}
-static_assert(FormatGrid<Format::kE2M1>::kMaxCode == ((magnitude_code_table(Format::kE2M1) >> 48) & 0xFu));
-static_assert(FormatGrid<Format::kE1M2>::kMaxCode == ((magnitude_code_table(Format::kE1M2) >> 28) & 0xFu));
-static_assert(FormatGrid<Format::kInt4>::kMaxCode == ((magnitude_code_table(Format::kInt4) >> 28) & 0xFu));
 static_assert(FormatGrid<Format::kE1M2>::kUniform && FormatGrid<Format::kInt4>::kUniform &&
               !FormatGrid<Format::kE2M1>::kUniform);
-static_assert(E4M3Grid::kMaxCode == 0x7Eu, "E4M3 saturates at 448");
+// (kMaxCode is checked against golden's encode of the largest magnitude in quant_math_test.)
 
 // The top bytes of eight words: even = {u0, u2, u4, u6}, odd = {u1, u3, u5, u7}
 // (byte i of each from word 2i or 2i + 1): three byte permutes per four.
@@ -365,10 +342,6 @@ NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint
 #endif
     for (int q = 0; q < 4; ++q) r4[q] = random[q] & keep;  // R = r 2^(8 - B) of 4 elements, one per byte
   }
-  uint32_t top_byte = G::kSrTopByte;
-#if defined(__CUDA_ARCH__)
-  asm("" : "+r"(top_byte));  // a register, not an immediate (see stochastic_code_word)
-#endif
   uint32_t words[2];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -383,7 +356,7 @@ NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint
       const int j = 8 * h + i;
       u[i] = bits_of(x[j]);
       const float a = clamp_magnitude(abs_mul_rn(x[j], encode), G::kMaxValueBits);
-      code_words[i] = kStochastic ? stochastic_code_word<G>(a, r4[j / 4], j % 4, top_byte) : nearest_code_word<G>(a);
+      code_words[i] = kStochastic ? stochastic_code_word<G>(a, r4[j / 4], j % 4) : nearest_code_word<G>(a);
     }
     words[h] = apply_signs<F>(top_byte_nibbles(code_words), sign_nibbles(u));
   }
