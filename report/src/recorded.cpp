@@ -25,21 +25,20 @@ nlohmann::json read_json(const std::string& path) {
   }
 }
 
-namespace {
-
-// The recorded results at path, or nothing with `problem` saying why (absent or not JSON).
-std::optional<nlohmann::json> read_recorded(const fs::path& path, const char* what, std::string& problem) {
+std::optional<nlohmann::json> read_recorded(const std::string& path, const char* what, std::string& problem) {
   if (!fs::exists(path)) {
-    problem = fmt::format("no recorded {} ({} is absent)", what, path.string());
+    problem = fmt::format("no recorded {} ({} is absent)", what, path);
     return std::nullopt;
   }
   try {
-    return read_json(path.string());
+    return read_json(path);
   } catch (const ReportError& e) {
     problem = e.what();
     return std::nullopt;
   }
 }
+
+namespace {
 
 bool contains(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
 
@@ -185,7 +184,7 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
 TrainingData read_training(const std::string& training_dir) {
   TrainingData out;
   const fs::path path = fs::path(training_dir) / "summary.json";
-  std::optional<nlohmann::json> j = read_recorded(path, "training results", out.problem);
+  std::optional<nlohmann::json> j = read_recorded(path.string(), "training results", out.problem);
   if (!j) return out;
   out.summary = std::move(*j);
   const nlohmann::json& s = out.summary;
@@ -204,7 +203,7 @@ TrainingData read_training(const std::string& training_dir) {
 AreaData read_area(const std::string& results_dir) {
   AreaData out;
   const fs::path path = fs::path(results_dir) / "area-energy.json";
-  std::optional<nlohmann::json> j = read_recorded(path, "area/energy results", out.problem);
+  std::optional<nlohmann::json> j = read_recorded(path.string(), "area/energy results", out.problem);
   if (!j) return out;
   out.raw = std::move(*j);
   if (out.raw.is_object() && out.raw.value("schema", "") == "nibble-area-energy/1") {

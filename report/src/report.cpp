@@ -803,17 +803,8 @@ Section verification_section(const ReportOptions& o, const Writer& w, const Cycl
   s.id = "verification";
   s.title = "6. Verification status";
   const fs::path path = fs::path(o.results_dir) / "verification.json";
-  nlohmann::json rec;
   std::string problem;
-  if (fs::exists(path)) {
-    try {
-      rec = read_json(path.string());
-    } catch (const ReportError& e) {
-      problem = e.what();
-    }
-  } else {
-    problem = fmt::format("{} is absent", path.string());
-  }
+  const nlohmann::json rec = read_recorded(path.string(), "verification counts", problem).value_or(nlohmann::json());
   s.source = "live check computed now on the SystemC model; case counts recorded in " + path.string() +
              " (taken from the test suites and docs/results)";
   Table t{"verification_recorded",

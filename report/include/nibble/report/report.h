@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -144,6 +145,9 @@ AreaData read_area(const std::string& results_dir);
 
 // A JSON file; throws ReportError if unreadable or not JSON.
 nlohmann::json read_json(const std::string& path);
+// Recorded results at path, or nothing with `problem` saying why ("no recorded
+// <what> (<path> is absent)", or why it is not JSON).
+std::optional<nlohmann::json> read_recorded(const std::string& path, const char* what, std::string& problem);
 // A CSV file as rows of cells (the header is row 0); throws ReportError if unreadable.
 std::vector<std::vector<std::string>> read_csv(const std::string& path);
 
