@@ -289,7 +289,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
 
     // Every kernel version: validate sampled outputs against golden dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
-    double ms[3] = {0.0, 0.0, 0.0};
+    double ms[kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
     for (GemmKernel kernel : kAllGemmKernels) {
       // A version that fails (differs from golden, or a CUDA error) is reported
       // and left untimed, and the other versions still run; the benchmark

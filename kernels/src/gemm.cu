@@ -50,6 +50,7 @@
 #include "nibble/cuda/quant_math.h"
 #include "gemm_mma.cuh"
 #include "gemm_v2.h"
+#include "gemm_v3.h"
 
 namespace nibble::cuda {
 namespace {
@@ -453,7 +454,14 @@ void launch_half(const GemmArgs& g, int64_t m, int64_t n, cudaStream_t stream) {
 
 }  // namespace
 
-const char* name(GemmKernel kernel) { return kernel == GemmKernel::kV2 ? "v2" : "v1"; }
+const char* name(GemmKernel kernel) {
+  switch (kernel) {
+    case GemmKernel::kV1: return "v1";
+    case GemmKernel::kV2: return "v2";
+    case GemmKernel::kV3: return "v3";
+  }
+  return "?";
+}
 
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel) {
   if (a.cols != b.cols) {
@@ -463,7 +471,11 @@ void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStre
   if (!(a.config.rht == b.config.rht) || (a.config.rht.enabled() && a.config.seed != b.config.seed)) {
     throw std::invalid_argument("gemm: operands must share the RHT size, bf16 option and seed");
   }
-  if (kernel == GemmKernel::kV2) {
+  if (kernel == GemmKernel::kV3 && detail::gemm_v3_runs(a, b)) {
+    detail::gemm_v3(a, b, c, stream);
+    return;
+  }
+  if (kernel == GemmKernel::kV2 || kernel == GemmKernel::kV3) {
     detail::gemm_v2(a, b, c, stream);
     return;
   }

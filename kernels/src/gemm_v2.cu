@@ -39,6 +39,7 @@
 #include <stdexcept>
 
 #include "gemm_mma.cuh"
+#include "gemm_stage.cuh"
 #include "gemm_v2.h"
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/gemm_v2_layout.h"
@@ -48,95 +49,6 @@ namespace nibble::cuda::detail {
 namespace {
 
 using namespace v2;  // tile constants and layout
-static_assert(kThreads == kBM && kThreads == kBN, "load_stage: one scale row of A and of B per thread");
-static_assert(kCodeCopiesPerThread % 2 == 0, "load_stage: the first half of the code copies is A's");
-
-struct Operand {
-  const uint8_t* codes;
-  int64_t codes_ld;
-  const uint8_t* scales;
-  int64_t scales_ld;
-  int64_t rows;
-  int scale_bytes;
-  int block_rows_log2;  // 0 or 4
-  int block_cols_log2;  // 4 or 5
-  int window_bytes;     // scale bytes per row per stage: 4, 8, 16 or 32
-  ScaleFormat scale_format;
-  float unit;           // 2^lsb (FP16 path: folded into the scale)
-  const float* tensor;  // {amax, S_enc, g}
-  uint32_t lut[4];      // int8 units of codes 0..15, four per word
-};
-
-struct Args {
-  Operand a;
-  Operand b;
-  int64_t k;
-  int64_t k_blocks;
-  uint32_t magic;     // bits of 1.5 * 2^(23+u)
-  float magic_value;  // 1.5 * 2^(23+u)
-  float* c;
-};
-
-// ---- cp.async ------------------------------------------------------------------
-// src_bytes = 0 copies nothing from global memory and fills the destination with zeros.
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
-  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-template <int kBytes>
-__device__ __forceinline__ void cp_async_small(void* dst, const void* src, bool valid) {
-  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(kBytes),
-               "r"(valid ? kBytes : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-// Issues the copies of stage s (k0 = s * kBK) into buffer `stage`.
-__device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_t m0, int64_t n0, int64_t k0) {
-  const int tid = static_cast<int>(threadIdx.x);
-#pragma unroll
-  for (int i = 0; i < kCodeCopiesPerThread; ++i) {
-    const CodeCopy cc = code_copy(i, tid);
-    const Operand& o = cc.op == 0 ? g.a : g.b;
-    const int64_t row = (cc.op == 0 ? m0 : n0) + cc.row;
-    const int64_t byte = k0 / 2 + cc.chunk * 16;
-    const bool valid = row < o.rows && byte < o.codes_ld;
-    const uint8_t* src = valid ? o.codes + row * o.codes_ld + byte : o.codes;
-    cp_async_16(stage + code_offset(cc.op, cc.row, cc.chunk * 16), src, valid);
-  }
-#pragma unroll
-  for (int op = 0; op < 2; ++op) {
-    const Operand& o = op == 0 ? g.a : g.b;
-    const int64_t row = (op == 0 ? m0 : n0) + tid;
-    const bool valid = row < o.rows;
-    const int64_t idx = (row >> o.block_rows_log2) * o.scales_ld + (k0 >> o.block_cols_log2);
-    const uint8_t* src = valid ? o.scales + idx * o.scale_bytes : o.scales;
-    uint8_t* dst = stage + scale_offset(op, tid);
-    switch (o.window_bytes) {
-      case 4: cp_async_small<4>(dst, src, valid); break;
-      case 8: cp_async_small<8>(dst, src, valid); break;
-      case 16: cp_async_16(dst, src, valid); break;
-      default:
-        cp_async_16(dst, src, valid);
-        cp_async_16(dst + 16, valid ? src + 16 : src, valid);
-        break;
-    }
-  }
-}
-
-__device__ __forceinline__ uint32_t load_u32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
-__device__ __forceinline__ uint32_t load_u16(const uint8_t* p) { return *reinterpret_cast<const uint16_t*>(p); }
-
-// The decoded scale of column col of a row's window: FP32 bits, or the table entry.
-__device__ __forceinline__ uint32_t scale_word(const uint8_t* window, int col, int scale_bytes, const uint32_t* lut) {
-  return scale_bytes == 4 ? load_u32(window + 4 * col) : lut[window[col]];
-}
 
 // One k-block of the INT8 path: exact block sums on the tensor core, the
 // v1 epilogue on the CUDA cores.
@@ -274,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, 2) multistage_gemm_kernel(const Args
   // empty past the end, so that group s always holds stage s).
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < stages) load_stage(g, smem + s * kStageBytes, m0, n0, static_cast<int64_t>(s) * kBK);
+    if (s < stages) load_stage<kThreads>(g, smem + s * kStageBytes, m0, n0, static_cast<int64_t>(s) * kBK);
     cp_async_commit();
   }
 
@@ -305,7 +217,7 @@ __global__ void __launch_bounds__(kThreads, 2) multistage_gemm_kernel(const Args
     cp_async_wait<kStages - 2>();  // this thread's copies of stage st have landed
     __syncthreads();               // everyone's have; everyone is done with stage st - 1's buffer
     const int64_t next = st + kStages - 1;
-    if (next < stages) load_stage(g, smem + (next % kStages) * kStageBytes, m0, n0, next * kBK);
+    if (next < stages) load_stage<kThreads>(g, smem + (next % kStages) * kStageBytes, m0, n0, next * kBK);
     cp_async_commit();
 
     const uint8_t* stage = smem + (st % kStages) * kStageBytes;
@@ -321,42 +233,6 @@ __global__ void __launch_bounds__(kThreads, 2) multistage_gemm_kernel(const Args
   }
   cp_async_wait<0>();
   store_outputs(g, acc, m0 + warp_m, n0 + warp_n, group, quad);
-}
-
-int log2_exact(int v) {
-  int l = 0;
-  while ((1 << l) < v) ++l;
-  if ((1 << l) != v) throw std::logic_error("gemm v2: block size is not a power of two");
-  return l;
-}
-
-Operand operand_of(const DeviceQuantized& q) {
-  Operand o{};
-  o.codes = q.codes.data();
-  o.codes_ld = q.codes_ld;
-  o.scales = q.scales.data();
-  o.scales_ld = q.scales_ld;
-  o.rows = q.rows;
-  o.scale_bytes = q.scale_bytes;
-  const int br = block_rows(q.config.block), bc = block_cols(q.config.block);
-  o.block_rows_log2 = log2_exact(br);
-  o.block_cols_log2 = log2_exact(bc);
-  o.window_bytes = scale_window_bytes(bc, q.scale_bytes);
-  // The stage's scale window must be whole copies, aligned, inside the row's
-  // scales_ld codes (scales_ld is a multiple of 16 codes).
-  if (kBK % bc != 0 || q.scales_ld % (kBK / bc) != 0 ||
-      !(o.window_bytes == 4 || o.window_bytes == 8 || o.window_bytes == 16 || o.window_bytes == 32) ||
-      o.window_bytes > kScaleRowBytes || q.codes_ld % 16 != 0) {
-    throw std::logic_error("gemm v2: unsupported operand layout");
-  }
-  o.scale_format = scale_format(q.config.scale);
-  o.unit = math::exp2_f32(lsb_exp(q.config.format));
-  o.tensor = q.tensor.data();
-  for (uint32_t code = 0; code < 16; ++code) {
-    const int32_t units = decode(q.config.format, static_cast<uint8_t>(code)).signed_units();
-    o.lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
-  }
-  return o;
 }
 
 template <int kStep, bool kHalf>

@@ -23,7 +23,7 @@ namespace {
 struct GemmTally {
   size_t outputs = 0;
   size_t nontrivial = 0;
-  size_t per_kernel_outputs[3] = {0, 0, 0};
+  size_t per_kernel_outputs[cuda::kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
 };
 
 // Quantizes both operands on the device (checked against golden by

@@ -13,6 +13,7 @@
 
 #include "kernel_test_data.h"
 #include "nibble/cuda/gemm_v2_layout.h"
+#include "nibble/cuda/gemm_v3_layout.h"
 #include "nibble/cuda/quant_math.h"
 #include "nibble/fp32.h"
 #include "nibble/philox.h"
@@ -437,6 +438,95 @@ TEST(GemmV2Layout, ScaleWindowsAreInsideTheRowAndPickGoldensScale) {
     }
   }
   EXPECT_GT(checked, 0u);
+}
+
+// ---- GEMM version 3: FP16 decode and the wgmma shared-memory layout ----------------
+namespace v3 = cuda::v3;
+
+// An FP16 bit pattern as a double (normal and subnormal numbers, no Inf/NaN).
+double half_value(uint32_t h) {
+  const int e = static_cast<int>((h >> 10) & 0x1Fu);
+  const double m = static_cast<double>(h & 0x3FFu);
+  const double mag = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024.0 + m, e - 25);
+  return (h & 0x8000u) != 0u ? -mag : mag;
+}
+
+TEST(GemmV3Layout, HalfDecodeOfFourCodesMatchesGolden) {
+  size_t cases = 0;
+  for (Format f : kAllFormats) {
+    uint32_t high[4] = {0u, 0u, 0u, 0u};  // as gemm_stage.cuh operand_of builds it
+    for (uint32_t code = 0; code < 16; ++code) {
+      const int32_t units = decode(f, static_cast<uint8_t>(code)).signed_units();
+      ASSERT_EQ(v3::half_bits(units) & 0xFFu, 0u) << name(f) << " code " << code;
+      high[code / 4] |= static_cast<uint32_t>(v3::half_high_byte(units)) << (8 * (code % 4));
+    }
+    for (uint32_t w = 0; w < 65536; ++w) {
+      const uint32_t high_junk = (w * 0x9E3779B9u) & 0xFFFF0000u;  // bits 16..31 must be ignored
+      uint32_t lo = 0, hi = 0;
+      v3::decode_codes4_half(w | high_junk, high, lo, hi);
+      const uint32_t halves[4] = {lo & 0xFFFFu, lo >> 16, hi & 0xFFFFu, hi >> 16};
+      for (int i = 0; i < 4; ++i) {
+        const int32_t want = decode(f, static_cast<uint8_t>((w >> (4 * i)) & 0xFu)).signed_units();
+        ASSERT_EQ(half_value(halves[i]), static_cast<double>(want)) << name(f) << " word " << test::hex32(w);
+        if (want == 0) {
+          ASSERT_EQ(halves[i], 0u) << "zero codes must give +0";
+        }
+      }
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 3u * 65536u);
+}
+
+TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflicts) {
+  static_assert(v3::kSmemBytes <= 227 * 1024, "one CTA per SM");
+  static_assert(v3::kThreads == 2 * v2::kBN && v2::kBM == v2::kBN, "per slice, one row and k-half per thread");
+  std::set<int> chunks;  // every 16-byte chunk of a decoded operand stage, once
+  for (int s = 0; s < v3::kSlices; ++s) {
+    for (int warp = 0; warp < v3::kThreads / 32; ++warp) {
+      std::vector<std::pair<int, int>> ranges;
+      for (int lane = 0; lane < 32; ++lane) {
+        const v3::DecodeSlot d = v3::decode_slot(warp * 32 + lane);
+        ASSERT_TRUE(d.n >= 0 && d.n < v2::kBN && (d.half == 0 || d.half == 1));
+        const int off = v3::decoded_offset(d.n, s, d.half);
+        ASSERT_EQ(off % 16, 0);
+        ASSERT_LT(off, v3::kDecodedBytes);
+        // The 128-byte swizzle: the chunk of k = 16 s + 8 half within its
+        // atom's row, XORed with the row's position in its group of 8.
+        const int k = 16 * s + 8 * d.half;
+        const int atom = k / v3::kAtomK;
+        EXPECT_EQ(off, atom * v3::kAtomBytes + (d.n / 8) * 1024 + (d.n % 8) * 128 + (((k % 64) / 8) ^ (d.n % 8)) * 16);
+        EXPECT_TRUE(chunks.insert(off / 16).second);
+        ranges.push_back({off, 16});
+      }
+      // 512 bytes per warp: four wavefronts of 8 lanes, each conflict-free.
+      for (int q = 0; q < 4; ++q) {
+        EXPECT_TRUE(conflict_free({ranges.begin() + 8 * q, ranges.begin() + 8 * q + 8})) << "slice " << s;
+      }
+    }
+  }
+  EXPECT_EQ(chunks.size(), static_cast<size_t>(v3::kDecodedBytes / 16));
+  // The descriptor: start address at the slice's 32-byte column of its atom,
+  // leading offset 1 (unused), stride 1 KiB, 128-byte swizzle.
+  const uint64_t d = v3::slice_descriptor(0x10000u, 5, 64);
+  EXPECT_EQ((d & 0x3FFFu) * 16, 0x10000u + v3::kAtomBytes + 8 * 1024 + 32);
+  EXPECT_EQ((d >> 16) & 0x3FFFu, 1u);
+  EXPECT_EQ((d >> 32) & 0x3FFFu, 1024u / 16);
+  EXPECT_EQ(d >> 62, 1u);
+  EXPECT_EQ((d >> 46) & 0xFFFFu, 0u);
+}
+
+TEST(GemmV3Layout, TwoHundredFiftySixThreadsCopyEveryChunkOnce) {
+  std::set<std::tuple<int, int, int>> seen;
+  constexpr int kPerThread = (v2::kBM + v2::kBN) * v2::kChunksPerRow / v3::kThreads;
+  for (int tid = 0; tid < v3::kThreads; ++tid) {
+    for (int i = 0; i < kPerThread; ++i) {
+      const v2::CodeCopy c = v2::code_copy(i, tid, v3::kThreads);
+      ASSERT_TRUE(c.row >= 0 && c.row < v2::kBM && c.chunk >= 0 && c.chunk < v2::kChunksPerRow);
+      EXPECT_TRUE(seen.insert({c.op, c.row, c.chunk}).second);
+    }
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(2 * v2::kBM * v2::kChunksPerRow));
 }
 
 }  // namespace

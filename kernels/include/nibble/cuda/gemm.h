@@ -20,10 +20,15 @@ namespace nibble::cuda {
 //   kV2  cp.async multistage: 3 stages of 128 k of raw packed codes and scale
 //        codes in shared memory, decoded in registers at the mma; CTA 128x128,
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
-// kV2 is the default: it passed the bit-exact device tests (docs/results/kernels.md).
-enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2 };
-inline constexpr std::array<GemmKernel, 2> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2};
-inline constexpr GemmKernel kDefaultGemmKernel = GemmKernel::kV2;
+//   kV3  warpgroup mma (wgmma, sm_90a) for operand pairs with E4M3 scales on
+//        both sides: v2's stages, A and B decoded once per CTA into shared
+//        memory, two warpgroups of 64x128, the mma off the issue path
+//        (kernels/src/gemm_v3.cu). Other pairs, and devices other than
+//        compute capability 9.0, run v2.
+// kV3 is the default: it passed the bit-exact device tests (docs/results/kernels.md).
+enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
+inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
+inline constexpr GemmKernel kDefaultGemmKernel = GemmKernel::kV3;
 const char* name(GemmKernel kernel);
 
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device

@@ -49,14 +49,14 @@ NIBBLE_HD int code_offset(int op, int row, int byte) { return (op * kBM + row) *
 // Byte offset in a stage of the scale window of row `row` of operand `op`.
 NIBBLE_HD int scale_offset(int op, int row) { return kCodeBytes + (op * kBM + row) * kScaleRowBytes; }
 
-// The i-th 16-byte code copy of thread tid: operand, row in the tile, chunk.
+// The i-th 16-byte code copy of thread tid of `threads`: operand, row in the tile, chunk.
 struct CodeCopy {
   int op;
   int row;
   int chunk;
 };
-NIBBLE_HD CodeCopy code_copy(int i, int tid) {
-  const int c = i * kThreads + tid;
+NIBBLE_HD CodeCopy code_copy(int i, int tid, int threads = kThreads) {
+  const int c = i * threads + tid;
   const int row = c / kChunksPerRow;
   return {row / kBM, row % kBM, c % kChunksPerRow};
 }

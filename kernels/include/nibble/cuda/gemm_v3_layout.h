@@ -1,0 +1,86 @@
+// The shared-memory layout and the 4-bit decode of GEMM version 3
+// (kernels/src/gemm_v3.cu), written once for host and device so that
+// tests/kernels/quant_math_test.cpp checks them without a GPU.
+//
+// Version 3 keeps version 2's raw stage (nibble/cuda/gemm_v2_layout.h: 128 k of
+// packed codes and scale codes of a 128 x 128 CTA tile) and adds, per stage,
+// A and B decoded to FP16 for the asynchronous warpgroup mma (wgmma), which
+// reads both from shared memory, K-major, in its 128-byte swizzled layout: per
+// operand and stage, two atoms of 64 k (k 0..63, then 64..127), each 16 groups
+// of 8 rows x 128 B (1 KiB per group); in row r of a group, the 16-byte chunk
+// c (k 8c..8c+7 of the atom) lies at chunk c XOR (r % 8). A wgmma of 16 k
+// starts 32 B into its atom's rows; groups are 1 KiB apart (stride-dimension
+// byte offset). Every thread of the CTA decodes, per 16-k slice, one row n and
+// k-half of each operand (16 bytes); the XOR spreads a warp's eight rows of a
+// group over all 32 banks.
+#pragma once
+
+#include <cstdint>
+
+#include "nibble/cuda/gemm_v2_layout.h"
+#include "nibble/cuda/quant_math.h"
+
+namespace nibble::cuda::v3 {
+
+inline constexpr int kThreads = 256;                        // two warpgroups of 64 x 128 outputs
+inline constexpr int kSliceK = 16;                          // one wgmma k step
+inline constexpr int kSlices = v2::kBK / kSliceK;           // 8 per stage
+inline constexpr int kAtomK = 64;                           // k per 128-byte row of an atom
+inline constexpr int kGroupBytes = 8 * 128;                 // 8 rows of an atom
+inline constexpr int kAtomBytes = v2::kBN * 128;            // 16 KiB: 128 rows x 64 k
+inline constexpr int kDecodedBytes = (v2::kBK / kAtomK) * kAtomBytes;  // 32 KiB per operand and stage
+// Raw stages, two buffers of decoded A and B (stage st decodes while stage
+// st - 1's last wgmma may still read the other), two scale tables, and 1 KiB
+// to align the decoded buffers to the swizzle's 1 KiB period: 227 KiB, all an
+// SM offers one CTA.
+inline constexpr int kSmemBytes = v2::kStages * v2::kStageBytes + 4 * kDecodedBytes + v2::kLutBytes + 1024;
+static_assert(kSmemBytes <= 227 * 1024, "one CTA per SM must fit");
+
+// Byte offset in a decoded stage of the 8 FP16 of row n, k = 16 slice + 8 half .. +7.
+NIBBLE_HD int decoded_offset(int n, int slice, int half) {
+  const int chunk = 2 * (slice % (kAtomK / kSliceK)) + half;  // 16-byte chunk of the atom row
+  return (slice / (kAtomK / kSliceK)) * kAtomBytes + (n / 8) * kGroupBytes + (n % 8) * 128 +
+         ((chunk ^ (n % 8)) * 16);
+}
+
+// The row and k-half thread tid decodes in every slice: 8 consecutive lanes
+// take the 8 rows of a group, the same k-half.
+struct DecodeSlot {
+  int n;
+  int half;
+};
+NIBBLE_HD DecodeSlot decode_slot(int tid) { return {(tid / 16) * 8 + tid % 8, (tid / 8) % 2}; }
+
+// The wgmma shared-memory matrix descriptor of slice `slice` of a decoded
+// stage at shared address `base` (1 KiB aligned), rows from row0 (a multiple
+// of 8): start address, leading byte offset 1 (unused with a swizzle), stride
+// byte offset 1 KiB (all in 16-byte units), 128-byte swizzle, base offset 0.
+NIBBLE_HD uint64_t slice_descriptor(uint32_t base, int slice, int row0) {
+  const uint32_t addr = base + static_cast<uint32_t>((slice / (kAtomK / kSliceK)) * kAtomBytes +
+                                                     (row0 / 8) * kGroupBytes + (slice % (kAtomK / kSliceK)) * 32);
+  return static_cast<uint64_t>((addr & 0x3FFFFu) >> 4) | (static_cast<uint64_t>(1) << 16) |
+         (static_cast<uint64_t>(kGroupBytes >> 4) << 32) | (static_cast<uint64_t>(1) << 62);
+}
+
+// The FP16 bit pattern of a small integer (|v| < 2048), and its high byte.
+// Every unit of the three formats (|units| <= 12, at most 3 significant bits)
+// has a zero low byte; the host checks it for each table it builds.
+NIBBLE_HD uint32_t half_bits(int32_t v) {
+  if (v == 0) return 0u;
+  const uint32_t sign = v < 0 ? 0x8000u : 0u;
+  const uint32_t mag = static_cast<uint32_t>(v < 0 ? -v : v);
+  const int e = math::msb_index32(mag);
+  return sign | (static_cast<uint32_t>(e + 15) << 10) | ((mag << (10 - e)) & 0x3FFu);
+}
+NIBBLE_HD uint8_t half_high_byte(int32_t v) { return static_cast<uint8_t>(half_bits(v) >> 8); }
+
+// Four codes (nibbles 0..3 of w) -> two half2 of their units: lo = (c0, c1),
+// hi = (c2, c3). `high` holds the FP16 high bytes of codes 0..15 (the low
+// bytes are zero): one table lookup per code, then the bytes are spread.
+NIBBLE_HD void decode_codes4_half(uint32_t w, const uint32_t (&high)[4], uint32_t& lo, uint32_t& hi) {
+  const uint32_t bytes = v2::decode_codes4(w, high);
+  lo = math::byte_perm(bytes, 0u, 0x1404u);
+  hi = math::byte_perm(bytes, 0u, 0x3424u);
+}
+
+}  // namespace nibble::cuda::v3

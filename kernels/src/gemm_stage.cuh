@@ -1,0 +1,163 @@
+// The pieces GEMM versions 2 (gemm_v2.cu) and 3 (gemm_v3.cu) share: the
+// operand description, the cp.async stage of raw packed codes and scale codes
+// (layout in nibble/cuda/gemm_v2_layout.h) and its host-side checks.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "nibble/cuda/gemm_v2_layout.h"
+#include "nibble/cuda/gemm_v3_layout.h"
+#include "nibble/cuda/quant_math.h"
+#include "nibble/cuda/quantize.h"
+
+namespace nibble::cuda::detail {
+
+using v2::code_copy;
+using v2::code_offset;
+using v2::CodeCopy;
+using v2::kBK;
+using v2::kBM;
+using v2::kBN;
+using v2::kChunksPerRow;
+using v2::kScaleRowBytes;
+using v2::scale_offset;
+using v2::scale_window_bytes;
+
+struct Operand {
+  const uint8_t* codes;
+  int64_t codes_ld;
+  const uint8_t* scales;
+  int64_t scales_ld;
+  int64_t rows;
+  int scale_bytes;
+  int block_rows_log2;  // 0 or 4
+  int block_cols_log2;  // 4 or 5
+  int window_bytes;     // scale bytes per row per stage: 4, 8, 16 or 32
+  ScaleFormat scale_format;
+  float unit;           // 2^lsb (FP16 path: folded into the scale)
+  const float* tensor;  // {amax, S_enc, g}
+  uint32_t lut[4];      // int8 units of codes 0..15, four per word
+  uint32_t half_high[4];  // v3: high bytes of the FP16 units of codes 0..15, four per word
+};
+
+struct Args {
+  Operand a;
+  Operand b;
+  int64_t k;
+  int64_t k_blocks;
+  uint32_t magic;     // bits of 1.5 * 2^(23+u)
+  float magic_value;  // 1.5 * 2^(23+u)
+  float* c;
+};
+
+// ---- cp.async ------------------------------------------------------------------
+// src_bytes = 0 copies nothing from global memory and fills the destination with zeros.
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+template <int kBytes>
+__device__ __forceinline__ void cp_async_small(void* dst, const void* src, bool valid) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(kBytes),
+               "r"(valid ? kBytes : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Issues the copies of stage s (k0 = s * kBK) into buffer `stage`, spread over
+// kNumThreads threads (128 for v2, 512 for v3): 16-byte code copies, then one
+// scale window per row of A and of B.
+template <int kNumThreads>
+__device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_t m0, int64_t n0, int64_t k0) {
+  static_assert(((kBM + kBN) * kChunksPerRow) % kNumThreads == 0, "load_stage: code copies divide evenly");
+  const int tid = static_cast<int>(threadIdx.x);
+#pragma unroll
+  for (int i = 0; i < (kBM + kBN) * kChunksPerRow / kNumThreads; ++i) {
+    const CodeCopy cc = code_copy(i, tid, kNumThreads);
+    const Operand& o = cc.op == 0 ? g.a : g.b;
+    const int64_t row = (cc.op == 0 ? m0 : n0) + cc.row;
+    const int64_t byte = k0 / 2 + cc.chunk * 16;
+    const bool valid = row < o.rows && byte < o.codes_ld;
+    const uint8_t* src = valid ? o.codes + row * o.codes_ld + byte : o.codes;
+    cp_async_16(stage + code_offset(cc.op, cc.row, cc.chunk * 16), src, valid);
+  }
+#pragma unroll
+  for (int i = 0; i < (kBM + kBN + kNumThreads - 1) / kNumThreads; ++i) {
+    const int slot = i * kNumThreads + tid;
+    if (slot >= kBM + kBN) break;
+    const int op = slot / kBM;
+    const int r = slot % kBM;
+    const Operand& o = op == 0 ? g.a : g.b;
+    const int64_t row = (op == 0 ? m0 : n0) + r;
+    const bool valid = row < o.rows;
+    const int64_t idx = (row >> o.block_rows_log2) * o.scales_ld + (k0 >> o.block_cols_log2);
+    const uint8_t* src = valid ? o.scales + idx * o.scale_bytes : o.scales;
+    uint8_t* dst = stage + scale_offset(op, r);
+    switch (o.window_bytes) {
+      case 4: cp_async_small<4>(dst, src, valid); break;
+      case 8: cp_async_small<8>(dst, src, valid); break;
+      case 16: cp_async_16(dst, src, valid); break;
+      default:
+        cp_async_16(dst, src, valid);
+        cp_async_16(dst + 16, valid ? src + 16 : src, valid);
+        break;
+    }
+  }
+}
+
+__device__ __forceinline__ uint32_t load_u32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
+__device__ __forceinline__ uint32_t load_u16(const uint8_t* p) { return *reinterpret_cast<const uint16_t*>(p); }
+
+// The decoded scale of column col of a row's window: FP32 bits, or the table entry.
+__device__ __forceinline__ uint32_t scale_word(const uint8_t* window, int col, int scale_bytes, const uint32_t* lut) {
+  return scale_bytes == 4 ? load_u32(window + 4 * col) : lut[window[col]];
+}
+
+inline int log2_exact(int v) {
+  int l = 0;
+  while ((1 << l) < v) ++l;
+  if ((1 << l) != v) throw std::logic_error("gemm: block size is not a power of two");
+  return l;
+}
+
+inline Operand operand_of(const DeviceQuantized& q) {
+  Operand o{};
+  o.codes = q.codes.data();
+  o.codes_ld = q.codes_ld;
+  o.scales = q.scales.data();
+  o.scales_ld = q.scales_ld;
+  o.rows = q.rows;
+  o.scale_bytes = q.scale_bytes;
+  const int br = block_rows(q.config.block), bc = block_cols(q.config.block);
+  o.block_rows_log2 = log2_exact(br);
+  o.block_cols_log2 = log2_exact(bc);
+  o.window_bytes = scale_window_bytes(bc, q.scale_bytes);
+  // The stage's scale window must be whole copies, aligned, inside the row's
+  // scales_ld codes (scales_ld is a multiple of 16 codes).
+  if (kBK % bc != 0 || q.scales_ld % (kBK / bc) != 0 ||
+      !(o.window_bytes == 4 || o.window_bytes == 8 || o.window_bytes == 16 || o.window_bytes == 32) ||
+      o.window_bytes > kScaleRowBytes || q.codes_ld % 16 != 0) {
+    throw std::logic_error("gemm: unsupported operand layout");
+  }
+  o.scale_format = scale_format(q.config.scale);
+  o.unit = math::exp2_f32(lsb_exp(q.config.format));
+  o.tensor = q.tensor.data();
+  for (uint32_t code = 0; code < 16; ++code) {
+    const int32_t units = decode(q.config.format, static_cast<uint8_t>(code)).signed_units();
+    o.lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
+    o.half_high[code / 4] |= static_cast<uint32_t>(v3::half_high_byte(units)) << (8 * (code % 4));
+    if ((v3::half_bits(units) & 0xFFu) != 0u) throw std::logic_error("gemm: a unit's FP16 needs its low byte");
+  }
+  return o;
+}
+
+}  // namespace nibble::cuda::detail

@@ -1,0 +1,316 @@
+// GEMM version 3: version 2's raw-code stages, with the per-block partial
+// sums taken from the asynchronous warpgroup mma (wgmma, sm_90a) instead of
+// mma.sync, for operand pairs with E4M3 scales on both sides.
+//
+// The contract's cost on Hopper is the one binary32 add per output per
+// k-block (docs/results/kernels.md): those adds alone take about as long as
+// cuBLAS's whole BF16 GEMM. Version 2 spends about 3.3 instructions per add
+// (mma.sync issue, fragment reads and decode of both operands per warp tile);
+// version 3 takes the mma off the issue path and decodes each operand once
+// per CTA:
+//   * CTA 128 x 128, two warpgroups of 64 x 128 outputs, 256 threads, one
+//     CTA per SM (227 KiB of shared memory);
+//   * per stage (128 k), the whole CTA decodes A's and B's 128 x 128 codes
+//     once into shared memory, in the layout wgmma reads
+//     (nibble/cuda/gemm_v3_layout.h): A as the FP16 integers q (its units), B
+//     as the FP16 values q * sb * 2^lsb_b;
+//   * per k-block, one m64n128k16 wgmma per 16 k (C = 0, then chained for
+//     32-wide blocks) gives P' = sum qa * (qb * sb * 2^lsb_b) exactly, by the
+//     argument of gemm.cu's FP16 path (the products of a block are integer
+//     multiples of one power of two, and the sum stays below 2^21 of them);
+//   * the epilogue is acc = fma(P', sa * 2^lsb_a, acc): the fused multiply-add
+//     forms P' * sa * 2^lsb_a = P * 2^u * fl(sa * sb) exactly (E4M3 scales:
+//     sa * sb is exact) and rounds once, so it is golden's acc = fl(acc + r),
+//     and A's scale costs no instruction of its own;
+//   * k-blocks go in pairs: both wgmmas issued, the first block's adds run
+//     while the tensor cores compute the second; the other warpgroup's work
+//     fills the SM while a warpgroup waits.
+// Measured (docs/results/kernels.md): 2.8 instructions per add, issued on half
+// of the cycles; 1.16x to 1.18x faster than version 2.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gemm_mma.cuh"
+#include "gemm_stage.cuh"
+#include "gemm_v3.h"
+#include "nibble/cuda/check.h"
+#include "nibble/cuda/gemm_v3_layout.h"
+#include "nibble/cuda/quant_math.h"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define NIBBLE_WGMMA 1
+#else
+#define NIBBLE_WGMMA 0
+#endif
+
+namespace nibble::cuda::detail {
+namespace {
+
+using v2::kLutEntries;
+using v2::kStageBytes;
+using v2::kStages;
+
+// ---- wgmma ---------------------------------------------------------------------
+// D (64 x 128, FP32) = A (64 x 16) * B (16 x 128) [+ D], both FP16 in shared
+// memory, K-major, described by nibble/cuda/gemm_v3_layout.h. (A in registers
+// would be decoded while the previous block's wgmma runs, and ptxas then
+// serializes every wgmma.)
+// kAccumulate = false: D = A * B (scale-d false: D is only written);
+// true: D += A * B.
+template <bool kAccumulate>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+  if constexpr (kAccumulate) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
+        "%64, %65, 1, 1, 1, 0, 0;\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b));
+  } else {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
+        "%64, %65, 0, 1, 1, 0, 0;\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]),
+          "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]), "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31]),
+          "=f"(d[32]), "=f"(d[33]), "=f"(d[34]), "=f"(d[35]), "=f"(d[36]), "=f"(d[37]), "=f"(d[38]), "=f"(d[39]), "=f"(d[40]), "=f"(d[41]), "=f"(d[42]), "=f"(d[43]), "=f"(d[44]), "=f"(d[45]), "=f"(d[46]), "=f"(d[47]),
+          "=f"(d[48]), "=f"(d[49]), "=f"(d[50]), "=f"(d[51]), "=f"(d[52]), "=f"(d[53]), "=f"(d[54]), "=f"(d[55]), "=f"(d[56]), "=f"(d[57]), "=f"(d[58]), "=f"(d[59]), "=f"(d[60]), "=f"(d[61]), "=f"(d[62]), "=f"(d[63])
+        : "l"(desc_a), "l"(desc_b));
+  }
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// Pins the registers of d at this point of the program: reads of a wgmma's
+// result stay after its wait, and no write moves past the wgmma.
+__device__ __forceinline__ void fence_operand(float (&d)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+// Shared-memory writes by ordinary stores, made visible to wgmma's reads.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+__device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
+  const __half2 r = __hmul2(*reinterpret_cast<const __half2*>(&x), *reinterpret_cast<const __half2*>(&s));
+  return *reinterpret_cast<const uint32_t*>(&r);
+}
+
+// Decodes this thread's share of one stage: for every 16-k slice, 8 codes of
+// row slot.n (k-half slot.half) of A, as FP16 units, and of B, as FP16
+// units * sb * 2^lsb_b. Slices past the last k-block are left alone; kFull:
+// the stage has all its slices (no early exit, so the compiler may interleave
+// the slices' loads and decodes).
+template <bool kFull>
+__device__ __forceinline__ void decode_stage(const Args& g, const uint8_t* stage, uint8_t* dec_a, uint8_t* dec_b,
+                                             const uint32_t* lut_b, v3::DecodeSlot slot, int slices) {
+#pragma unroll
+  for (int s = 0; s < v3::kSlices; ++s) {
+    if (!kFull && s >= slices) break;
+    const int byte = 8 * s + 4 * slot.half;
+    uint4 qa;
+    const uint32_t wa = load_u32(stage + code_offset(0, slot.n, byte));
+    v3::decode_codes4_half(wa, g.a.half_high, qa.x, qa.y);
+    v3::decode_codes4_half(wa >> 16, g.a.half_high, qa.z, qa.w);
+    *reinterpret_cast<uint4*>(dec_a + v3::decoded_offset(slot.n, s, slot.half)) = qa;
+    uint4 qb;
+    const uint32_t wb = load_u32(stage + code_offset(1, slot.n, byte));
+    const uint32_t sb = lut_b[stage[scale_offset(1, slot.n) + ((s * v3::kSliceK) >> g.b.block_cols_log2)]];
+    v3::decode_codes4_half(wb, g.b.half_high, qb.x, qb.y);
+    v3::decode_codes4_half(wb >> 16, g.b.half_high, qb.z, qb.w);
+    *reinterpret_cast<uint4*>(dec_b + v3::decoded_offset(slot.n, s, slot.half)) =
+        make_uint4(hmul2_bits(qb.x, sb), hmul2_bits(qb.y, sb), hmul2_bits(qb.z, sb), hmul2_bits(qb.w, sb));
+  }
+}
+
+// The wgmma(s) of k-block bi into p, one commit group: kChunks wgmmas of
+// 16 k, the first with C = 0, the next adding. The caller has fenced.
+// a_row0: this warpgroup's first row of A.
+template <int kChunks>
+__device__ __forceinline__ void issue_block(float (&p)[64], uint32_t dec_a, uint32_t dec_b, int a_row0, int bi) {
+  const int s = bi * kChunks;
+  wgmma_m64n128k16<false>(p, v3::slice_descriptor(dec_a, s, a_row0), v3::slice_descriptor(dec_b, s, 0));
+  if constexpr (kChunks == 2) {
+    wgmma_m64n128k16<true>(p, v3::slice_descriptor(dec_a, s + 1, a_row0), v3::slice_descriptor(dec_b, s + 1, 0));
+  }
+  wgmma_commit();
+}
+
+// The binary32 A scale of k-block bi for the thread's rows row0 and row0 + 8.
+template <int kChunks>
+__device__ __forceinline__ void a_scales(const Args& g, const uint8_t* stage, const uint32_t* lut_a, int bi,
+                                         int row0, float (&sa)[2]) {
+  const int col = (bi * kChunks * v3::kSliceK) >> g.a.block_cols_log2;
+  sa[0] = __uint_as_float(lut_a[stage[scale_offset(0, row0) + col]]);
+  sa[1] = __uint_as_float(lut_a[stage[scale_offset(0, row0 + 8) + col]]);
+}
+
+// acc = fma(p, sa of the output's row, acc): the contract's add of one block.
+__device__ __forceinline__ void add_block(float (&acc)[64], float (&p)[64], const float (&sa)[2]) {
+  fence_operand(p);
+#pragma unroll
+  for (int j = 0; j < 64; ++j) acc[j] = __fmaf_rn(p[j], sa[(j / 2) % 2], acc[j]);
+}
+
+// K-blocks bi and bi + 1 of a stage: both wgmmas issued, then block bi's adds
+// run while the tensor cores compute block bi + 1. (Carrying a wgmma in flight
+// past the next fence makes ptxas serialize them all, so each pair drains.)
+template <int kChunks>
+__device__ __forceinline__ void block_pair(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
+                                           uint32_t dec_a, uint32_t dec_b, int a_row0, int bi, int row0,
+                                           float (&p0)[64], float (&p1)[64], float (&acc)[64]) {
+  float sa0[2], sa1[2];
+  a_scales<kChunks>(g, stage, lut_a, bi, row0, sa0);
+  a_scales<kChunks>(g, stage, lut_a, bi + 1, row0, sa1);
+  wgmma_fence();
+  issue_block<kChunks>(p0, dec_a, dec_b, a_row0, bi);
+  issue_block<kChunks>(p1, dec_a, dec_b, a_row0, bi + 1);
+  wgmma_wait<1>();
+  add_block(acc, p0, sa0);
+  wgmma_wait<0>();
+  add_block(acc, p1, sa1);
+}
+
+// A last k-block without a partner.
+template <int kChunks>
+__device__ __forceinline__ void block_single(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
+                                             uint32_t dec_a, uint32_t dec_b, int a_row0, int bi, int row0,
+                                             float (&p)[64], float (&acc)[64]) {
+  float sa[2];
+  a_scales<kChunks>(g, stage, lut_a, bi, row0, sa);
+  wgmma_fence();
+  issue_block<kChunks>(p, dec_a, dec_b, a_row0, bi);
+  wgmma_wait<0>();
+  add_block(acc, p, sa);
+}
+
+template <int kStep>
+__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
+#if NIBBLE_WGMMA
+  constexpr int kChunks = kStep / v3::kSliceK;
+  constexpr int kBlocksPerStage = kBK / kStep;
+  extern __shared__ __align__(128) uint8_t smem[];
+  // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
+  const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
+  uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
+  uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
+  uint32_t* lut_b = lut_a + kLutEntries;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int group = lane / 4;
+  const int quad = lane % 4;
+  const int warpgroup = warp / 4;
+  const int warp_row = warpgroup * 64 + (warp % 4) * 16;  // this warp's 16 rows of the tile
+  const int row0 = warp_row + group;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
+  const int64_t stages = (g.k + kBK - 1) / kBK;
+  const v3::DecodeSlot slot = v3::decode_slot(tid);
+  const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < stages) load_stage<v3::kThreads>(g, smem + s * kStageBytes, m0, n0, static_cast<int64_t>(s) * kBK);
+    cp_async_commit();
+  }
+  // Scale tables: A's as binary32 dec(s) * 2^lsb_a (the epilogue's factor),
+  // B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu).
+  for (int code = tid; code < kLutEntries; code += v3::kThreads) {
+    const float dec = math::decode_scale_code(ScaleFormat::kE4M3, static_cast<uint32_t>(code));
+    lut_a[code] = __float_as_uint(__fmul_rn(dec, g.a.unit));
+    const __half2 hb = __float2half2_rn(__fmul_rn(dec, g.b.unit));
+    lut_b[code] = *reinterpret_cast<const uint32_t*>(&hb);
+  }
+
+  float acc[64];
+  float p0[64];
+  float p1[64];
+#pragma unroll
+  for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
+
+  for (int64_t st = 0; st < stages; ++st) {
+    cp_async_wait<kStages - 2>();  // this thread's copies of stage st have landed
+    __syncthreads();  // everyone's have; everyone is done with stage st - 1's raw buffer and st - 2's decoded one
+    const int64_t next = st + kStages - 1;
+    if (next < stages) load_stage<v3::kThreads>(g, smem + (next % kStages) * kStageBytes, m0, n0, next * kBK);
+    cp_async_commit();
+
+    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+    const int buf = static_cast<int>(st % 2);
+    const int64_t blocks_left = g.k_blocks - st * kBlocksPerStage;
+    const int blocks = blocks_left < kBlocksPerStage ? static_cast<int>(blocks_left) : kBlocksPerStage;
+    uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
+    if (blocks == kBlocksPerStage) {
+      decode_stage<true>(g, stage, dec, dec + v3::kDecodedBytes, lut_b, slot, blocks * kChunks);
+    } else {
+      decode_stage<false>(g, stage, dec, dec + v3::kDecodedBytes, lut_b, slot, blocks * kChunks);
+    }
+    fence_proxy_async();
+    __syncthreads();
+
+    const uint32_t dec_a = dec_base + static_cast<uint32_t>(buf * 2 * v3::kDecodedBytes);
+    const uint32_t dec_b = dec_a + static_cast<uint32_t>(v3::kDecodedBytes);
+#pragma unroll
+    for (int bi = 0; bi < kBlocksPerStage; bi += 2) {
+      if (bi + 1 < blocks) {
+        block_pair<kChunks>(g, stage, lut_a, dec_a, dec_b, warpgroup * 64, bi, row0, p0, p1, acc);
+      } else {
+        if (bi < blocks) block_single<kChunks>(g, stage, lut_a, dec_a, dec_b, warpgroup * 64, bi, row0, p0, acc);
+        break;
+      }
+    }
+  }
+  cp_async_wait<0>();
+  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + warp_row, n0, group, quad);
+#else
+  __trap();  // built only for sm_90a; gemm_v3_runs keeps other devices away
+#endif
+}
+
+template <int kStep>
+void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
+  auto* kernel = &wgmma_gemm_kernel<kStep>;
+  NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
+  const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
+  if (grid.y > 65535u) throw std::invalid_argument("gemm: too many rows for one launch");
+  kernel<<<grid, v3::kThreads, v3::kSmemBytes, stream>>>(g);
+  NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
+}
+
+}  // namespace
+
+bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
+  if (scale_format(a.config.scale) != ScaleFormat::kE4M3 || scale_format(b.config.scale) != ScaleFormat::kE4M3) {
+    return false;
+  }
+  int device = 0, major = 0, minor = 0;
+  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
+  NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major == 9 && minor == 0;
+}
+
+void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
+  Args g{};
+  g.a = operand_of(a);
+  g.b = operand_of(b);
+  g.k = a.cols;
+  const int step = std::min(block_cols(a.config.block), block_cols(b.config.block));
+  g.k_blocks = (a.cols + step - 1) / step;
+  g.c = c;
+  step == 32 ? launch<32>(g, a.rows, b.rows, stream) : launch<16>(g, a.rows, b.rows, stream);
+}
+
+}  // namespace nibble::cuda::detail
