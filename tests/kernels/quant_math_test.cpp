@@ -249,7 +249,7 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
 // ---- GEMM version 2: decode, shared-memory layout and fragment mapping -------------
 namespace v2 = cuda::v2;
 
-// The per-format int8 table the GEMM host code builds (gemm_v2.cu operand_of).
+// The per-format int8 table the GEMM host code builds (gemm_stage.cuh operand_of).
 void units_lut(Format f, uint32_t (&lut)[4]) {
   lut[0] = lut[1] = lut[2] = lut[3] = 0u;
   for (uint32_t code = 0; code < 16; ++code) {
