@@ -287,10 +287,13 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     }  // the FP32 inputs are freed: the GEMM sees only the quantized operands
     DeviceBuffer<float> c(static_cast<size_t>(s.m * s.n));
 
-    // Every kernel version: validate sampled outputs against golden dot_rows, then time.
+    // Every kernel version that applies to this recipe (v3 runs v2 where it
+    // does not, and is then not timed twice): validate sampled outputs against
+    // golden dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
     double ms[kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
     for (GemmKernel kernel : kAllGemmKernels) {
+      if (gemm_kernel_for(qa, qb, kernel) != kernel) continue;
       // A version that fails (differs from golden, or a CUDA error) is reported
       // and left untimed, and the other versions still run; the benchmark
       // throws at the end (run_kernel_benchmark).

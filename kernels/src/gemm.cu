@@ -463,6 +463,10 @@ const char* name(GemmKernel kernel) {
   return "?";
 }
 
+GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel) {
+  return kernel == GemmKernel::kV3 && !detail::gemm_v3_runs(a, b) ? GemmKernel::kV2 : kernel;
+}
+
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel) {
   if (a.cols != b.cols) {
     throw std::invalid_argument("gemm: contraction lengths differ (" + std::to_string(a.cols) + " vs " +
@@ -471,13 +475,10 @@ void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStre
   if (!(a.config.rht == b.config.rht) || (a.config.rht.enabled() && a.config.seed != b.config.seed)) {
     throw std::invalid_argument("gemm: operands must share the RHT size, bf16 option and seed");
   }
-  if (kernel == GemmKernel::kV3 && detail::gemm_v3_runs(a, b)) {
-    detail::gemm_v3(a, b, c, stream);
-    return;
-  }
-  if (kernel == GemmKernel::kV2 || kernel == GemmKernel::kV3) {
-    detail::gemm_v2(a, b, c, stream);
-    return;
+  switch (gemm_kernel_for(a, b, kernel)) {
+    case GemmKernel::kV3: detail::gemm_v3(a, b, c, stream); return;
+    case GemmKernel::kV2: detail::gemm_v2(a, b, c, stream); return;
+    case GemmKernel::kV1: break;
   }
   GemmArgs g{};
   g.a = operand_args(a);

@@ -31,6 +31,10 @@ inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, G
 inline constexpr GemmKernel kDefaultGemmKernel = GemmKernel::kV3;
 const char* name(GemmKernel kernel);
 
+// The version that `kernel` runs for this operand pair on the current device:
+// kV2 where kV3 does not apply, else `kernel` itself.
+GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
+
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device
 // pointer to M x N floats, row-major. Throws std::invalid_argument where golden
 // gemm does (K differs, operands rotated differently). Asynchronous on `stream`.
