@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 
@@ -158,6 +159,23 @@ inline Operand operand_of(const DeviceQuantized& q) {
     if ((v3::half_bits(units) & 0xFFu) != 0u) throw std::logic_error("gemm: a unit's FP16 needs its low byte");
   }
   return o;
+}
+
+// The k-block width of the contract for this pair: the shorter block width.
+inline int k_step(const DeviceQuantized& a, const DeviceQuantized& b) {
+  return std::min(block_cols(a.config.block), block_cols(b.config.block));
+}
+
+// The arguments both versions start from: operands, K, the k-blocks of the
+// contract (the shorter of the two block widths), the output.
+inline Args args_of(const DeviceQuantized& a, const DeviceQuantized& b, float* c) {
+  Args g{};
+  g.a = operand_of(a);
+  g.b = operand_of(b);
+  g.k = a.cols;
+  g.k_blocks = (a.cols + k_step(a, b) - 1) / k_step(a, b);
+  g.c = c;
+  return g;
 }
 
 }  // namespace nibble::cuda::detail

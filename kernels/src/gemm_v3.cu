@@ -303,14 +303,8 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
 }
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
-  Args g{};
-  g.a = operand_of(a);
-  g.b = operand_of(b);
-  g.k = a.cols;
-  const int step = std::min(block_cols(a.config.block), block_cols(b.config.block));
-  g.k_blocks = (a.cols + step - 1) / step;
-  g.c = c;
-  step == 32 ? launch<32>(g, a.rows, b.rows, stream) : launch<16>(g, a.rows, b.rows, stream);
+  const Args g = args_of(a, b, c);
+  k_step(a, b) == 32 ? launch<32>(g, a.rows, b.rows, stream) : launch<16>(g, a.rows, b.rows, stream);
 }
 
 }  // namespace nibble::cuda::detail
