@@ -75,7 +75,7 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // Issues the copies of stage s (k0 = s * kBK) into buffer `stage`, spread over
-// kNumThreads threads (128 for v2, 512 for v3): 16-byte code copies, then one
+// kNumThreads threads (128 for v2, 256 for v3): 16-byte code copies, then one
 // scale window per row of A and of B.
 template <int kNumThreads>
 __device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_t m0, int64_t n0, int64_t k0) {
@@ -155,8 +155,9 @@ inline Operand operand_of(const DeviceQuantized& q) {
   for (uint32_t code = 0; code < 16; ++code) {
     const int32_t units = decode(q.config.format, static_cast<uint8_t>(code)).signed_units();
     o.lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
-    o.half_high[code / 4] |= static_cast<uint32_t>(v3::half_high_byte(units)) << (8 * (code % 4));
-    if ((v3::half_bits(units) & 0xFFu) != 0u) throw std::logic_error("gemm: a unit's FP16 needs its low byte");
+  }
+  if (!v3::half_high_table(q.config.format, o.half_high)) {
+    throw std::logic_error("gemm: a unit's FP16 needs its low byte");
   }
   return o;
 }
@@ -173,7 +174,8 @@ inline Args args_of(const DeviceQuantized& a, const DeviceQuantized& b, float* c
   g.a = operand_of(a);
   g.b = operand_of(b);
   g.k = a.cols;
-  g.k_blocks = (a.cols + k_step(a, b) - 1) / k_step(a, b);
+  const int step = k_step(a, b);
+  g.k_blocks = (a.cols + step - 1) / step;
   g.c = c;
   return g;
 }

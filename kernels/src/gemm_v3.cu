@@ -111,7 +111,8 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
 // row slot.n (k-half slot.half) of A, as FP16 units, and of B, as FP16
 // units * sb * 2^lsb_b. Slices past the last k-block are left alone; kFull:
 // the stage has all its slices (no early exit, so the compiler may interleave
-// the slices' loads and decodes).
+// the slices' loads and decodes; it came with the block pairs and was not
+// timed apart from them).
 template <bool kFull>
 __device__ __forceinline__ void decode_stage(const Args& g, const uint8_t* stage, uint8_t* dec_a, uint8_t* dec_b,
                                              const uint32_t* lut_b, v3::DecodeSlot slot, int slices) {
