@@ -75,12 +75,16 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // Issues the copies of stage s (k0 = s * kBK) into buffer `stage`, spread over
-// kNumThreads threads (128 for v2, 256 for v3): 16-byte code copies, then one
-// scale window per row of A and of B.
+// kNumThreads threads, the first kNumThreads of the CTA (v2's 128, or v3's
+// producer warpgroup): 16-byte code copies, then one scale window per row of A
+// and of B.
 template <int kNumThreads>
 __device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_t m0, int64_t n0, int64_t k0) {
   static_assert(((kBM + kBN) * kChunksPerRow) % kNumThreads == 0, "load_stage: code copies divide evenly");
-  const int tid = static_cast<int>(threadIdx.x);
+  // Masked: the compiler then knows each copy's operand. (Picking g.a or g.b
+  // at run time also crashes nvcc 13.0's cicc where the call sits in one
+  // branch of a kernel, as in v3's producer.)
+  const int tid = static_cast<int>(threadIdx.x % kNumThreads);
 #pragma unroll
   for (int i = 0; i < (kBM + kBN) * kChunksPerRow / kNumThreads; ++i) {
     const CodeCopy cc = code_copy(i, tid, kNumThreads);

@@ -6,14 +6,17 @@
 // k-block (docs/results/kernels.md): those adds alone take about as long as
 // cuBLAS's whole BF16 GEMM. Version 2 spends about 3.3 instructions per add
 // (mma.sync issue, fragment reads and decode of both operands per warp tile);
-// version 3 takes the mma off the issue path and decodes each operand once
-// per CTA:
-//   * CTA 128 x 128, two warpgroups of 64 x 128 outputs, 256 threads, one
-//     CTA per SM (227 KiB of shared memory);
-//   * per stage (128 k), the whole CTA decodes A's and B's 128 x 128 codes
-//     once into shared memory, in the layout wgmma reads
+// version 3 takes the mma off the issue path, decodes each operand once per
+// CTA, and gives the decode to warps of its own:
+//   * CTA 128 x 128, one CTA per SM (227 KiB of shared memory), 384 threads:
+//     a producer warpgroup and two consumer warpgroups of 64 x 128 outputs;
+//     setmaxnreg gives the producer 88 registers, the consumers 208;
+//   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
+//     (128 k) into shared memory, in the layout wgmma reads
 //     (nibble/cuda/gemm_v3_layout.h): A as the FP16 integers q (its units), B
-//     as the FP16 values q * sb * 2^lsb_b;
+//     as the FP16 values q * sb * 2^lsb_b; named barriers hand the two
+//     decoded buffers back and forth, so the decode of stage st runs while
+//     the consumers compute stage st - 1;
 //   * per k-block, one m64n128k16 wgmma per 16 k (C = 0, then chained for
 //     32-wide blocks) gives P' = sum qa * (qb * sb * 2^lsb_b) exactly, by the
 //     argument of gemm.cu's FP16 path (the products of a block are integer
@@ -23,10 +26,11 @@
 //     sa * sb is exact) and rounds once, so it is golden's acc = fl(acc + r),
 //     and A's scale costs no instruction of its own;
 //   * k-blocks go in pairs: both wgmmas issued, the first block's adds run
-//     while the tensor cores compute the second; the other warpgroup's work
+//     while the tensor cores compute the second; the other consumer's work
 //     fills the SM while a warpgroup waits.
-// Measured (docs/results/kernels.md): 2.8 instructions per add, issued on half
-// of the cycles; 1.16x to 1.18x faster than version 2.
+// Measured (docs/results/kernels.md): the producer is the critical path (the
+// consumers wait for it about 40 % of their time); about 1.3x faster than
+// version 2.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -107,31 +111,42 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
   return *reinterpret_cast<const uint32_t*>(&r);
 }
 
-// Decodes this thread's share of one stage: for every 16-k slice, 8 codes of
-// row slot.n (k-half slot.half) of A, as FP16 units, and of B, as FP16
-// units * sb * 2^lsb_b. Slices past the last k-block are left alone; kFull:
-// the stage has all its slices (no early exit, so the compiler may interleave
-// the slices' loads and decodes; it came with the block pairs and was not
-// timed apart from them).
-template <bool kFull>
-__device__ __forceinline__ void decode_stage(const Args& g, const uint8_t* stage, uint8_t* dec_a, uint8_t* dec_b,
-                                             const uint32_t* lut_b, v3::DecodeSlot slot, int slices) {
+// Decodes row n of one operand of a stage: its 64 raw bytes by four 16-byte
+// loads, then per 16-k slice, two chunks of 8 codes (the k-halves), as FP16
+// units (A: kScaled false) or FP16 units * sb * 2^lsb_b (B: the slice's scale
+// from lut_b). Slices past the last k-block are left alone.
+template <bool kScaled>
+__device__ __forceinline__ void decode_row(const Operand& o, const uint8_t* stage, int op, int n, uint8_t* dec,
+                                           const uint32_t* lut_b, int slices) {
+  uint32_t w[16];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint4 q = *reinterpret_cast<const uint4*>(stage + code_offset(op, n, 16 * c));
+    w[4 * c] = q.x;
+    w[4 * c + 1] = q.y;
+    w[4 * c + 2] = q.z;
+    w[4 * c + 3] = q.w;
+  }
+  uint32_t sb[v3::kSlices];
+  if constexpr (kScaled) {
+#pragma unroll
+    for (int s = 0; s < v3::kSlices; ++s) {
+      sb[s] = lut_b[stage[scale_offset(op, n) + ((s * v3::kSliceK) >> o.block_cols_log2)]];
+    }
+  }
 #pragma unroll
   for (int s = 0; s < v3::kSlices; ++s) {
-    if (!kFull && s >= slices) break;
-    const int byte = 8 * s + 4 * slot.half;
-    uint4 qa;
-    const uint32_t wa = load_u32(stage + code_offset(0, slot.n, byte));
-    v3::decode_codes4_half(wa, g.a.half_high, qa.x, qa.y);
-    v3::decode_codes4_half(wa >> 16, g.a.half_high, qa.z, qa.w);
-    *reinterpret_cast<uint4*>(dec_a + v3::decoded_offset(slot.n, s, slot.half)) = qa;
-    uint4 qb;
-    const uint32_t wb = load_u32(stage + code_offset(1, slot.n, byte));
-    const uint32_t sb = lut_b[stage[scale_offset(1, slot.n) + ((s * v3::kSliceK) >> g.b.block_cols_log2)]];
-    v3::decode_codes4_half(wb, g.b.half_high, qb.x, qb.y);
-    v3::decode_codes4_half(wb >> 16, g.b.half_high, qb.z, qb.w);
-    *reinterpret_cast<uint4*>(dec_b + v3::decoded_offset(slot.n, s, slot.half)) =
-        make_uint4(hmul2_bits(qb.x, sb), hmul2_bits(qb.y, sb), hmul2_bits(qb.z, sb), hmul2_bits(qb.w, sb));
+    if (s >= slices) break;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      uint4 q;
+      v3::decode_codes4_half(w[2 * s + half], o.half_high, q.x, q.y);
+      v3::decode_codes4_half(w[2 * s + half] >> 16, o.half_high, q.z, q.w);
+      if constexpr (kScaled) {
+        q = make_uint4(hmul2_bits(q.x, sb[s]), hmul2_bits(q.y, sb[s]), hmul2_bits(q.z, sb[s]), hmul2_bits(q.w, sb[s]));
+      }
+      *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, half)) = q;
+    }
   }
 }
 
@@ -196,44 +211,91 @@ __device__ __forceinline__ void block_single(const Args& g, const uint8_t* stage
   add_block(acc, p, sa);
 }
 
+// ---- warp specialization ---------------------------------------------------------
+// Named barriers (0 is __syncthreads): kFull + buf, the producer's decoded
+// stage in buffer buf is ready; kEmpty + buf, the consumers are done with it
+// (and with the raw stage whose A scales they read); kProducer, the producer
+// warpgroup's own (every copy of a raw stage has landed).
+constexpr int kFull = 1;
+constexpr int kEmpty = 3;
+constexpr int kProducer = 5;
+// Registers per thread after the split (setmaxnreg): the producer holds a
+// raw row (16) and its decode, the consumers acc and two blocks' partial sums
+// (192). 128 * 88 + 256 * 208 = 64512 of the SM's 65536.
+constexpr int kProducerRegs = 88;
+constexpr int kConsumerRegs = 208;
+static_assert(v3::kProducerThreads * kProducerRegs + v3::kConsumerThreads * kConsumerRegs <= 65536,
+              "the register file holds both roles");
+
+__device__ __forceinline__ void bar_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+template <int kRegs>
+__device__ __forceinline__ void set_max_regs_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void set_max_regs_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+// The k-blocks of stage st that hold data (the last stage may be short).
+template <int kBlocksPerStage>
+__device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
+  const int64_t left = g.k_blocks - st * kBlocksPerStage;
+  return left < kBlocksPerStage ? static_cast<int>(left) : kBlocksPerStage;
+}
+
+// The producer warpgroup: copies raw stage st + 1 while it decodes stage st
+// (thread t: row t of A and of B) into decoded buffer st % 2, once the
+// consumers are done with stage st - 2 (its decoded buffer, and the raw
+// buffer stage st + 1 goes into).
 template <int kStep>
-__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
-#if NIBBLE_WGMMA
+__device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_b,
+                                        int64_t m0, int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
-  extern __shared__ __align__(128) uint8_t smem[];
-  // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
-  const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
-  uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
-  uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
-  uint32_t* lut_b = lut_a + kLutEntries;
   const int tid = static_cast<int>(threadIdx.x);
-  const int warp = tid / 32;
-  const int lane = tid % 32;
+  if (stages > 0) load_stage<v3::kProducerThreads>(g, smem, m0, n0, 0);
+  cp_async_commit();
+  for (int64_t st = 0; st < stages; ++st) {
+    const int buf = static_cast<int>(st % 2);
+    if (st >= 2) bar_sync(kEmpty + buf, v3::kThreads);
+    if (st + 1 < stages) {
+      load_stage<v3::kProducerThreads>(g, smem + ((st + 1) % kStages) * kStageBytes, m0, n0, (st + 1) * kBK);
+    }
+    cp_async_commit();
+    cp_async_wait<1>();                           // this thread's copies of stage st have landed
+    bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
+    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+    const int blocks = stage_blocks<kBlocksPerStage>(g, st);
+    uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
+    decode_row<false>(g.a, stage, 0, tid, dec, lut_b, blocks * kChunks);
+    decode_row<true>(g.b, stage, 1, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
+    fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
+    bar_arrive(kFull + buf, v3::kThreads);
+  }
+  cp_async_wait<0>();
+}
+
+// A consumer warpgroup (cwg 0 or 1: rows 64 cwg .. 64 cwg + 63 of the tile):
+// per stage, the k-blocks in pairs, then the outputs.
+template <int kStep>
+__device__ __forceinline__ void consume(const Args& g, const uint8_t* smem, uint32_t dec_base,
+                                        const uint32_t* lut_a, int64_t m0, int64_t n0, int64_t stages) {
+  constexpr int kChunks = kStep / v3::kSliceK;
+  constexpr int kBlocksPerStage = kBK / kStep;
+  const int ctid = static_cast<int>(threadIdx.x) - v3::kProducerThreads;
+  const int warp = ctid / 32;
+  const int lane = ctid % 32;
   const int group = lane / 4;
   const int quad = lane % 4;
-  const int warpgroup = warp / 4;
-  const int warp_row = warpgroup * 64 + (warp % 4) * 16;  // this warp's 16 rows of the tile
+  const int cwg = warp / 4;
+  const int warp_row = cwg * 64 + (warp % 4) * 16;  // this warp's 16 rows of the tile
   const int row0 = warp_row + group;
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
-  const int64_t stages = (g.k + kBK - 1) / kBK;
-  const v3::DecodeSlot slot = v3::decode_slot(tid);
-  const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
-
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < stages) load_stage<v3::kThreads>(g, smem + s * kStageBytes, m0, n0, static_cast<int64_t>(s) * kBK);
-    cp_async_commit();
-  }
-  // Scale tables: A's as binary32 dec(s) * 2^lsb_a (the epilogue's factor),
-  // B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu).
-  for (int code = tid; code < kLutEntries; code += v3::kThreads) {
-    const float dec = math::decode_scale_code(ScaleFormat::kE4M3, static_cast<uint32_t>(code));
-    lut_a[code] = __float_as_uint(__fmul_rn(dec, g.a.unit));
-    const __half2 hb = __float2half2_rn(__fmul_rn(dec, g.b.unit));
-    lut_b[code] = *reinterpret_cast<const uint32_t*>(&hb);
-  }
 
   float acc[64];
   float p0[64];
@@ -242,39 +304,59 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
   for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
 
   for (int64_t st = 0; st < stages; ++st) {
-    cp_async_wait<kStages - 2>();  // this thread's copies of stage st have landed
-    __syncthreads();  // everyone's have; everyone is done with stage st - 1's raw buffer and st - 2's decoded one
-    const int64_t next = st + kStages - 1;
-    if (next < stages) load_stage<v3::kThreads>(g, smem + (next % kStages) * kStageBytes, m0, n0, next * kBK);
-    cp_async_commit();
-
-    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int buf = static_cast<int>(st % 2);
-    const int64_t blocks_left = g.k_blocks - st * kBlocksPerStage;
-    const int blocks = blocks_left < kBlocksPerStage ? static_cast<int>(blocks_left) : kBlocksPerStage;
-    uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
-    if (blocks == kBlocksPerStage) {
-      decode_stage<true>(g, stage, dec, dec + v3::kDecodedBytes, lut_b, slot, blocks * kChunks);
-    } else {
-      decode_stage<false>(g, stage, dec, dec + v3::kDecodedBytes, lut_b, slot, blocks * kChunks);
-    }
-    fence_proxy_async();
-    __syncthreads();
-
+    bar_sync(kFull + buf, v3::kThreads);
+    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+    const int blocks = stage_blocks<kBlocksPerStage>(g, st);
     const uint32_t dec_a = dec_base + static_cast<uint32_t>(buf * 2 * v3::kDecodedBytes);
     const uint32_t dec_b = dec_a + static_cast<uint32_t>(v3::kDecodedBytes);
 #pragma unroll
     for (int bi = 0; bi < kBlocksPerStage; bi += 2) {
       if (bi + 1 < blocks) {
-        block_pair<kChunks>(g, stage, lut_a, dec_a, dec_b, warpgroup * 64, bi, row0, p0, p1, acc);
+        block_pair<kChunks>(g, stage, lut_a, dec_a, dec_b, cwg * 64, bi, row0, p0, p1, acc);
       } else {
-        if (bi < blocks) block_single<kChunks>(g, stage, lut_a, dec_a, dec_b, warpgroup * 64, bi, row0, p0, acc);
+        if (bi < blocks) block_single<kChunks>(g, stage, lut_a, dec_a, dec_b, cwg * 64, bi, row0, p0, acc);
         break;
       }
     }
+    // Every wgmma reading buffer buf has completed (each block ends with a
+    // wait for all): the producer may overwrite it, unless no stage is left
+    // for it to write there.
+    if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
   }
-  cp_async_wait<0>();
   store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + warp_row, n0, group, quad);
+}
+
+template <int kStep>
+__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
+#if NIBBLE_WGMMA
+  extern __shared__ __align__(128) uint8_t smem[];
+  // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
+  const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
+  uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
+  uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
+  uint32_t* lut_b = lut_a + kLutEntries;
+  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
+  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
+  const int64_t stages = (g.k + kBK - 1) / kBK;
+
+  // Scale tables: A's as binary32 dec(s) * 2^lsb_a (the epilogue's factor),
+  // B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu).
+  for (int code = static_cast<int>(threadIdx.x); code < kLutEntries; code += v3::kThreads) {
+    const float dec = math::decode_scale_code(ScaleFormat::kE4M3, static_cast<uint32_t>(code));
+    lut_a[code] = __float_as_uint(__fmul_rn(dec, g.a.unit));
+    const __half2 hb = __float2half2_rn(__fmul_rn(dec, g.b.unit));
+    lut_b[code] = *reinterpret_cast<const uint32_t*>(&hb);
+  }
+  __syncthreads();
+
+  if (threadIdx.x < v3::kProducerThreads) {
+    set_max_regs_dec<kProducerRegs>();
+    produce<kStep>(g, smem, decoded, lut_b, m0, n0, stages);
+  } else {
+    set_max_regs_inc<kConsumerRegs>();
+    consume<kStep>(g, smem, static_cast<uint32_t>(__cvta_generic_to_shared(decoded)), lut_a, m0, n0, stages);
+  }
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
 #endif

@@ -476,32 +476,52 @@ TEST(GemmV3Layout, HalfDecodeOfFourCodesMatchesGolden) {
 
 TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflicts) {
   static_assert(v3::kSmemBytes <= 227 * 1024, "one CTA per SM");
-  static_assert(v3::kThreads == 2 * v2::kBN && v2::kBM == v2::kBN, "per slice, one row and k-half per thread");
+  static_assert(v3::kProducerThreads == v2::kBN && v2::kBM == v2::kBN, "a producer thread per row of A and B");
   std::set<int> chunks;  // every 16-byte chunk of a decoded operand stage, once
-  for (int s = 0; s < v3::kSlices; ++s) {
-    for (int warp = 0; warp < v3::kThreads / 32; ++warp) {
-      std::vector<std::pair<int, int>> ranges;
-      for (int lane = 0; lane < 32; ++lane) {
-        const v3::DecodeSlot d = v3::decode_slot(warp * 32 + lane);
-        ASSERT_TRUE(d.n >= 0 && d.n < v2::kBN && (d.half == 0 || d.half == 1));
-        const int off = v3::decoded_offset(d.n, s, d.half);
-        ASSERT_EQ(off % 16, 0);
-        ASSERT_LT(off, v3::kDecodedBytes);
-        // The 128-byte swizzle: the chunk of k = 16 s + 8 half within its
-        // atom's row, XORed with the row's position in its group of 8.
-        const int k = 16 * s + 8 * d.half;
-        const int atom = k / v3::kAtomK;
-        EXPECT_EQ(off, atom * v3::kAtomBytes + (d.n / 8) * 1024 + (d.n % 8) * 128 + (((k % 64) / 8) ^ (d.n % 8)) * 16);
-        EXPECT_TRUE(chunks.insert(off / 16).second);
-        ranges.push_back({off, 16});
+  int phases = 0;
+  for (int warp = 0; warp < v3::kProducerThreads / 32; ++warp) {
+    // Producer thread t reads its raw row t with four 16-byte loads: per
+    // load, each wavefront of 8 lanes conflict-free.
+    for (int op = 0; op < 2; ++op) {
+      for (int c = 0; c < v2::kCodeBytesPerRow / 16; ++c) {
+        std::vector<std::pair<int, int>> reads;
+        for (int lane = 0; lane < 32; ++lane) {
+          const int off = v2::code_offset(op, warp * 32 + lane, 16 * c);
+          ASSERT_EQ(off % 16, 0);
+          reads.push_back({off, 16});
+        }
+        for (int q = 0; q < 4; ++q) {
+          EXPECT_TRUE(conflict_free({reads.begin() + 8 * q, reads.begin() + 8 * q + 8})) << "raw chunk " << c;
+          ++phases;
+        }
       }
-      // 512 bytes per warp: four wavefronts of 8 lanes, each conflict-free.
-      for (int q = 0; q < 4; ++q) {
-        EXPECT_TRUE(conflict_free({ranges.begin() + 8 * q, ranges.begin() + 8 * q + 8})) << "slice " << s;
+    }
+    // ... and writes, per slice and k-half, one 16-byte chunk of row t.
+    for (int s = 0; s < v3::kSlices; ++s) {
+      for (int half = 0; half < 2; ++half) {
+        std::vector<std::pair<int, int>> writes;
+        for (int lane = 0; lane < 32; ++lane) {
+          const int n = warp * 32 + lane;
+          const int off = v3::decoded_offset(n, s, half);
+          ASSERT_EQ(off % 16, 0);
+          ASSERT_LT(off, v3::kDecodedBytes);
+          // The 128-byte swizzle: the chunk of k = 16 s + 8 half within its
+          // atom's row, XORed with the row's position in its group of 8.
+          const int k = 16 * s + 8 * half;
+          const int atom = k / v3::kAtomK;
+          EXPECT_EQ(off, atom * v3::kAtomBytes + (n / 8) * 1024 + (n % 8) * 128 + (((k % 64) / 8) ^ (n % 8)) * 16);
+          EXPECT_TRUE(chunks.insert(off / 16).second);
+          writes.push_back({off, 16});
+        }
+        for (int q = 0; q < 4; ++q) {
+          EXPECT_TRUE(conflict_free({writes.begin() + 8 * q, writes.begin() + 8 * q + 8})) << "slice " << s;
+          ++phases;
+        }
       }
     }
   }
   EXPECT_EQ(chunks.size(), static_cast<size_t>(v3::kDecodedBytes / 16));
+  EXPECT_EQ(phases, 4 * (2 * 4 + v3::kSlices * 2) * 4);
   // The descriptor: start address at the slice's 32-byte column of its atom,
   // leading offset 1 (unused), stride 1 KiB, 128-byte swizzle.
   const uint64_t d = v3::slice_descriptor(0x10000u, 5, 64);
@@ -512,12 +532,12 @@ TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflict
   EXPECT_EQ((d >> 46) & 0xFFFFu, 0u);
 }
 
-TEST(GemmV3Layout, TwoHundredFiftySixThreadsCopyEveryChunkOnce) {
+TEST(GemmV3Layout, TheProducerWarpgroupCopiesEveryChunkOnce) {
   std::set<std::tuple<int, int, int>> seen;
-  constexpr int kPerThread = (v2::kBM + v2::kBN) * v2::kChunksPerRow / v3::kThreads;
-  for (int tid = 0; tid < v3::kThreads; ++tid) {
+  constexpr int kPerThread = (v2::kBM + v2::kBN) * v2::kChunksPerRow / v3::kProducerThreads;
+  for (int tid = 0; tid < v3::kProducerThreads; ++tid) {
     for (int i = 0; i < kPerThread; ++i) {
-      const v2::CodeCopy c = v2::code_copy(i, tid, v3::kThreads);
+      const v2::CodeCopy c = v2::code_copy(i, tid, v3::kProducerThreads);
       ASSERT_TRUE(c.row >= 0 && c.row < v2::kBM && c.chunk >= 0 && c.chunk < v2::kChunksPerRow);
       EXPECT_TRUE(seen.insert({c.op, c.row, c.chunk}).second);
     }

@@ -10,9 +10,14 @@
 // of 8 rows x 128 B (1 KiB per group); in row r of a group, the 16-byte chunk
 // c (k 8c..8c+7 of the atom) lies at chunk c XOR (r % 8). A wgmma of 16 k
 // starts 32 B into its atom's rows; groups are 1 KiB apart (stride-dimension
-// byte offset). Every thread of the CTA decodes, per 16-k slice, one row n and
-// k-half of each operand (16 bytes); the XOR spreads a warp's eight rows of a
-// group over all 32 banks.
+// byte offset). The CTA's threads are one producer warpgroup, which copies the
+// raw stages and decodes them, and two consumer warpgroups of 64 x 128
+// outputs each, which run the wgmmas and the contract's adds. Producer thread
+// t decodes row t of A and of B: it reads the row's 64 raw bytes with four
+// 16-byte loads, and writes per 16-k slice two 16-byte chunks (the k-halves).
+// Eight consecutive lanes take the eight rows of a group, so the XOR spreads
+// their writes over all 32 banks, and the raw stage's 80-byte row pitch
+// spreads their reads.
 #pragma once
 
 #include <cstdint>
@@ -22,17 +27,20 @@
 
 namespace nibble::cuda::v3 {
 
-inline constexpr int kThreads = 256;                        // two warpgroups of 64 x 128 outputs
+inline constexpr int kProducerThreads = v2::kBM;           // one warpgroup, a row of A and B each
+inline constexpr int kConsumerThreads = 256;                // two warpgroups of 64 x 128 outputs
+inline constexpr int kThreads = kProducerThreads + kConsumerThreads;
 inline constexpr int kSliceK = 16;                          // one wgmma k step
 inline constexpr int kSlices = v2::kBK / kSliceK;           // 8 per stage
 inline constexpr int kAtomK = 64;                           // k per 128-byte row of an atom
 inline constexpr int kGroupBytes = 8 * 128;                 // 8 rows of an atom
 inline constexpr int kAtomBytes = v2::kBN * 128;            // 16 KiB: 128 rows x 64 k
 inline constexpr int kDecodedBytes = (v2::kBK / kAtomK) * kAtomBytes;  // 32 KiB per operand and stage
-// Raw stages, two buffers of decoded A and B (stage st decodes while stage
-// st - 1's last wgmma may still read the other), two scale tables, and 1 KiB
-// to align the decoded buffers to the swizzle's 1 KiB period: 227 KiB, all an
-// SM offers one CTA.
+// Raw stages (the producer copies stage st + 1 and decodes stage st while the
+// consumers read stage st - 1's A scales), two buffers of decoded A and B (the
+// producer writes one while the consumers' wgmmas read the other), two scale
+// tables, and 1 KiB to align the decoded buffers to the swizzle's 1 KiB period:
+// 227 KiB, all an SM offers one CTA.
 inline constexpr int kSmemBytes = v2::kStages * v2::kStageBytes + 4 * kDecodedBytes + v2::kLutBytes + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "one CTA per SM must fit");
 
@@ -42,14 +50,6 @@ NIBBLE_HD int decoded_offset(int n, int slice, int half) {
   return (slice / (kAtomK / kSliceK)) * kAtomBytes + (n / 8) * kGroupBytes + (n % 8) * 128 +
          ((chunk ^ (n % 8)) * 16);
 }
-
-// The row and k-half thread tid decodes in every slice: 8 consecutive lanes
-// take the 8 rows of a group, the same k-half.
-struct DecodeSlot {
-  int n;
-  int half;
-};
-NIBBLE_HD DecodeSlot decode_slot(int tid) { return {(tid / 16) * 8 + tid % 8, (tid / 8) % 2}; }
 
 // The wgmma shared-memory matrix descriptor of slice `slice` of a decoded
 // stage at shared address `base` (1 KiB aligned), rows from row0 (a multiple
