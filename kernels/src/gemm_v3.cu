@@ -28,9 +28,9 @@
 //   * k-blocks go in pairs: both wgmmas issued, the first block's adds run
 //     while the tensor cores compute the second; the other consumer's work
 //     fills the SM while a warpgroup waits.
-// Measured (docs/results/kernels.md): the producer is the critical path (the
-// consumers wait for it about 40 % of their time); about 1.3x faster than
-// version 2.
+// Measured (docs/results/kernels.md): the producer's decode is the critical
+// path (the consumers wait for it about 40 % of their time); 1.22x to 1.23x
+// faster than version 2.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
