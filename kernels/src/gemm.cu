@@ -424,10 +424,7 @@ OperandArgs operand_args(const DeviceQuantized& q) {
   o.block_cols = block_cols(q.config.block);
   o.tensor = q.tensor.data();
   o.rows = q.rows;
-  for (uint32_t code = 0; code < 16; ++code) {
-    const int32_t units = decode(q.config.format, static_cast<uint8_t>(code)).signed_units();
-    o.lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
-  }
+  v2::units_table(q.config.format, o.lut);
   return o;
 }
 

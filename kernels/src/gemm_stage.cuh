@@ -156,10 +156,7 @@ inline Operand operand_of(const DeviceQuantized& q) {
   o.scale_format = scale_format(q.config.scale);
   o.unit = math::exp2_f32(lsb_exp(q.config.format));
   o.tensor = q.tensor.data();
-  for (uint32_t code = 0; code < 16; ++code) {
-    const int32_t units = decode(q.config.format, static_cast<uint8_t>(code)).signed_units();
-    o.lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
-  }
+  v2::units_table(q.config.format, o.lut);
   if (!v3::half_high_table(q.config.format, o.half_high)) {
     throw std::logic_error("gemm: a unit's FP16 needs its low byte");
   }

@@ -249,20 +249,11 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
 // ---- GEMM version 2: decode, shared-memory layout and fragment mapping -------------
 namespace v2 = cuda::v2;
 
-// The per-format int8 table the GEMM host code builds (gemm_stage.cuh operand_of).
-void units_lut(Format f, uint32_t (&lut)[4]) {
-  lut[0] = lut[1] = lut[2] = lut[3] = 0u;
-  for (uint32_t code = 0; code < 16; ++code) {
-    const int32_t units = decode(f, static_cast<uint8_t>(code)).signed_units();
-    lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
-  }
-}
-
 TEST(GemmV2Layout, DecodeOfFourCodesMatchesGolden) {
   size_t cases = 0;
   for (Format f : kAllFormats) {
     uint32_t lut[4];
-    units_lut(f, lut);
+    v2::units_table(f, lut);
     for (uint32_t w = 0; w < 65536; ++w) {
       const uint32_t high_junk = (w * 0x9E3779B9u) & 0xFFFF0000u;  // bits 16..31 must be ignored
       const uint32_t got = v2::decode_codes4(w | high_junk, lut);

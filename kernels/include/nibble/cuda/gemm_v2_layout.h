@@ -82,6 +82,16 @@ NIBBLE_HD int scale_column(int step, int bi, int block_cols_log2) { return (bi *
 // ---- the 4-bit decode -----------------------------------------------------------
 using math::byte_perm;
 
+// The table decode_codes4 reads for format f: the int8 units of codes 0..15,
+// four per word (host side: the GEMMs' operand setup).
+inline void units_table(Format f, uint32_t (&lut)[4]) {
+  lut[0] = lut[1] = lut[2] = lut[3] = 0u;
+  for (uint32_t code = 0; code < 16; ++code) {
+    const int32_t units = decode(f, static_cast<uint8_t>(code)).signed_units();
+    lut[code / 4] |= (static_cast<uint32_t>(units) & 0xFFu) << (8 * (code % 4));
+  }
+}
+
 // Four codes (nibbles 0..3 of w; higher bits ignored) -> four int8 units of
 // the format whose 16 units are lut (four per word): byte i = units of nibble i.
 NIBBLE_HD uint32_t decode_codes4(uint32_t w, const uint32_t (&lut)[4]) {
