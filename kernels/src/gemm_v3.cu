@@ -111,17 +111,29 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
   return *reinterpret_cast<const uint32_t*>(&r);
 }
 
-// Decodes row n of one operand of a stage: its 64 raw bytes by four 16-byte
+// Operand kOp (0: A, 1: B) of g.
+template <int kOp>
+__device__ __forceinline__ const Operand& operand(const Args& g) {
+  if constexpr (kOp == 0) {
+    return g.a;
+  } else {
+    return g.b;
+  }
+}
+
+// Decodes row n of operand kOp of a stage: its 64 raw bytes by four 16-byte
 // loads, then per 16-k slice, two chunks of 8 codes (the k-halves), as FP16
-// units (A: kScaled false) or FP16 units * sb * 2^lsb_b (B: the slice's scale
-// from lut_b). Slices past the last k-block are left alone.
-template <bool kScaled>
-__device__ __forceinline__ void decode_row(const Operand& o, const uint8_t* stage, int op, int n, uint8_t* dec,
+// units (A) or FP16 units * sb * 2^lsb_b (B: the slice's scale from lut_b).
+// Slices past the last k-block are left alone.
+template <int kOp>
+__device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
+  constexpr bool kScaled = kOp == 1;
+  const Operand& o = operand<kOp>(g);
   uint32_t w[16];
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
-    const uint4 q = *reinterpret_cast<const uint4*>(stage + code_offset(op, n, 16 * c));
+    const uint4 q = *reinterpret_cast<const uint4*>(stage + code_offset(kOp, n, 16 * c));
     w[4 * c] = q.x;
     w[4 * c + 1] = q.y;
     w[4 * c + 2] = q.z;
@@ -131,7 +143,7 @@ __device__ __forceinline__ void decode_row(const Operand& o, const uint8_t* stag
   if constexpr (kScaled) {
 #pragma unroll
     for (int s = 0; s < v3::kSlices; ++s) {
-      sb[s] = lut_b[stage[scale_offset(op, n) + ((s * v3::kSliceK) >> o.block_cols_log2)]];
+      sb[s] = lut_b[stage[scale_offset(kOp, n) + ((s * v3::kSliceK) >> o.block_cols_log2)]];
     }
   }
 #pragma unroll
@@ -273,8 +285,8 @@ __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* d
     const uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int blocks = stage_blocks<kBlocksPerStage>(g, st);
     uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
-    decode_row<false>(g.a, stage, 0, tid, dec, lut_b, blocks * kChunks);
-    decode_row<true>(g.b, stage, 1, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
+    decode_row<0>(g, stage, tid, dec, lut_b, blocks * kChunks);
+    decode_row<1>(g, stage, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
     fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
     bar_arrive(kFull + buf, v3::kThreads);
   }

@@ -22,9 +22,9 @@ namespace nibble::cuda {
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
 //   kV3  warpgroup mma (wgmma, sm_90a) for operand pairs with E4M3 scales on
 //        both sides: v2's stages, A and B decoded once per CTA into shared
-//        memory, two warpgroups of 64x128, the mma off the issue path
-//        (kernels/src/gemm_v3.cu). Other pairs, and devices other than
-//        compute capability 9.0, run v2.
+//        memory by a producer warpgroup while two consumer warpgroups of
+//        64x128 run the mma and the adds (kernels/src/gemm_v3.cu). Other
+//        pairs, and devices other than compute capability 9.0, run v2.
 // kV3 is the default: it passed the bit-exact device tests (docs/results/kernels.md).
 enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
 inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
