@@ -40,7 +40,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -49,15 +48,18 @@
 #include "nibble/cuda/gemm_v2_layout.h"
 #include "nibble/cuda/quant_math.h"
 #include "gemm_mma.cuh"
+#include "gemm_stage.cuh"
 #include "gemm_v2.h"
 #include "gemm_v3.h"
 
 namespace nibble::cuda {
 namespace {
 
+using detail::Args;
 using detail::mma_f16;
 using detail::mma_k16;
 using detail::mma_k32;
+using detail::Operand;
 using detail::store_outputs;
 using detail::units_to_scaled_half;
 
@@ -65,32 +67,6 @@ constexpr int kBM = 128;
 constexpr int kBN = 128;
 constexpr int kBK = 64;
 constexpr int kThreads = 256;
-
-struct OperandArgs {
-  const uint8_t* codes;
-  int64_t codes_ld;
-  const uint8_t* scales;
-  int64_t scales_ld;
-  int scale_bytes;
-  ScaleFormat scale_format;
-  int block_rows;
-  int block_cols;
-  const float* tensor;  // {amax, S_enc, g}
-  int64_t rows;
-  uint32_t lut[4];  // int8 units of codes 0..15, four per word
-};
-
-struct GemmArgs {
-  OperandArgs a;
-  OperandArgs b;
-  int64_t k;
-  int64_t k_blocks;   // ceil(k / step)
-  uint32_t magic;     // bits of 1.5 * 2^(23+u)
-  float magic_value;  // 1.5 * 2^(23+u)
-  float a_unit;       // 2^lsb_a and 2^lsb_b: the FP16 datapath folds them into the scales
-  float b_unit;
-  float* c;
-};
 
 template <int kStep>
 struct Tiling {
@@ -119,19 +95,19 @@ struct ScaleRegs {
   uint32_t b[Tiling<kStep>::kScalesPerThread];
 };
 
-__device__ __forceinline__ uint4 load_codes(const OperandArgs& o, int64_t row, int64_t byte_offset) {
+__device__ __forceinline__ uint4 load_codes(const Operand& o, int64_t row, int64_t byte_offset) {
   if (row >= o.rows || byte_offset >= o.codes_ld) return make_uint4(0u, 0u, 0u, 0u);
   return *reinterpret_cast<const uint4*>(o.codes + row * o.codes_ld + byte_offset);
 }
 
-__device__ __forceinline__ uint32_t load_scale_code(const OperandArgs& o, int64_t row, int64_t k, int64_t k_total) {
+__device__ __forceinline__ uint32_t load_scale_code(const Operand& o, int64_t row, int64_t k, int64_t k_total) {
   if (row >= o.rows || k >= k_total) return 0u;
-  const int64_t idx = (row / o.block_rows) * o.scales_ld + k / o.block_cols;
+  const int64_t idx = (row >> o.block_rows_log2) * o.scales_ld + (k >> o.block_cols_log2);
   return o.scale_bytes == 4 ? reinterpret_cast<const uint32_t*>(o.scales)[idx] : o.scales[idx];
 }
 
 template <int kStep>
-__device__ __forceinline__ void load_stage(const GemmArgs& g, int64_t m0, int64_t n0, int64_t k0, StageRegs& r,
+__device__ __forceinline__ void load_stage(const Args& g, int64_t m0, int64_t n0, int64_t k0, StageRegs& r,
                                            ScaleRegs<kStep>& s) {
   using T = Tiling<kStep>;
   const int row = static_cast<int>(threadIdx.x) / 2;
@@ -149,7 +125,7 @@ __device__ __forceinline__ void load_stage(const GemmArgs& g, int64_t m0, int64_
 }
 
 template <int kStep>
-__device__ __forceinline__ void store_stage(const GemmArgs& g, uint8_t* stage, const StageRegs& r,
+__device__ __forceinline__ void store_stage(const Args& g, uint8_t* stage, const StageRegs& r,
                                             const ScaleRegs<kStep>& s) {
   using T = Tiling<kStep>;
   const int row = static_cast<int>(threadIdx.x) / 2;
@@ -189,7 +165,7 @@ struct HalfScaleRegs {
   uint32_t b[2];
 };
 
-__device__ __forceinline__ void load_half_stage(const GemmArgs& g, int64_t m0, int64_t n0, int64_t k0,
+__device__ __forceinline__ void load_half_stage(const Args& g, int64_t m0, int64_t n0, int64_t k0,
                                                 StageRegs& r, HalfScaleRegs& s) {
   const int row = static_cast<int>(threadIdx.x) / 2;
   const int64_t k = k0 + (threadIdx.x % 2) * 32;
@@ -202,7 +178,7 @@ __device__ __forceinline__ void load_half_stage(const GemmArgs& g, int64_t m0, i
   }
 }
 
-__device__ __forceinline__ void store_half_operand(const OperandArgs& o, float unit, uint8_t* row_ptr, uint4 raw,
+__device__ __forceinline__ void store_half_operand(const Operand& o, float unit, uint8_t* row_ptr, uint4 raw,
                                                    const uint32_t (&codes)[2]) {
   const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
@@ -221,17 +197,17 @@ __device__ __forceinline__ void store_half_operand(const OperandArgs& o, float u
   }
 }
 
-__device__ __forceinline__ void store_half_stage(const GemmArgs& g, uint8_t* stage, const StageRegs& r,
+__device__ __forceinline__ void store_half_stage(const Args& g, uint8_t* stage, const StageRegs& r,
                                                  const HalfScaleRegs& s) {
   const int row = static_cast<int>(threadIdx.x) / 2;
   const int col = (static_cast<int>(threadIdx.x) % 2) * 64;
-  store_half_operand(g.a, g.a_unit, stage + row * kHalfRowBytes + col, r.a_raw, s.a);
-  store_half_operand(g.b, g.b_unit, stage + (kBM + row) * kHalfRowBytes + col, r.b_raw, s.b);
+  store_half_operand(g.a, g.a.unit, stage + row * kHalfRowBytes + col, r.a_raw, s.a);
+  store_half_operand(g.b, g.b.unit, stage + (kBM + row) * kHalfRowBytes + col, r.b_raw, s.b);
 }
 
 // kStep: the k-block length (16 or 32); a 32-wide block is two chained k16 mmas.
 template <int kStep>
-__global__ void __launch_bounds__(kThreads, 1) e4m3_scaled_gemm_kernel(const GemmArgs g) {
+__global__ void __launch_bounds__(kThreads, 1) e4m3_scaled_gemm_kernel(const Args g) {
   extern __shared__ __align__(16) uint8_t smem[];
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -310,7 +286,7 @@ __global__ void __launch_bounds__(kThreads, 1) e4m3_scaled_gemm_kernel(const Gem
 }
 
 template <int kStep>
-__global__ void __launch_bounds__(kThreads, 1) block_scaled_gemm_kernel(const GemmArgs g) {
+__global__ void __launch_bounds__(kThreads, 1) block_scaled_gemm_kernel(const Args g) {
   using T = Tiling<kStep>;
   extern __shared__ __align__(16) uint8_t smem[];
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -412,24 +388,8 @@ __global__ void __launch_bounds__(kThreads, 1) block_scaled_gemm_kernel(const Ge
   store_outputs(g, acc, m0 + warp_m, n0 + warp_n, group, quad);
 }
 
-OperandArgs operand_args(const DeviceQuantized& q) {
-  OperandArgs o{};
-  o.codes = q.codes.data();
-  o.codes_ld = q.codes_ld;
-  o.scales = q.scales.data();
-  o.scales_ld = q.scales_ld;
-  o.scale_bytes = q.scale_bytes;
-  o.scale_format = scale_format(q.config.scale);
-  o.block_rows = block_rows(q.config.block);
-  o.block_cols = block_cols(q.config.block);
-  o.tensor = q.tensor.data();
-  o.rows = q.rows;
-  v2::units_table(q.config.format, o.lut);
-  return o;
-}
-
 template <int kStep>
-void launch_int8(const GemmArgs& g, int64_t m, int64_t n, cudaStream_t stream) {
+void launch_int8(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
   using T = Tiling<kStep>;
   auto* kernel = &block_scaled_gemm_kernel<kStep>;
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
@@ -440,7 +400,7 @@ void launch_int8(const GemmArgs& g, int64_t m, int64_t n, cudaStream_t stream) {
 }
 
 template <int kStep>
-void launch_half(const GemmArgs& g, int64_t m, int64_t n, cudaStream_t stream) {
+void launch_half(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
   auto* kernel = &e4m3_scaled_gemm_kernel<kStep>;
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kHalfSmemBytes));
   const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
@@ -477,18 +437,8 @@ void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStre
     case GemmKernel::kV2: detail::gemm_v2(a, b, c, stream); return;
     case GemmKernel::kV1: break;
   }
-  GemmArgs g{};
-  g.a = operand_args(a);
-  g.b = operand_args(b);
-  g.k = a.cols;
-  const int step = std::min(block_cols(a.config.block), block_cols(b.config.block));
-  g.k_blocks = (a.cols + step - 1) / step;
-  const int u = lsb_exp(a.config.format) + lsb_exp(b.config.format);
-  g.magic_value = 1.5f * math::exp2_f32(23 + u);
-  g.magic = math::bits_of(g.magic_value);
-  g.a_unit = math::exp2_f32(lsb_exp(a.config.format));
-  g.b_unit = math::exp2_f32(lsb_exp(b.config.format));
-  g.c = c;
+  const Args g = detail::args_of(a, b, c);
+  const int step = detail::k_step(a, b);
   const bool e4m3_scales =
       scale_format(a.config.scale) == ScaleFormat::kE4M3 && scale_format(b.config.scale) == ScaleFormat::kE4M3;
   if (e4m3_scales) {

@@ -48,7 +48,7 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
   hi = *reinterpret_cast<uint32_t*>(&hh);
 }
 
-// The epilogue of both GEMM versions: out = fl(acc * fl(ga * gb)) for a warp's
+// The epilogue of every GEMM version: out = fl(acc * fl(ga * gb)) for a warp's
 // MI x NI m16n8 accumulator fragments, stored where they lie inside C (rows and
 // columns past its edges are dropped), every NaN stored as the canonical one.
 template <typename Args, int MI, int NI>

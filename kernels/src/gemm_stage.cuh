@@ -168,8 +168,9 @@ inline int k_step(const DeviceQuantized& a, const DeviceQuantized& b) {
   return std::min(block_cols(a.config.block), block_cols(b.config.block));
 }
 
-// The arguments both versions start from: operands, K, the k-blocks of the
-// contract (the shorter of the two block widths), the output.
+// The arguments every version starts from: operands, K, the k-blocks of the
+// contract (the shorter of the two block widths), the INT8 path's magic
+// constant, the output.
 inline Args args_of(const DeviceQuantized& a, const DeviceQuantized& b, float* c) {
   Args g{};
   g.a = operand_of(a);
@@ -177,6 +178,8 @@ inline Args args_of(const DeviceQuantized& a, const DeviceQuantized& b, float* c
   g.k = a.cols;
   const int step = k_step(a, b);
   g.k_blocks = (a.cols + step - 1) / step;
+  g.magic_value = 1.5f * math::exp2_f32(23 + lsb_exp(a.config.format) + lsb_exp(b.config.format));
+  g.magic = math::bits_of(g.magic_value);
   g.c = c;
   return g;
 }

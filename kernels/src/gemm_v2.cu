@@ -251,11 +251,8 @@ void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
 }  // namespace
 
 void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
-  Args g = args_of(a, b, c);
+  const Args g = args_of(a, b, c);
   const int step = k_step(a, b);
-  const int u = lsb_exp(a.config.format) + lsb_exp(b.config.format);
-  g.magic_value = 1.5f * math::exp2_f32(23 + u);
-  g.magic = math::bits_of(g.magic_value);
   const bool e4m3_scales =
       scale_format(a.config.scale) == ScaleFormat::kE4M3 && scale_format(b.config.scale) == ScaleFormat::kE4M3;
   if (e4m3_scales) {
