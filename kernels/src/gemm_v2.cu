@@ -67,10 +67,9 @@ __device__ __forceinline__ void int8_block(const Args& g, const uint8_t* stage, 
     if constexpr (kStep == 32) {
       const uint32_t lo = load_u32(stage + code_offset(0, r, fb));
       const uint32_t hi = load_u32(stage + code_offset(0, r + 8, fb));
-      af[mi][0] = v2::decode_codes4(lo, g.a.lut);        // elements 8q..8q+3: k slots 4q..4q+3
-      af[mi][1] = v2::decode_codes4(hi, g.a.lut);
-      af[mi][2] = v2::decode_codes4(lo >> 16, g.a.lut);  // elements 8q+4..8q+7: k slots 16+4q..
-      af[mi][3] = v2::decode_codes4(hi >> 16, g.a.lut);
+      // [0], [1]: elements 8q..8q+3 (k slots 4q..4q+3); [2], [3]: elements 8q+4..8q+7 (k slots 16+4q..)
+      v2::decode_codes8(lo, g.a.lut, af[mi][0], af[mi][2]);
+      v2::decode_codes8(hi, g.a.lut, af[mi][1], af[mi][3]);
     } else {
       af[mi][0] = v2::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut);
       af[mi][1] = v2::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut);
@@ -86,8 +85,7 @@ __device__ __forceinline__ void int8_block(const Args& g, const uint8_t* stage, 
     uint32_t bf[2];
     if constexpr (kStep == 32) {
       const uint32_t w = load_u32(stage + code_offset(1, n, fb));
-      bf[0] = v2::decode_codes4(w, g.b.lut);
-      bf[1] = v2::decode_codes4(w >> 16, g.b.lut);
+      v2::decode_codes8(w, g.b.lut, bf[0], bf[1]);
     } else {
       bf[0] = v2::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut);
       bf[1] = 0u;

@@ -151,13 +151,13 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
     if (s >= slices) break;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      uint4 q;
-      v3::decode_codes4_half(w[2 * s + half], o.half_high, q.x, q.y);
-      v3::decode_codes4_half(w[2 * s + half] >> 16, o.half_high, q.z, q.w);
+      uint32_t h[4];
+      v3::decode_codes8_half(w[2 * s + half], o.half_high, h);
       if constexpr (kScaled) {
-        q = make_uint4(hmul2_bits(q.x, sb[s]), hmul2_bits(q.y, sb[s]), hmul2_bits(q.z, sb[s]), hmul2_bits(q.w, sb[s]));
+#pragma unroll
+        for (int j = 0; j < 4; ++j) h[j] = hmul2_bits(h[j], sb[s]);
       }
-      *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, half)) = q;
+      *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, half)) = make_uint4(h[0], h[1], h[2], h[3]);
     }
   }
 }

@@ -267,6 +267,45 @@ TEST(GemmV2Layout, DecodeOfFourCodesMatchesGolden) {
   EXPECT_EQ(cases, 3u * 65536u);
 }
 
+TEST(GemmV2Layout, DecodeOfEightCodesIsTwoIndependentDecodesOfFour) {
+  // Each half of the word decodes on its own: every 16-bit value of one half
+  // under varying junk in the other, against decode_codes4 and golden.
+  size_t cases = 0;
+  for (Format f : kAllFormats) {
+    uint32_t lut[4];
+    v2::units_table(f, lut);
+    for (uint32_t v = 0; v < 65536; ++v) {
+      const uint32_t junk = (v * 0x9E3779B9u) >> 16;
+      for (int half = 0; half < 2; ++half) {
+        const uint32_t w = half == 0 ? (v | (junk << 16)) : ((v << 16) | junk);
+        uint32_t lo = 0, hi = 0;
+        v2::decode_codes8(w, lut, lo, hi);
+        const uint32_t got = half == 0 ? lo : hi;
+        ASSERT_EQ(got, v2::decode_codes4(v, lut)) << name(f) << " word " << test::hex32(w);
+        for (int i = 0; i < 4; ++i) {
+          const int8_t want = static_cast<int8_t>(decode(f, static_cast<uint8_t>((v >> (4 * i)) & 0xFu)).signed_units());
+          ASSERT_EQ(static_cast<int8_t>((got >> (8 * i)) & 0xFFu), want) << name(f) << " word " << test::hex32(w);
+        }
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 3u * 2u * 65536u);
+}
+
+TEST(GemmV2Layout, BytePermuteReplicatesTheTopBitWhereTheSelectorAsks) {
+  // prmt.b32's default mode, which the decode's sign masks rely on (the
+  // device runs the instruction itself; this pins the host definition).
+  const uint32_t x = 0x7F80017Eu, y = 0xFF00C301u;
+  EXPECT_EQ(math::byte_perm_sx(x, y, 0x3210u), x);
+  EXPECT_EQ(math::byte_perm_sx(x, y, 0x7654u), y);
+  EXPECT_EQ(math::byte_perm_sx(x, y, 0x8888u), 0x00000000u);  // byte 0x7E: top bit clear
+  EXPECT_EQ(math::byte_perm_sx(x, y, 0x9999u), 0x00000000u);  // 0x01
+  EXPECT_EQ(math::byte_perm_sx(x, y, 0xAAAAu), 0xFFFFFFFFu);  // 0x80
+  EXPECT_EQ(math::byte_perm_sx(x, y, 0xF8CDu), 0xFF0000FFu);  // bytes 7, 0, 4, 5: 0xFF, 0x7E, 0x01, 0xC3
+  EXPECT_EQ(math::byte_perm(x, y, 0xF8CDu), math::byte_perm_sx(x, y, 0x7045u));  // bit 3 ignored
+}
+
 TEST(GemmV2Layout, StageFitsTwoCtasPerSmAndCopiesCoverEveryChunkOnce) {
   static_assert(v2::kSmemBytes <= 227 * 1024 / 2 - 1024, "two CTAs per SM");
   static_assert(v2::kStageBytes % 16 == 0 && v2::kCodeBytes % 16 == 0 && v2::kRowBytes % 16 == 0);
@@ -442,27 +481,33 @@ double half_value(uint32_t h) {
   return (h & 0x8000u) != 0u ? -mag : mag;
 }
 
-TEST(GemmV3Layout, HalfDecodeOfFourCodesMatchesGolden) {
+TEST(GemmV3Layout, HalfDecodeOfEightCodesMatchesGolden) {
+  // Every 16-bit value of each half of the word (codes 0..3 or 4..7) under
+  // varying junk in the other half, which must not matter.
   size_t cases = 0;
   for (Format f : kAllFormats) {
     uint32_t high[4];  // the table gemm_stage.cuh operand_of builds
     ASSERT_TRUE(v3::half_high_table(f, high)) << name(f) << ": a unit's FP16 needs its low byte";
-    for (uint32_t w = 0; w < 65536; ++w) {
-      const uint32_t high_junk = (w * 0x9E3779B9u) & 0xFFFF0000u;  // bits 16..31 must be ignored
-      uint32_t lo = 0, hi = 0;
-      v3::decode_codes4_half(w | high_junk, high, lo, hi);
-      const uint32_t halves[4] = {lo & 0xFFFFu, lo >> 16, hi & 0xFFFFu, hi >> 16};
-      for (int i = 0; i < 4; ++i) {
-        const int32_t want = decode(f, static_cast<uint8_t>((w >> (4 * i)) & 0xFu)).signed_units();
-        ASSERT_EQ(half_value(halves[i]), static_cast<double>(want)) << name(f) << " word " << test::hex32(w);
-        if (want == 0) {
-          ASSERT_EQ(halves[i], 0u) << "zero codes must give +0";
+    for (uint32_t v = 0; v < 65536; ++v) {
+      const uint32_t junk = (v * 0x9E3779B9u) >> 16;
+      for (int part = 0; part < 2; ++part) {
+        const uint32_t w = part == 0 ? (v | (junk << 16)) : ((v << 16) | junk);
+        uint32_t h[4];
+        v3::decode_codes8_half(w, high, h);
+        for (int i = 0; i < 4; ++i) {
+          const uint32_t pair = h[2 * part + i / 2];
+          const uint32_t bits = (pair >> (16 * (i % 2))) & 0xFFFFu;
+          const int32_t want = decode(f, static_cast<uint8_t>((v >> (4 * i)) & 0xFu)).signed_units();
+          ASSERT_EQ(half_value(bits), static_cast<double>(want)) << name(f) << " word " << test::hex32(w);
+          if (want == 0) {
+            ASSERT_EQ(bits, 0u) << "zero codes must give +0";
+          }
         }
+        ++cases;
       }
-      ++cases;
     }
   }
-  EXPECT_EQ(cases, 3u * 65536u);
+  EXPECT_EQ(cases, 3u * 2u * 65536u);
 }
 
 TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflicts) {

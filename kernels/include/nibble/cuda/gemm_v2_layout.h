@@ -92,14 +92,33 @@ inline void units_table(Format f, uint32_t (&lut)[4]) {
   }
 }
 
-// Four codes (nibbles 0..3 of w; higher bits ignored) -> four int8 units of
-// the format whose 16 units are lut (four per word): byte i = units of nibble i.
+// Four codes -> four int8 units of the format whose 16 units are lut (four
+// per word): byte i = units of code i. sel: the codes' low three bits
+// (nibble i = code i & 7); neg: 0xFF in byte i where code i has bit 3 set.
+// Two table lookups (codes 0..7, codes 8..15), then a select per byte.
+NIBBLE_HD uint32_t decode_selected4(uint32_t sel, uint32_t neg, const uint32_t (&lut)[4]) {
+  const uint32_t low = math::byte_perm_sx(lut[0], lut[1], sel);   // codes 0..7
+  const uint32_t high = math::byte_perm_sx(lut[2], lut[3], sel);  // codes 8..15
+  return (low & ~neg) | (high & neg);
+}
+
+// The neg masks of decode_selected4 for codes 0..3 and 4..7 of w: the top bit
+// of code i is the top bit of byte i / 2 of w (odd i) or of w << 4 (even i),
+// and a selector nibble with bit 3 set replicates a byte's top bit.
+NIBBLE_HD uint32_t sign_bytes_low(uint32_t w) { return math::byte_perm_sx(w << 4, w, 0xD9C8u); }
+NIBBLE_HD uint32_t sign_bytes_high(uint32_t w) { return math::byte_perm_sx(w << 4, w, 0xFBEAu); }
+
+// Four codes (nibbles 0..3 of w; higher bits ignored) -> four int8 units.
 NIBBLE_HD uint32_t decode_codes4(uint32_t w, const uint32_t (&lut)[4]) {
-  const uint32_t sel = w & 0x7777u;
-  const uint32_t low = byte_perm(lut[0], lut[1], sel);   // codes 0..7
-  const uint32_t high = byte_perm(lut[2], lut[3], sel);  // codes 8..15
-  const uint32_t mask = byte_perm(0x0000FF00u, 0u, (w >> 3) & 0x1111u);
-  return (low & ~mask) | (high & mask);
+  return decode_selected4(w & 0x7777u, sign_bytes_low(w), lut);
+}
+
+// Eight codes (nibbles 0..7 of w) -> codes 0..3 in lo, codes 4..7 in hi, as
+// decode_codes4 of w and of w >> 16, sharing the masking and the shift.
+NIBBLE_HD void decode_codes8(uint32_t w, const uint32_t (&lut)[4], uint32_t& lo, uint32_t& hi) {
+  const uint32_t sel = w & 0x77777777u;
+  lo = decode_selected4(sel, sign_bytes_low(w), lut);
+  hi = decode_selected4(sel >> 16, sign_bytes_high(w), lut);
 }
 
 }  // namespace nibble::cuda::v2

@@ -74,7 +74,7 @@ NIBBLE_HD uint32_t half_bits(int32_t v) {
 }
 NIBBLE_HD uint8_t half_high_byte(int32_t v) { return static_cast<uint8_t>(half_bits(v) >> 8); }
 
-// The table decode_codes4_half reads for format f: the FP16 high bytes of the
+// The table decode_codes8_half reads for format f: the FP16 high bytes of the
 // units of codes 0..15, four per word. False where a unit's FP16 would need
 // its low byte (none of the three formats'; the host test checks them).
 inline bool half_high_table(Format f, uint32_t (&high)[4]) {
@@ -88,13 +88,17 @@ inline bool half_high_table(Format f, uint32_t (&high)[4]) {
   return fits;
 }
 
-// Four codes (nibbles 0..3 of w) -> two half2 of their units: lo = (c0, c1),
-// hi = (c2, c3). `high` holds the FP16 high bytes of codes 0..15 (the low
-// bytes are zero): one table lookup per code, then the bytes are spread.
-NIBBLE_HD void decode_codes4_half(uint32_t w, const uint32_t (&high)[4], uint32_t& lo, uint32_t& hi) {
-  const uint32_t bytes = v2::decode_codes4(w, high);
-  lo = math::byte_perm(bytes, 0u, 0x1404u);
-  hi = math::byte_perm(bytes, 0u, 0x3424u);
+// Eight codes (nibbles 0..7 of w) -> four half2 of their units: h[j] =
+// (code 2j, code 2j + 1). `high` holds the FP16 high bytes of codes 0..15
+// (the low bytes are zero): decode_codes8's table lookups give the high
+// bytes, four per word, and a byte permute spreads each pair into a half2.
+NIBBLE_HD void decode_codes8_half(uint32_t w, const uint32_t (&high)[4], uint32_t (&h)[4]) {
+  uint32_t lo = 0, hi = 0;
+  v2::decode_codes8(w, high, lo, hi);
+  h[0] = math::byte_perm(lo, 0u, 0x1404u);
+  h[1] = math::byte_perm(lo, 0u, 0x3424u);
+  h[2] = math::byte_perm(hi, 0u, 0x1404u);
+  h[3] = math::byte_perm(hi, 0u, 0x3424u);
 }
 
 }  // namespace nibble::cuda::v3

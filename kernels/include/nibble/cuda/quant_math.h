@@ -129,17 +129,33 @@ struct GridValue {
   uint32_t units;
 };
 
-NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {  // __byte_perm, and its host definition
+// PTX prmt.b32 in its default mode, and its host definition: byte i of the
+// result is byte (s >> 4i) & 7 of {y, x}, or, where bit 3 of that selector
+// nibble is set, that byte's top bit replicated (0x00 or 0xFF).
+NIBBLE_HD uint32_t byte_perm_sx(uint32_t x, uint32_t y, uint32_t s) {
 #if defined(__CUDA_ARCH__)
-  return __byte_perm(x, y, s);
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(s));
+  return r;
 #else
   const uint64_t bytes = (static_cast<uint64_t>(y) << 32) | x;
   uint32_t out = 0;
   for (int i = 0; i < 4; ++i) {
-    const uint32_t sel = (s >> (4 * i)) & 0x7u;
-    out |= static_cast<uint32_t>((bytes >> (8 * sel)) & 0xFFu) << (8 * i);
+    const uint32_t nibble = (s >> (4 * i)) & 0xFu;
+    uint32_t b = static_cast<uint32_t>((bytes >> (8 * (nibble & 0x7u))) & 0xFFu);
+    if ((nibble & 0x8u) != 0u) b = (b & 0x80u) != 0u ? 0xFFu : 0x00u;
+    out |= b << (8 * i);
   }
   return out;
+#endif
+}
+
+// __byte_perm (bit 3 of each selector nibble ignored), and its host definition.
+NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(x, y, s);
+#else
+  return byte_perm_sx(x, y, s & 0x7777u);
 #endif
 }
 
