@@ -164,13 +164,14 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
 
 // The wgmma(s) of k-block bi into p, one commit group: kChunks wgmmas of
 // 16 k, the first with C = 0, the next adding. The caller has fenced.
-// a_row0: this warpgroup's first row of A.
+// desc_a, desc_b: the stage's descriptors of this warpgroup's rows of A and
+// of B at slice 0.
 template <int kChunks>
-__device__ __forceinline__ void issue_block(float (&p)[64], uint32_t dec_a, uint32_t dec_b, int a_row0, int bi) {
+__device__ __forceinline__ void issue_block(float (&p)[64], uint64_t desc_a, uint64_t desc_b, int bi) {
   const int s = bi * kChunks;
-  wgmma_m64n128k16<false>(p, v3::slice_descriptor(dec_a, s, a_row0), v3::slice_descriptor(dec_b, s, 0));
+  wgmma_m64n128k16<false>(p, desc_a + v3::slice_step(s), desc_b + v3::slice_step(s));
   if constexpr (kChunks == 2) {
-    wgmma_m64n128k16<true>(p, v3::slice_descriptor(dec_a, s + 1, a_row0), v3::slice_descriptor(dec_b, s + 1, 0));
+    wgmma_m64n128k16<true>(p, desc_a + v3::slice_step(s + 1), desc_b + v3::slice_step(s + 1));
   }
   wgmma_commit();
 }
@@ -196,14 +197,14 @@ __device__ __forceinline__ void add_block(float (&acc)[64], float (&p)[64], cons
 // past the next fence makes ptxas serialize them all, so each pair drains.)
 template <int kChunks>
 __device__ __forceinline__ void block_pair(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
-                                           uint32_t dec_a, uint32_t dec_b, int a_row0, int bi, int row0,
-                                           float (&p0)[64], float (&p1)[64], float (&acc)[64]) {
+                                           uint64_t desc_a, uint64_t desc_b, int bi, int row0, float (&p0)[64],
+                                           float (&p1)[64], float (&acc)[64]) {
   float sa0[2], sa1[2];
   a_scales<kChunks>(g, stage, lut_a, bi, row0, sa0);
   a_scales<kChunks>(g, stage, lut_a, bi + 1, row0, sa1);
   wgmma_fence();
-  issue_block<kChunks>(p0, dec_a, dec_b, a_row0, bi);
-  issue_block<kChunks>(p1, dec_a, dec_b, a_row0, bi + 1);
+  issue_block<kChunks>(p0, desc_a, desc_b, bi);
+  issue_block<kChunks>(p1, desc_a, desc_b, bi + 1);
   wgmma_wait<1>();
   add_block(acc, p0, sa0);
   wgmma_wait<0>();
@@ -213,12 +214,12 @@ __device__ __forceinline__ void block_pair(const Args& g, const uint8_t* stage, 
 // A last k-block without a partner.
 template <int kChunks>
 __device__ __forceinline__ void block_single(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
-                                             uint32_t dec_a, uint32_t dec_b, int a_row0, int bi, int row0,
-                                             float (&p)[64], float (&acc)[64]) {
+                                             uint64_t desc_a, uint64_t desc_b, int bi, int row0, float (&p)[64],
+                                             float (&acc)[64]) {
   float sa[2];
   a_scales<kChunks>(g, stage, lut_a, bi, row0, sa);
   wgmma_fence();
-  issue_block<kChunks>(p, dec_a, dec_b, a_row0, bi);
+  issue_block<kChunks>(p, desc_a, desc_b, bi);
   wgmma_wait<0>();
   add_block(acc, p, sa);
 }
@@ -321,13 +322,14 @@ __device__ __forceinline__ void consume(const Args& g, const uint8_t* smem, uint
     const uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int blocks = stage_blocks<kBlocksPerStage>(g, st);
     const uint32_t dec_a = dec_base + static_cast<uint32_t>(buf * 2 * v3::kDecodedBytes);
-    const uint32_t dec_b = dec_a + static_cast<uint32_t>(v3::kDecodedBytes);
+    const uint64_t desc_a = v3::rows_descriptor(dec_a, cwg * 64);
+    const uint64_t desc_b = v3::rows_descriptor(dec_a + static_cast<uint32_t>(v3::kDecodedBytes), 0);
 #pragma unroll
     for (int bi = 0; bi < kBlocksPerStage; bi += 2) {
       if (bi + 1 < blocks) {
-        block_pair<kChunks>(g, stage, lut_a, dec_a, dec_b, cwg * 64, bi, row0, p0, p1, acc);
+        block_pair<kChunks>(g, stage, lut_a, desc_a, desc_b, bi, row0, p0, p1, acc);
       } else {
-        if (bi < blocks) block_single<kChunks>(g, stage, lut_a, dec_a, dec_b, cwg * 64, bi, row0, p0, acc);
+        if (bi < blocks) block_single<kChunks>(g, stage, lut_a, desc_a, desc_b, bi, row0, p0, acc);
         break;
       }
     }

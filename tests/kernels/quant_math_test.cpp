@@ -566,6 +566,21 @@ TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflict
   EXPECT_EQ((d >> 32) & 0x3FFFu, 1024u / 16);
   EXPECT_EQ(d >> 62, 1u);
   EXPECT_EQ((d >> 46) & 0xFFFFu, 0u);
+  // Slice s's descriptor is slice 0's plus slice_step(s), without a carry out
+  // of the start address field, for every 1 KiB-aligned base that fits.
+  int descriptors = 0;
+  for (uint32_t base = 0; base + v3::kDecodedBytes <= 256u * 1024u; base += 1024u) {
+    for (int row0 : {0, 64}) {
+      for (int s = 0; s < v3::kSlices; ++s) {
+        const uint64_t ds = v3::slice_descriptor(base, s, row0);
+        const uint32_t addr = base + static_cast<uint32_t>((s / 4) * v3::kAtomBytes + (row0 / 8) * 1024 + (s % 4) * 32);
+        ASSERT_EQ((ds & 0x3FFFu) * 16, addr) << "base " << base << " slice " << s;
+        ASSERT_EQ(ds >> 14, v3::rows_descriptor(base, row0) >> 14);
+        ++descriptors;
+      }
+    }
+  }
+  EXPECT_EQ(descriptors, (256 - 32 + 1) * 2 * v3::kSlices);
 }
 
 TEST(GemmV3Layout, TheProducerWarpgroupCopiesEveryChunkOnce) {

@@ -51,15 +51,23 @@ NIBBLE_HD int decoded_offset(int n, int slice, int half) {
          ((chunk ^ (n % 8)) * 16);
 }
 
-// The wgmma shared-memory matrix descriptor of slice `slice` of a decoded
-// stage at shared address `base` (1 KiB aligned), rows from row0 (a multiple
-// of 8): start address, leading byte offset 1 (unused with a swizzle), stride
+// The wgmma shared-memory matrix descriptor of rows row0.. (a multiple of 8)
+// of the decoded operand at shared address `base` (1 KiB aligned), at slice
+// 0: start address, leading byte offset 1 (unused with a swizzle), stride
 // byte offset 1 KiB (all in 16-byte units), 128-byte swizzle, base offset 0.
-NIBBLE_HD uint64_t slice_descriptor(uint32_t base, int slice, int row0) {
-  const uint32_t addr = base + static_cast<uint32_t>((slice / (kAtomK / kSliceK)) * kAtomBytes +
-                                                     (row0 / 8) * kGroupBytes + (slice % (kAtomK / kSliceK)) * 32);
+NIBBLE_HD uint64_t rows_descriptor(uint32_t base, int row0) {
+  const uint32_t addr = base + static_cast<uint32_t>((row0 / 8) * kGroupBytes);
   return static_cast<uint64_t>((addr & 0x3FFFFu) >> 4) | (static_cast<uint64_t>(1) << 16) |
          (static_cast<uint64_t>(kGroupBytes >> 4) << 32) | (static_cast<uint64_t>(1) << 62);
+}
+// What slice `slice` adds to that descriptor: its offset in 16-byte units, in
+// the start address field (14 bits; shared addresses stay below 2^18, so the
+// sum never carries into the next field).
+NIBBLE_HD constexpr uint64_t slice_step(int slice) {
+  return static_cast<uint64_t>(((slice / (kAtomK / kSliceK)) * kAtomBytes + (slice % (kAtomK / kSliceK)) * 32) >> 4);
+}
+NIBBLE_HD uint64_t slice_descriptor(uint32_t base, int slice, int row0) {
+  return rows_descriptor(base, row0) + slice_step(slice);
 }
 
 // The FP16 bit pattern of a small integer (|v| < 2048), and its high byte.
