@@ -29,7 +29,7 @@
 //     while the tensor cores compute the second; the other consumer's work
 //     fills the SM while a warpgroup waits.
 // Measured (docs/results/kernels.md): the producer's decode is the critical
-// path (the consumers wait for it about 40 % of their time); 1.22x to 1.23x
+// path (the consumers wait for it about 40 % of their time); 1.23x to 1.25x
 // faster than version 2.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
