@@ -80,8 +80,6 @@ NIBBLE_HD int half_fragment_byte(int step, int bi, int chunk, int quad) {
 NIBBLE_HD int scale_column(int step, int bi, int block_cols_log2) { return (bi * step) >> block_cols_log2; }
 
 // ---- the 4-bit decode -----------------------------------------------------------
-using math::byte_perm;
-
 // The table decode_codes4 reads for format f: the int8 units of codes 0..15,
 // four per word (host side: the GEMMs' operand setup).
 inline void units_table(Format f, uint32_t (&lut)[4]) {
