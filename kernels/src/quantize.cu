@@ -7,11 +7,16 @@
 // 32 contraction elements, lane = 2 * line + half, so the other members of a
 // block are reachable by shuffles: a 1x32 block is lanes {l, l^1}, a 16x16 block
 // the 16 lanes with the same `half` (xor 2, 4, 8, 16).
-//   row-wise pass: lines are rows; each thread loads its 16 floats (64 B,
-//     four 16-byte loads) straight into registers.
-//   column-wise pass: lines are columns; the row-wise pass also stores the raw
-//     tile to shared memory (stride 129 floats: conflict-free both ways), and
-//     each thread reads 16 rows of one column back from it.
+//   row-wise pass: lines are rows. A warp reads its 16 x 32 sub-tile by whole
+//     128-byte lines (each 16-byte load instruction covers four rows' full
+//     sectors; a thread's own 64-byte group would touch half of 32 sectors per
+//     instruction), stores it to the shared tile and reads its group back.
+//     Warps whose sub-tile crosses the tensor's edge load their groups directly.
+//   column-wise pass: lines are columns; each thread reads 16 rows of one
+//     column back from the shared tile.
+//   Shared tile: rows of 132 floats (16-byte aligned), element (r, c) at column
+//   c ^ (r & 16), so the row pass's 16-byte accesses and the column pass's
+//   reads (rows r and r + 16 in one instruction) are both conflict-free.
 // Traffic per element: 4 B read (2 for BF16), 0.5 B of codes written per
 // direction plus one scale code per block (1 or 4 B per 16/32/256 elements).
 #include <cuda_runtime.h>
@@ -32,7 +37,7 @@ namespace {
 constexpr int kTileRows = 32;
 constexpr int kTileCols = 128;
 constexpr int kThreads = 256;
-constexpr int kSmemStride = kTileCols + 1;
+constexpr int kSmemStride = kTileCols + 4;
 
 struct Output {
   uint8_t* codes = nullptr;
@@ -102,6 +107,49 @@ __device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r,
       }
     } else {
       for (int j = 0; j < 16 && c0 + j < a.cols; ++j) v[j] = bf16_bits_to_float(p[j]);
+    }
+  }
+}
+
+using Tile = float[kTileRows][kSmemStride];
+
+// Element (r, c) of the shared tile. Rows r0 .. r0 + 15 with r0 % 16 == 0 share
+// one swizzle, so a 16-row band's accesses are one base pointer plus constants.
+__device__ __forceinline__ float* tile_at(Tile& tile, int r, int c) { return &tile[r][c ^ (r & 16)]; }
+
+// The warp's 16 x 32 sub-tile x[r0 .., c0 ..] (shared tile position tr0, tc0;
+// tr0 % 16 == 0, tc0 % 32 == 0) into the shared tile, by whole 128-byte lines:
+// lane l of load i takes the 16-byte chunk l % 8 (FP32) or l % 4 (BF16) of one
+// row. The caller checked that the sub-tile lies inside x and that 16-byte
+// loads are allowed.
+__device__ __forceinline__ void stage_subtile(const QuantizeArgs& a, Tile& tile, int tr0, int tc0, int64_t r0,
+                                              int64_t c0, int lane) {
+  if (!a.bf16) {
+    const int row = lane / 8, col = 4 * (lane % 8);
+    const float* p = static_cast<const float*>(a.x) + (r0 + row) * a.cols + c0 + col;
+    float* s = tile_at(tile, tr0 + row, tc0 + col);
+    float4 f[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) f[i] = *reinterpret_cast<const float4*>(p + 4 * i * a.cols);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) *reinterpret_cast<float4*>(s + 4 * i * kSmemStride) = f[i];
+  } else {
+    const int row = lane / 4, col = 8 * (lane % 4);
+    const uint16_t* p = static_cast<const uint16_t*>(a.x) + (r0 + row) * a.cols + c0 + col;
+    float* s = tile_at(tile, tr0 + row, tc0 + col);
+    uint4 w[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) w[i] = *reinterpret_cast<const uint4*>(p + 8 * i * a.cols);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const uint32_t words[4] = {w[i].x, w[i].y, w[i].z, w[i].w};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        *reinterpret_cast<float4*>(s + 8 * i * kSmemStride + 4 * h) =
+            make_float4(bf16_bits_to_float(words[2 * h] & 0xFFFFu), __uint_as_float(words[2 * h] & 0xFFFF0000u),
+                        bf16_bits_to_float(words[2 * h + 1] & 0xFFFFu),
+                        __uint_as_float(words[2 * h + 1] & 0xFFFF0000u));
+      }
     }
   }
 }
@@ -230,21 +278,37 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
 // CTAs double-buffering tiles in shared memory through cp.async.
 template <bool kAmaxOnly, Format F, bool kStochastic>
 __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const QuantizeArgs a) {
-  __shared__ float tile[kTileRows][kSmemStride];
+  __shared__ alignas(16) Tile tile;
   __shared__ float partial[kThreads / 32];
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
   const int64_t tile_r0 = static_cast<int64_t>(blockIdx.x) * kTileRows;
   const int64_t tile_c0 = static_cast<int64_t>(blockIdx.y) * kTileCols;
 
   {
-    const int tr = (warp / 4) * 16 + lane / 2;
-    const int tc = (warp % 4) * 32 + (lane % 2) * 16;
+    const int sub_r = (warp / 4) * 16;
+    const int sub_c = (warp % 4) * 32;
+    const int tr = sub_r + lane / 2;
+    const int tc = sub_c + (lane % 2) * 16;
     float v[16];
-    load_row_group(a, tile_r0 + tr, tile_c0 + tc, v);
-    if (a.colwise) {
+    if (a.vector_loads && tile_r0 + sub_r + 16 <= a.rows && tile_c0 + sub_c + 32 <= a.cols) {  // warp-uniform
+      stage_subtile(a, tile, sub_r, sub_c, tile_r0 + sub_r, tile_c0 + sub_c, lane);
+      __syncwarp();
+      const float* own = tile_at(tile, tr, tc);  // the group's 16 floats are contiguous
 #pragma unroll
-      for (int j = 0; j < 16; ++j) tile[tr][tc + j] = v[j];
+      for (int q = 0; q < 4; ++q) {
+        const float4 f = reinterpret_cast<const float4*>(own)[q];
+        v[4 * q] = f.x;
+        v[4 * q + 1] = f.y;
+        v[4 * q + 2] = f.z;
+        v[4 * q + 3] = f.w;
+      }
+    } else {
+      load_row_group(a, tile_r0 + tr, tile_c0 + tc, v);
+      if (a.colwise) {
+#pragma unroll
+        for (int j = 0; j < 16; ++j) *tile_at(tile, tr, tc + j) = v[j];
+      }
     }
     if (a.rowwise) {
       const float amax =
@@ -258,7 +322,7 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
     const int tr = (lane % 2) * 16;
     float v[16];
 #pragma unroll
-    for (int j = 0; j < 16; ++j) v[j] = tile[tr + j][tc];
+    for (int j = 0; j < 16; ++j) v[j] = tile_at(tile, tr, tc)[j * kSmemStride];
     const float amax =
         process_group<kAmaxOnly, F, kStochastic>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
     // partial[] is reused: the __syncthreads above orders this after the row-wise read.
