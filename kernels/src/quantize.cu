@@ -194,7 +194,14 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
   // nvfp4: fl(S_enc / gmax), loaded before the RHT so that its latency hides behind it.
   const float enc_over_gmax =
       !kAmaxOnly && a.scale.mode == ScaleMode::kNVFP4 ? o.tensor[kTensorEncOverGmax] : 0.0f;
-  if (a.rht && live) math::rht16(v, a.rht_signs.ones, a.rht_bf16);
+  // Without BF16 rounding, the RHT's scaling by c goes to the block amax and,
+  // where math::rht16_scale_folds allows, into the block's encode factor: 16
+  // multiplies fewer per group, the same codes.
+  const bool fold = a.rht && !a.rht_bf16;
+  if (a.rht && live) {
+    math::rht16_sums(v, a.rht_signs.ones);
+    if (a.rht_bf16) math::rht16_scale(v, true);
+  }
 
   if constexpr (kAmaxOnly) {
     float amax = 0.0f;
@@ -202,7 +209,7 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
     for (int j = 0; j < 16; ++j) {
       if (math::is_finite(v[j])) amax = fmaxf(amax, math::abs_of(v[j]));
     }
-    return amax;
+    return fold ? math::mul_rn(amax, math::kRht16Scale) : amax;
   } else {
     // The block amax and its finiteness in one NaN-propagating max per element:
     // NaN if the block holds a NaN, +Inf if it holds an infinity, else the
@@ -215,6 +222,7 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
     } else if (a.block_cols == 32) {
       amax = max_nan_abs(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
     }
+    if (fold) amax = math::mul_rn(amax, math::kRht16Scale);
     const bool finite = amax < INFINITY;  // false for NaN too
 
     // nvfp4: the tensor scale, fl(S_enc / gmax) and the encode factor of every
@@ -243,7 +251,14 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
         words[2] = w[2];
         words[3] = w[3];
       }
-      const math::PackedGroup p = math::group_codes<F, kStochastic>(v, encode, words, a.sr_bits);
+      math::PackedGroup p;
+      if (!fold || math::rht16_scale_folds(encode)) {
+        p = math::group_codes<F, kStochastic>(v, fold ? math::mul_rn(encode, math::kRht16Scale) : encode, words,
+                                              a.sr_bits);
+      } else {  // rare (extreme block scales): golden's order, each element scaled by c
+        math::rht16_scale(v, false);
+        p = math::group_codes<F, kStochastic>(v, encode, words, a.sr_bits);
+      }
       lo = p.lo;
       hi = p.hi;
     }

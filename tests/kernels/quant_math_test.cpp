@@ -4,6 +4,7 @@
 // in CI even though CI cannot launch a kernel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -244,6 +245,81 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
     }
   }
   EXPECT_GT(cases, 0u);
+}
+
+// The kernel quantizes RHT sums s with the encode factor fl(c e) instead of
+// the rotated elements fl(c s) with e wherever rht16_scale_folds(e) holds:
+// golden's codes of fl(c s) * e must be those of group_codes(s, fl(c e)).
+template <Format F, bool kStochastic>
+size_t check_folded_rht_scale(std::mt19937_64& rng, int groups) {
+  const float c = math::kRht16Scale;
+  size_t cases = 0;
+  for (int g = 0; g < groups; ++g) {
+    float s[16], y[16];
+    for (int j = 0; j < 16; ++j) {
+      // Exponent fields 0..4 (subnormal to 2^-123, where c s is inexact) on
+      // every other group, every binade otherwise; never Inf or NaN.
+      const uint32_t exp_field = g % 2 == 0 ? static_cast<uint32_t>(rng() % 5) : static_cast<uint32_t>(rng() % 255);
+      s[j] = f32_from_bits((static_cast<uint32_t>(rng()) & 0x807FFFFFu) | (exp_field << 23));
+      y[j] = math::mul_rn(s[j], c);
+    }
+    // Encode factors spread over [2^-124, 2^100], the bounds themselves, and
+    // factors that put the tiny sums near the grid.
+    float e = std::ldexp(1.0f + static_cast<float>(rng() % 8388608) / 8388608.0f, static_cast<int>(rng() % 224) - 124);
+    if (g % 7 == 0) e = 0x1p-124f;
+    if (g % 7 == 1) e = 0x1p100f;
+    if (e > 0x1p100f) e = 0x1p100f;
+    EXPECT_TRUE(math::rht16_scale_folds(e)) << test::hex32(f32_bits(e));
+    uint32_t words[4];
+    for (uint32_t& w : words) w = static_cast<uint32_t>(rng());
+    const int bits = kStochastic ? 1 + static_cast<int>(rng() % 8) : 8;
+    const math::PackedGroup p = math::group_codes<F, kStochastic>(s, math::mul_rn(c, e), words, bits);
+    float amax_s = 0.0f, amax_y = 0.0f;
+    for (int j = 0; j < 16; ++j) {
+      const uint32_t got = ((j < 8 ? p.lo : p.hi) >> (4 * (j % 8))) & 0xFu;
+      const uint32_t r = kStochastic ? ((words[j / 4] >> (8 * (j % 4))) & 0xFFu) >> (8 - bits) : 0u;
+      const uint32_t want =
+          golden_code(F, y[j], e, kStochastic ? Rounding::kStochastic : Rounding::kNearestEven, r, bits);
+      if (got != want) {
+        ADD_FAILURE() << name(F) << (kStochastic ? " SR" : " RNE") << " s " << test::hex32(f32_bits(s[j]))
+                      << " encode " << test::hex32(f32_bits(e)) << ": code " << got << ", golden " << want;
+        return cases;
+      }
+      amax_s = std::max(amax_s, std::fabs(s[j]));
+      amax_y = std::max(amax_y, std::fabs(y[j]));
+      ++cases;
+    }
+    EXPECT_EQ(f32_bits(math::mul_rn(amax_s, c)), f32_bits(amax_y));
+  }
+  return cases;
+}
+
+TEST(QuantMath, Rht16ScaleFoldsIntoTheEncodeFactorInsideItsRange) {
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  std::mt19937_64 rng(test::kKernelTestSeed + 11);
+  size_t cases = check_folded_rht_scale<Format::kE2M1, false>(rng, 20000);
+  cases += check_folded_rht_scale<Format::kE2M1, true>(rng, 20000);
+  cases += check_folded_rht_scale<Format::kE1M2, false>(rng, 20000);
+  cases += check_folded_rht_scale<Format::kE1M2, true>(rng, 20000);
+  cases += check_folded_rht_scale<Format::kInt4, false>(rng, 20000);
+  cases += check_folded_rht_scale<Format::kInt4, true>(rng, 20000);
+  std::printf("%zu element roundings compared\n", cases);
+  EXPECT_EQ(cases, 6u * 20000u * 16u);
+
+  // Outside the range folding changes codes, so the range is needed: at
+  // e = 2^127, s = 1.25 2^-125 + 2^-148 gives fl(c s) e = 1.25 (a tie, to 1.0)
+  // but s fl(c e) = 1.25 + 2^-23 (to 1.5); at e = 2^-125 (1 + 2^-23), fl(c e)
+  // is rounded and s = 1.25 2^127 lands on the tie the other way.
+  const struct {
+    float s, e;
+  } outside[] = {{0x1.4p-125f + 0x1p-148f, 0x1p127f}, {0x1.4p127f, 0x1.000002p-125f}};
+  for (const auto& o : outside) {
+    EXPECT_FALSE(math::rht16_scale_folds(o.e));
+    const float c = math::kRht16Scale;
+    EXPECT_NE(golden_code(Format::kE2M1, math::mul_rn(o.s, c), o.e, Rounding::kNearestEven, 0, 8),
+              golden_code(Format::kE2M1, o.s, math::mul_rn(c, o.e), Rounding::kNearestEven, 0, 8))
+        << test::hex32(f32_bits(o.s));
+  }
 }
 
 // ---- GEMM version 2: decode, shared-memory layout and fragment mapping -------------

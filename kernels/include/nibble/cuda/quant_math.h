@@ -541,13 +541,14 @@ NIBBLE_HD float fma_rn(float a, float b, float c) {
 #endif
 }
 
-// sign_ones[i]: -1.0f if element i is negated, else +1.0f. Golden negates
-// (a sign-bit flip: zeros included), then runs the butterflies. The first
-// butterfly of a pair is folded with the negations: with t = s1 * y1 (exact),
-// s0 y0 + t = fma(y0, s0, t) and s0 y0 - t = fma(y0, s0, -t), each one rounding
-// of the same exact value golden rounds (NaN payloads aside: a block holding a
-// NaN is not finite, and its codes do not depend on them).
-NIBBLE_HD void rht16(float (&y)[16], const float (&sign_ones)[16], bool round_bf16) {
+// The RHT16's negations and butterflies: golden rht_group with n = 16 before
+// its scaling by c (kRht16Scale). sign_ones[i]: -1.0f if element i is negated,
+// else +1.0f. Golden negates (a sign-bit flip: zeros included), then runs the
+// butterflies. The first butterfly of a pair is folded with the negations: with
+// t = s1 * y1 (exact), s0 y0 + t = fma(y0, s0, t) and s0 y0 - t = fma(y0, s0, -t),
+// each one rounding of the same exact value golden rounds (NaN payloads aside: a
+// block holding a NaN is not finite, and its codes do not depend on them).
+NIBBLE_HD void rht16_sums(float (&y)[16], const float (&sign_ones)[16]) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -572,11 +573,17 @@ NIBBLE_HD void rht16(float (&y)[16], const float (&sign_ones)[16], bool round_bf
       y[i + h] = sub_rn(a, b);
     }
   }
-  // c = 2^-2 exactly for n = 16.
+}
+
+// c = 2^-2 exactly for n = 16.
+inline constexpr float kRht16Scale = 0.25f;
+
+// The rest of golden rht_group after rht16_sums: fl(c * s), then optionally BF16.
+NIBBLE_HD void rht16_scale(float (&y)[16], bool round_bf16) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int i = 0; i < 16; ++i) y[i] = mul_rn(y[i], 0.25f);
+  for (int i = 0; i < 16; ++i) y[i] = mul_rn(y[i], kRht16Scale);
   if (round_bf16) {  // one branch for the group, not one per element
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -584,6 +591,23 @@ NIBBLE_HD void rht16(float (&y)[16], const float (&sign_ones)[16], bool round_bf
     for (int i = 0; i < 16; ++i) y[i] = round_to_bf16(y[i]);
   }
 }
+
+NIBBLE_HD void rht16(float (&y)[16], const float (&sign_ones)[16], bool round_bf16) {
+  rht16_sums(y, sign_ones);
+  rht16_scale(y, round_bf16);
+}
+
+// Whether a block of RHT sums s may be quantized with the encode factor
+// fl(c * e) in place of quantizing its elements fl(c * s) with e, saving the
+// 16 scalings (without BF16 rounding). For e in [2^-124, 2^100], c * e is a
+// normal float, so exact. Where c * s is exact too, fl(fl(c s) e) and
+// fl(s fl(c e)) round the same real number. Otherwise |s| < 2^-124, and both
+// products are below 2^-26, far under half of any format's smallest step (2^-2)
+// or the 2^-8 of a step that stochastic rounding resolves: a zero magnitude
+// either way, with the sign of s in both. The block amax needs no condition:
+// rounding is monotone, so the largest fl(c |s|) is fl(c max |s|).
+// quant_math_test checks the equality (and that it fails outside the range).
+NIBBLE_HD bool rht16_scale_folds(float encode) { return encode >= 0x1p-124f && encode <= 0x1p100f; }
 
 // signs: bit i set = element i negated (golden rht_signs word 0).
 struct RhtSigns {
