@@ -72,6 +72,18 @@ struct QuantizeArgs {
 
 __device__ __forceinline__ float bf16_bits_to_float(uint32_t b) { return __uint_as_float(b << 16); }
 
+// v = p[0 .. 15] by four 16-byte loads (p 16-byte aligned; global or shared).
+__device__ __forceinline__ void load_16_floats(const float* p, float (&v)[16]) {
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const float4 f = reinterpret_cast<const float4*>(p)[q];
+    v[4 * q] = f.x;
+    v[4 * q + 1] = f.y;
+    v[4 * q + 2] = f.z;
+    v[4 * q + 3] = f.w;
+  }
+}
+
 // The 16 elements x[r, c0 .. c0+15], zero outside the tensor.
 __device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r, int64_t c0, float (&v)[16]) {
 #pragma unroll
@@ -81,14 +93,7 @@ __device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r,
   if (!a.bf16) {
     const float* p = static_cast<const float*>(a.x) + r * a.cols + c0;
     if (full) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float4 f = reinterpret_cast<const float4*>(p)[q];
-        v[4 * q] = f.x;
-        v[4 * q + 1] = f.y;
-        v[4 * q + 2] = f.z;
-        v[4 * q + 3] = f.w;
-      }
+      load_16_floats(p, v);
     } else {
       for (int j = 0; j < 16 && c0 + j < a.cols; ++j) v[j] = p[j];
     }
@@ -309,15 +314,7 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
     if (a.vector_loads && tile_r0 + sub_r + 16 <= a.rows && tile_c0 + sub_c + 32 <= a.cols) {  // warp-uniform
       stage_subtile(a, tile, sub_r, sub_c, tile_r0 + sub_r, tile_c0 + sub_c, lane);
       __syncwarp();
-      const float* own = tile_at(tile, tr, tc);  // the group's 16 floats are contiguous
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float4 f = reinterpret_cast<const float4*>(own)[q];
-        v[4 * q] = f.x;
-        v[4 * q + 1] = f.y;
-        v[4 * q + 2] = f.z;
-        v[4 * q + 3] = f.w;
-      }
+      load_16_floats(tile_at(tile, tr, tc), v);  // the group's 16 floats are contiguous
     } else {
       load_row_group(a, tile_r0 + tr, tile_c0 + tc, v);
       if (a.colwise) {
