@@ -122,41 +122,40 @@ using Tile = float[kTileRows][kSmemStride];
 // one swizzle, so a 16-row band's accesses are one base pointer plus constants.
 __device__ __forceinline__ float* tile_at(Tile& tile, int r, int c) { return &tile[r][c ^ (r & 16)]; }
 
-// The warp's 16 x 32 sub-tile x[r0 .., c0 ..] (shared tile position tr0, tc0;
-// tr0 % 16 == 0, tc0 % 32 == 0) into the shared tile, by whole 128-byte lines:
-// lane l of load i takes the 16-byte chunk l % 8 (FP32) or l % 4 (BF16) of one
-// row. The caller checked that the sub-tile lies inside x and that 16-byte
-// loads are allowed.
-__device__ __forceinline__ void stage_subtile(const QuantizeArgs& a, Tile& tile, int tr0, int tc0, int64_t r0,
-                                              int64_t c0, int lane) {
-  if (!a.bf16) {
-    const int row = lane / 8, col = 4 * (lane % 8);
-    const float* p = static_cast<const float*>(a.x) + (r0 + row) * a.cols + c0 + col;
-    float* s = tile_at(tile, tr0 + row, tc0 + col);
-    float4 f[4];
+// One 16-byte chunk of x as floats in the shared tile: four FP32 as they are,
+// or eight BF16 widened (two 16-byte stores).
+__device__ __forceinline__ void store_chunk(float* s, uint4 w, float) { *reinterpret_cast<uint4*>(s) = w; }
+__device__ __forceinline__ void store_chunk(float* s, uint4 w, uint16_t) {
+  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
-    for (int i = 0; i < 4; ++i) f[i] = *reinterpret_cast<const float4*>(p + 4 * i * a.cols);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) *reinterpret_cast<float4*>(s + 4 * i * kSmemStride) = f[i];
-  } else {
-    const int row = lane / 4, col = 8 * (lane % 4);
-    const uint16_t* p = static_cast<const uint16_t*>(a.x) + (r0 + row) * a.cols + c0 + col;
-    float* s = tile_at(tile, tr0 + row, tc0 + col);
-    uint4 w[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) w[i] = *reinterpret_cast<const uint4*>(p + 8 * i * a.cols);
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const uint32_t words[4] = {w[i].x, w[i].y, w[i].z, w[i].w};
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        *reinterpret_cast<float4*>(s + 8 * i * kSmemStride + 4 * h) =
-            make_float4(bf16_bits_to_float(words[2 * h] & 0xFFFFu), __uint_as_float(words[2 * h] & 0xFFFF0000u),
-                        bf16_bits_to_float(words[2 * h + 1] & 0xFFFFu),
-                        __uint_as_float(words[2 * h + 1] & 0xFFFF0000u));
-      }
-    }
+  for (int h = 0; h < 2; ++h) {
+    *reinterpret_cast<float4*>(s + 4 * h) =
+        make_float4(bf16_bits_to_float(words[2 * h] & 0xFFFFu), __uint_as_float(words[2 * h] & 0xFFFF0000u),
+                    bf16_bits_to_float(words[2 * h + 1] & 0xFFFFu), __uint_as_float(words[2 * h + 1] & 0xFFFF0000u));
   }
+}
+
+// The warp's 16 x 32 sub-tile x[r0 .., c0 ..] (shared tile position tr0, tc0;
+// tr0 % 16 == 0, tc0 % 32 == 0) into the shared tile, by whole lines: each
+// 16-byte load instruction reads 4 rows of 128 bytes (FP32) or 8 rows of 64
+// bytes (BF16), lane l taking one chunk of one row. T: float or uint16_t (BF16
+// bits). The caller checked that the sub-tile lies inside x and that 16-byte
+// loads are allowed.
+template <typename T>
+__device__ __forceinline__ void stage_subtile(const T* x, int64_t cols, Tile& tile, int tr0, int tc0, int64_t r0,
+                                              int64_t c0, int lane) {
+  constexpr int kChunk = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte load
+  constexpr int kLanesPerRow = 32 / kChunk;
+  constexpr int kRowsPerLoad = 32 / kLanesPerRow;
+  constexpr int kLoads = 16 / kRowsPerLoad;
+  const int row = lane / kLanesPerRow, col = kChunk * (lane % kLanesPerRow);
+  const T* p = x + (r0 + row) * cols + c0 + col;
+  float* s = tile_at(tile, tr0 + row, tc0 + col);
+  uint4 w[kLoads];
+#pragma unroll
+  for (int i = 0; i < kLoads; ++i) w[i] = *reinterpret_cast<const uint4*>(p + kRowsPerLoad * i * cols);
+#pragma unroll
+  for (int i = 0; i < kLoads; ++i) store_chunk(s + kRowsPerLoad * i * kSmemStride, w[i], T{});
 }
 
 // max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
@@ -312,7 +311,13 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
     const int tc = sub_c + (lane % 2) * 16;
     float v[16];
     if (a.vector_loads && tile_r0 + sub_r + 16 <= a.rows && tile_c0 + sub_c + 32 <= a.cols) {  // warp-uniform
-      stage_subtile(a, tile, sub_r, sub_c, tile_r0 + sub_r, tile_c0 + sub_c, lane);
+      if (a.bf16) {
+        stage_subtile(static_cast<const uint16_t*>(a.x), a.cols, tile, sub_r, sub_c, tile_r0 + sub_r,
+                      tile_c0 + sub_c, lane);
+      } else {
+        stage_subtile(static_cast<const float*>(a.x), a.cols, tile, sub_r, sub_c, tile_r0 + sub_r, tile_c0 + sub_c,
+                      lane);
+      }
       __syncwarp();
       load_16_floats(tile_at(tile, tr, tc), v);  // the group's 16 floats are contiguous
     } else {
