@@ -33,7 +33,9 @@ void check_cublas(cublasStatus_t status, const char* what, const char* file, int
 
 // Gaussian-like test data (sum of four uniforms, centred), scaled per 16x16
 // region by 2^(0..7) so block scales differ; deterministic in (seed, index).
-__global__ void fill_test_data_kernel(float* x, int64_t rows, int64_t cols, uint32_t seed) {
+// T = uint16_t stores BF16 bit patterns: the float's top half (rounded toward zero).
+template <typename T>
+__global__ void fill_test_data_kernel(T* x, int64_t rows, int64_t cols, uint32_t seed) {
   const int64_t n = rows * cols;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -48,11 +50,17 @@ __global__ void fill_test_data_kernel(float* x, int64_t rows, int64_t cols, uint
       sum += static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
     }
     const int64_t region = ((i / cols) / 16) * 7 + (i % cols) / 16;
-    x[i] = (sum - 2.0f) * 1.7320508f * static_cast<float>(1 << (region % 8));
+    const float v = (sum - 2.0f) * 1.7320508f * static_cast<float>(1 << (region % 8));
+    if constexpr (sizeof(T) == 2) {
+      x[i] = static_cast<T>(__float_as_uint(v) >> 16);
+    } else {
+      x[i] = v;
+    }
   }
 }
 
-void fill_test_data(float* x, int64_t rows, int64_t cols, uint32_t seed) {
+template <typename T>
+void fill_test_data(T* x, int64_t rows, int64_t cols, uint32_t seed) {
   fill_test_data_kernel<<<1024, 256>>>(x, rows, cols, seed);
   NIBBLE_CUDA_CHECK_LAUNCH("fill_test_data_kernel");
 }
@@ -94,16 +102,22 @@ size_t free_device_bytes() {
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 // Validates a configuration before it is timed: the first `rows` rows of x
-// ([rows_total, cols], row-major) quantized on the device in the requested
-// directions, compared with golden in full.
-void validate_quantize(const float* dx, int64_t rows, int64_t cols, const QuantConfig& cfg, bool colwise,
-                       const std::string& label) {
+// ([rows_total, cols], row-major, FP32 or BF16) quantized on the device in the
+// requested directions, compared with golden (of the values as floats) in full.
+void validate_quantize(const void* dx, InputType type, int64_t rows, int64_t cols, const QuantConfig& cfg,
+                       bool colwise, const std::string& label) {
   std::vector<float> host(static_cast<size_t>(rows * cols));
-  NIBBLE_CUDA_CHECK(cudaMemcpy(host.data(), dx, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  if (type == InputType::kBFloat16) {
+    std::vector<uint16_t> bits(host.size());
+    NIBBLE_CUDA_CHECK(cudaMemcpy(bits.data(), dx, bits.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < bits.size(); ++i) host[i] = f32_from_bits(static_cast<uint32_t>(bits[i]) << 16);
+  } else {
+    NIBBLE_CUDA_CHECK(cudaMemcpy(host.data(), dx, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  }
   DeviceQuantized row = allocate_quantized(rows, cols, cfg);
   DeviceQuantized col;
   if (colwise) col = allocate_quantized(cols, rows, cfg);
-  quantize(dx, InputType::kFloat32, rows, cols, cfg, &row, colwise ? &col : nullptr);
+  quantize(dx, type, rows, cols, cfg, &row, colwise ? &col : nullptr);
   auto same = [](const QuantizedTensor& a, const QuantizedTensor& b) {
     return a.codes == b.codes && a.scales == b.scales && f32_bits(a.tensor.decode) == f32_bits(b.tensor.decode);
   };
@@ -130,19 +144,26 @@ struct QuantRecipe {
   bool colwise;
 };
 
-void bench_quantize(const BenchOptions& o, std::ostream& out) {
+// The quantize recipes on one input type (FP32 or BF16), against a copy of
+// that input's bytes.
+void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out) {
   const int64_t rows = o.quant_rows, cols = o.quant_cols;
-  const size_t in_bytes = static_cast<size_t>(rows * cols) * sizeof(float);
-  DeviceBuffer<float> x(static_cast<size_t>(rows * cols));
-  DeviceBuffer<float> copy(static_cast<size_t>(rows * cols));
-  fill_test_data(x.data(), rows, cols, 1u);
+  const bool bf16 = type == InputType::kBFloat16;
+  const size_t in_bytes = static_cast<size_t>(rows * cols) * (bf16 ? sizeof(uint16_t) : sizeof(float));
+  DeviceBuffer<uint8_t> x(in_bytes);
+  DeviceBuffer<uint8_t> copy(in_bytes);
+  if (bf16) {
+    fill_test_data(reinterpret_cast<uint16_t*>(x.data()), rows, cols, 1u);
+  } else {
+    fill_test_data(reinterpret_cast<float*>(x.data()), rows, cols, 1u);
+  }
 
   // Yardstick: a device-to-device copy reads and writes in_bytes each.
   const double copy_ms = time_ms(
       [&] { NIBBLE_CUDA_CHECK(cudaMemcpyAsync(copy.data(), x.data(), in_bytes, cudaMemcpyDeviceToDevice)); },
       o.warmup, o.iterations);
   const double copy_gbs = 2.0 * static_cast<double>(in_bytes) / (copy_ms * 1e-3) / 1e9;
-  out << format("\nquantize: FP32 [%lld, %lld] (%.0f MiB in)\n", static_cast<long long>(rows),
+  out << format("\nquantize: %s [%lld, %lld] (%.0f MiB in)\n", bf16 ? "BF16" : "FP32", static_cast<long long>(rows),
                 static_cast<long long>(cols), mib(static_cast<double>(in_bytes)));
   out << format("  %-44s %9.3f ms %8.0f GB/s  (bytes read + written)\n", "cudaMemcpy D2D of the input", copy_ms,
                 copy_gbs);
@@ -174,13 +195,13 @@ void bench_quantize(const BenchOptions& o, std::ostream& out) {
     cfg.rounding = r.rounding;
     cfg.rht = RhtConfig{r.rht, false};
     cfg.seed = 42;
-    validate_quantize(x.data(), std::min<int64_t>(rows, 256), cols, cfg, r.colwise, r.name);
+    validate_quantize(x.data(), type, std::min<int64_t>(rows, 256), cols, cfg, r.colwise, r.name);
     DeviceQuantized row = allocate_quantized(rows, cols, cfg);
     DeviceQuantized col;
     if (r.colwise) col = allocate_quantized(cols, rows, cfg);
     const size_t before = free_device_bytes();
     const double ms = time_ms(
-        [&] { quantize(x.data(), InputType::kFloat32, rows, cols, cfg, &row, r.colwise ? &col : nullptr); },
+        [&] { quantize(x.data(), type, rows, cols, cfg, &row, r.colwise ? &col : nullptr); },
         o.warmup, o.iterations);
     const size_t after = free_device_bytes();
     // The minimum traffic of the operation: the input read once, every output written once.
@@ -372,7 +393,8 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
 
 void run_kernel_benchmark(const BenchOptions& options, std::ostream& out) {
   out << "device: " << device_name() << "\n";
-  bench_quantize(options, out);
+  bench_quantize(options, InputType::kFloat32, out);
+  bench_quantize(options, InputType::kBFloat16, out);
   std::vector<std::string> failures;
   for (const GemmShape& s : options.gemm_shapes) bench_gemm(options, s, out, failures);
   if (!failures.empty()) throw std::runtime_error(failures.front());
