@@ -239,7 +239,8 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
         if (rng() % 8 == 0) want_x[i] = got_x[i] = (rng() % 2 == 0) ? 0.0f : -0.0f;  // signed zeros
       }
       rht_group(want_x, 16, signs, bf16);
-      math::rht16(got_x, math::rht16_signs(signs[0]).ones, bf16);
+      math::rht16_sums(got_x, math::rht16_signs(signs[0]).ones);
+      math::rht16_scale(got_x, bf16);
       for (int i = 0; i < 16; ++i) ASSERT_EQ(f32_bits(got_x[i]), f32_bits(want_x[i])) << "element " << i;
       ++cases;
     }
@@ -619,7 +620,7 @@ TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflict
   EXPECT_EQ(phases, 4 * (2 * 4 + v3::kSlices * 2) * 4);
   // The descriptor: start address at the slice's 32-byte column of its atom,
   // leading offset 1 (unused), stride 1 KiB, 128-byte swizzle.
-  const uint64_t d = v3::slice_descriptor(0x10000u, 5, 64);
+  const uint64_t d = v3::rows_descriptor(0x10000u, 64) + v3::slice_step(5);
   EXPECT_EQ((d & 0x3FFFu) * 16, 0x10000u + v3::kAtomBytes + 8 * 1024 + 32);
   EXPECT_EQ((d >> 16) & 0x3FFFu, 1u);
   EXPECT_EQ((d >> 32) & 0x3FFFu, 1024u / 16);
@@ -631,7 +632,7 @@ TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflict
   for (uint32_t base = 0; base + v3::kDecodedBytes <= 256u * 1024u; base += 1024u) {
     for (int row0 : {0, 64}) {
       for (int s = 0; s < v3::kSlices; ++s) {
-        const uint64_t ds = v3::slice_descriptor(base, s, row0);
+        const uint64_t ds = v3::rows_descriptor(base, row0) + v3::slice_step(s);  // as the consumers form it
         const uint32_t addr = base + static_cast<uint32_t>((s / 4) * v3::kAtomBytes + (row0 / 8) * 1024 + (s % 4) * 32);
         ASSERT_EQ((ds & 0x3FFFu) * 16, addr) << "base " << base << " slice " << s;
         ASSERT_EQ(ds >> 14, v3::rows_descriptor(base, row0) >> 14);

@@ -66,9 +66,6 @@ NIBBLE_HD uint64_t rows_descriptor(uint32_t base, int row0) {
 NIBBLE_HD constexpr uint64_t slice_step(int slice) {
   return static_cast<uint64_t>(((slice / (kAtomK / kSliceK)) * kAtomBytes + (slice % (kAtomK / kSliceK)) * 32) >> 4);
 }
-NIBBLE_HD uint64_t slice_descriptor(uint32_t base, int slice, int row0) {
-  return rows_descriptor(base, row0) + slice_step(slice);
-}
 
 // The FP16 bit pattern of a small integer (|v| < 2048), and its high byte.
 // Every unit of the three formats (|units| <= 12, at most 3 significant bits)

@@ -592,11 +592,6 @@ NIBBLE_HD void rht16_scale(float (&y)[16], bool round_bf16) {
   }
 }
 
-NIBBLE_HD void rht16(float (&y)[16], const float (&sign_ones)[16], bool round_bf16) {
-  rht16_sums(y, sign_ones);
-  rht16_scale(y, round_bf16);
-}
-
 // Whether a block of RHT sums s may be quantized with the encode factor
 // fl(c * e) in place of quantizing its elements fl(c * s) with e, saving the
 // 16 scalings (without BF16 rounding). For e in [2^-124, 2^100], c * e is a
