@@ -19,6 +19,10 @@
 //   reads (rows r and r + 16 in one instruction) are both conflict-free.
 // Traffic per element: 4 B read (2 for BF16), 0.5 B of codes written per
 // direction plus one scale code per block (1 or 4 B per 16/32/256 elements).
+// nvfp4 reads x twice: an amax pass (the same kernel, walking the tiles
+// backwards so that the main pass begins on what L2 still holds), then
+// tensor_scale_kernel, then the main pass, chained by programmatic dependent
+// launch.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -71,6 +75,24 @@ struct QuantizeArgs {
 };
 
 __device__ __forceinline__ float bf16_bits_to_float(uint32_t b) { return __uint_as_float(b << 16); }
+
+// Programmatic dependent launch (sm_90; no-ops elsewhere). nvfp4 runs three
+// kernels in a row: the amax pass, tensor_scale_kernel and the main pass. Each
+// of the first two lets the next one launch as soon as all its CTAs have
+// started, and the next one waits for it to finish (and its writes to be
+// visible) only where it reads what it wrote: the main pass loads its tile
+// first, so its first CTAs fill the SMs during the amax pass's last wave and
+// the launches between the three kernels.
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 // v = p[0 .. 15] by four 16-byte loads (p 16-byte aligned; global or shared).
 __device__ __forceinline__ void load_16_floats(const float* p, float (&v)[16]) {
@@ -195,9 +217,13 @@ template <bool kAmaxOnly, Format F, bool kStochastic>
 __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Output& o, float (&v)[16], int64_t line,
                                                int64_t lines, int64_t k0, int64_t klen) {
   const bool live = line < lines && k0 < klen;
-  // nvfp4: fl(S_enc / gmax), loaded before the RHT so that its latency hides behind it.
-  const float enc_over_gmax =
-      !kAmaxOnly && a.scale.mode == ScaleMode::kNVFP4 ? o.tensor[kTensorEncOverGmax] : 0.0f;
+  // nvfp4: fl(S_enc / gmax), loaded before the RHT so that its latency hides
+  // behind it, once tensor_scale_kernel has written it.
+  float enc_over_gmax = 0.0f;
+  if (!kAmaxOnly && a.scale.mode == ScaleMode::kNVFP4) {
+    wait_for_previous_kernel();
+    enc_over_gmax = o.tensor[kTensorEncOverGmax];
+  }
   // Without BF16 rounding, the RHT's scaling by c goes to the block amax and,
   // where math::rht16_scale_folds allows, into the block's encode factor: 16
   // multiplies fewer per group, the same codes.
@@ -299,10 +325,16 @@ template <bool kAmaxOnly, Format F, bool kStochastic>
 __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const QuantizeArgs a) {
   __shared__ alignas(16) Tile tile;
   __shared__ float partial[kThreads / 32];
+  if constexpr (kAmaxOnly) allow_dependent_launch();
   const int warp = static_cast<int>(threadIdx.x / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int64_t tile_r0 = static_cast<int64_t>(blockIdx.x) * kTileRows;
-  const int64_t tile_c0 = static_cast<int64_t>(blockIdx.y) * kTileCols;
+  // The amax pass walks the tiles from the last to the first, and the main
+  // pass from the first: the main pass starts on the tiles the amax pass read
+  // last, while they are still in L2.
+  const unsigned tile_x = kAmaxOnly ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const unsigned tile_y = kAmaxOnly ? gridDim.y - 1 - blockIdx.y : blockIdx.y;
+  const int64_t tile_r0 = static_cast<int64_t>(tile_x) * kTileRows;
+  const int64_t tile_c0 = static_cast<int64_t>(tile_y) * kTileCols;
 
   {
     const int sub_r = (warp / 4) * 16;
@@ -350,7 +382,11 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
 // golden tensor_scale from the finished amax pass, once per output, and what
 // every block of the main pass needs from it: fl(S_enc * fl(1 / gmax)) and the
 // encode factor of each of the 256 E4M3 block-scale codes. One thread per code.
+constexpr int kScaleCodes = 256;
+static_assert(kTensorFloats == kTensorEncodeTable + kScaleCodes, "one encode factor per E4M3 code");
 __global__ void tensor_scale_kernel(math::ScaleFacts scale, float* rowwise, float* colwise) {
+  allow_dependent_launch();
+  wait_for_previous_kernel();  // the amax pass's maxima
   float* const outputs[2] = {rowwise, colwise};
   const uint32_t code = threadIdx.x;
   for (float* t : outputs) {
@@ -402,13 +438,37 @@ int log2_of(int block) {  // block sizes are 1, 16 or 32
   return l;
 }
 
+// Launches kernel in stream; `after_previous`: with programmatic dependent
+// launch where the device has it (compute capability 9.0 and later), so that
+// it may start while the previous kernel in the stream finishes (it then
+// waits in wait_for_previous_kernel).
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, bool after_previous,
+            const char* name, Args... args) {
+  int device = 0, major = 0;
+  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
+  NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = after_previous && major >= 9 ? 1 : 0;
+  check(cudaLaunchKernelEx(&config, kernel, args...), name, __FILE__, __LINE__);
+}
+
 template <bool kStochastic>
-void launch_quantize(Format format, dim3 grid, cudaStream_t stream, const QuantizeArgs& a) {
+void launch_quantize(Format format, dim3 grid, cudaStream_t stream, bool after_previous, const QuantizeArgs& a) {
+  void (*kernel)(QuantizeArgs) = nullptr;
   switch (format) {
-    case Format::kE2M1: quantize_tile_kernel<false, Format::kE2M1, kStochastic><<<grid, kThreads, 0, stream>>>(a); break;
-    case Format::kE1M2: quantize_tile_kernel<false, Format::kE1M2, kStochastic><<<grid, kThreads, 0, stream>>>(a); break;
-    case Format::kInt4: quantize_tile_kernel<false, Format::kInt4, kStochastic><<<grid, kThreads, 0, stream>>>(a); break;
+    case Format::kE2M1: kernel = quantize_tile_kernel<false, Format::kE2M1, kStochastic>; break;
+    case Format::kE1M2: kernel = quantize_tile_kernel<false, Format::kE1M2, kStochastic>; break;
+    case Format::kInt4: kernel = quantize_tile_kernel<false, Format::kInt4, kStochastic>; break;
   }
+  launch(kernel, grid, kThreads, stream, after_previous, "launch of quantize_tile_kernel", a);
 }
 
 Output output_of(DeviceQuantized* q) {
@@ -508,18 +568,17 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
       NIBBLE_CUDA_CHECK(cudaMemsetAsync(a.out[d].tensor, 0, sizeof(float), stream));
     }
     // The amax pass does not depend on the format; one instantiation serves all.
-    quantize_tile_kernel<true, Format::kE2M1, false><<<grid, kThreads, 0, stream>>>(a);
-    NIBBLE_CUDA_CHECK_LAUNCH("quantize_tile_kernel<amax>");
-    tensor_scale_kernel<<<1, 256, 0, stream>>>(a.scale, a.rowwise ? a.out[0].tensor : nullptr,
-                                              a.colwise ? a.out[1].tensor : nullptr);
-    NIBBLE_CUDA_CHECK_LAUNCH("tensor_scale_kernel");
+    launch(quantize_tile_kernel<true, Format::kE2M1, false>, grid, kThreads, stream, false,
+           "launch of quantize_tile_kernel<amax>", a);
+    launch(tensor_scale_kernel, dim3(1), dim3(kScaleCodes), stream, true, "launch of tensor_scale_kernel", a.scale,
+           a.rowwise ? a.out[0].tensor : nullptr, a.colwise ? a.out[1].tensor : nullptr);
   }
+  const bool after_scale = cfg.scale == ScaleMode::kNVFP4;
   if (cfg.rounding == Rounding::kStochastic) {
-    launch_quantize<true>(cfg.format, grid, stream, a);
+    launch_quantize<true>(cfg.format, grid, stream, after_scale, a);
   } else {
-    launch_quantize<false>(cfg.format, grid, stream, a);
+    launch_quantize<false>(cfg.format, grid, stream, after_scale, a);
   }
-  NIBBLE_CUDA_CHECK_LAUNCH("quantize_tile_kernel");
 }
 
 DeviceQuantized quantize_rowwise(const float* x, int64_t rows, int64_t cols, const QuantConfig& cfg) {
