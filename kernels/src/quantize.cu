@@ -75,6 +75,10 @@ struct QuantizeArgs {
 };
 
 __device__ __forceinline__ float bf16_bits_to_float(uint32_t b) { return __uint_as_float(b << 16); }
+// The two BF16 of a 32-bit word (element 0 in the low half) as floats.
+__device__ __forceinline__ float2 bf16x2_to_float2(uint32_t w) {
+  return make_float2(bf16_bits_to_float(w & 0xFFFFu), __uint_as_float(w & 0xFFFF0000u));
+}
 
 // Programmatic dependent launch (sm_90; no-ops elsewhere). nvfp4 runs three
 // kernels in a row: the amax pass, tensor_scale_kernel and the main pass. Each
@@ -128,8 +132,9 @@ __device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r,
         const uint32_t words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          v[8 * q + 2 * i] = bf16_bits_to_float(words[i] & 0xFFFFu);
-          v[8 * q + 2 * i + 1] = __uint_as_float(words[i] & 0xFFFF0000u);
+          const float2 f = bf16x2_to_float2(words[i]);
+          v[8 * q + 2 * i] = f.x;
+          v[8 * q + 2 * i + 1] = f.y;
         }
       }
     } else {
@@ -151,9 +156,9 @@ __device__ __forceinline__ void store_chunk(float* s, uint4 w, uint16_t) {
   const uint32_t words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    *reinterpret_cast<float4*>(s + 4 * h) =
-        make_float4(bf16_bits_to_float(words[2 * h] & 0xFFFFu), __uint_as_float(words[2 * h] & 0xFFFF0000u),
-                    bf16_bits_to_float(words[2 * h + 1] & 0xFFFFu), __uint_as_float(words[2 * h + 1] & 0xFFFF0000u));
+    const float2 f0 = bf16x2_to_float2(words[2 * h]);
+    const float2 f1 = bf16x2_to_float2(words[2 * h + 1]);
+    *reinterpret_cast<float4*>(s + 4 * h) = make_float4(f0.x, f0.y, f1.x, f1.y);
   }
 }
 
@@ -438,16 +443,21 @@ int log2_of(int block) {  // block sizes are 1, 16 or 32
   return l;
 }
 
-// Launches kernel in stream; `after_previous`: with programmatic dependent
-// launch where the device has it (compute capability 9.0 and later), so that
-// it may start while the previous kernel in the stream finishes (it then
-// waits in wait_for_previous_kernel).
-template <typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, bool after_previous,
-            const char* name, Args... args) {
+// Whether the current device has programmatic dependent launch (compute
+// capability 9.0 and later).
+bool has_dependent_launch() {
   int device = 0, major = 0;
   NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
   NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  return major >= 9;
+}
+
+// Launches kernel in stream; `after_previous` (only where has_dependent_launch):
+// with programmatic dependent launch, so that it may start while the previous
+// kernel in the stream finishes (it then waits in wait_for_previous_kernel).
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, bool after_previous,
+            const char* name, Args... args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
@@ -456,7 +466,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t strea
   config.blockDim = block;
   config.stream = stream;
   config.attrs = &attribute;
-  config.numAttrs = after_previous && major >= 9 ? 1 : 0;
+  config.numAttrs = after_previous ? 1 : 0;
   check(cudaLaunchKernelEx(&config, kernel, args...), name, __FILE__, __LINE__);
 }
 
@@ -562,6 +572,8 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   const dim3 grid(static_cast<unsigned>((rows + kTileRows - 1) / kTileRows),
                   static_cast<unsigned>((cols + kTileCols - 1) / kTileCols));
   if (grid.y > 65535u) throw std::invalid_argument("quantize: too many columns for one launch");
+  // nvfp4: the amax pass, tensor_scale_kernel and the main pass, chained.
+  const bool chained = cfg.scale == ScaleMode::kNVFP4 && has_dependent_launch();
   if (cfg.scale == ScaleMode::kNVFP4) {
     for (int d = 0; d < 2; ++d) {  // the amax pass takes atomic maxima into a zero
       if ((d == 0 && rowwise == nullptr) || (d == 1 && colwise == nullptr)) continue;
@@ -570,14 +582,13 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
     // The amax pass does not depend on the format; one instantiation serves all.
     launch(quantize_tile_kernel<true, Format::kE2M1, false>, grid, kThreads, stream, false,
            "launch of quantize_tile_kernel<amax>", a);
-    launch(tensor_scale_kernel, dim3(1), dim3(kScaleCodes), stream, true, "launch of tensor_scale_kernel", a.scale,
-           a.rowwise ? a.out[0].tensor : nullptr, a.colwise ? a.out[1].tensor : nullptr);
+    launch(tensor_scale_kernel, dim3(1), dim3(kScaleCodes), stream, chained, "launch of tensor_scale_kernel",
+           a.scale, a.rowwise ? a.out[0].tensor : nullptr, a.colwise ? a.out[1].tensor : nullptr);
   }
-  const bool after_scale = cfg.scale == ScaleMode::kNVFP4;
   if (cfg.rounding == Rounding::kStochastic) {
-    launch_quantize<true>(cfg.format, grid, stream, after_scale, a);
+    launch_quantize<true>(cfg.format, grid, stream, chained, a);
   } else {
-    launch_quantize<false>(cfg.format, grid, stream, after_scale, a);
+    launch_quantize<false>(cfg.format, grid, stream, chained, a);
   }
 }
 
