@@ -110,7 +110,7 @@ void validate_quantize(const void* dx, InputType type, int64_t rows, int64_t col
   if (type == InputType::kBFloat16) {
     std::vector<uint16_t> bits(host.size());
     NIBBLE_CUDA_CHECK(cudaMemcpy(bits.data(), dx, bits.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < bits.size(); ++i) host[i] = f32_from_bits(static_cast<uint32_t>(bits[i]) << 16);
+    for (size_t i = 0; i < bits.size(); ++i) host[i] = f32_from_bf16_bits(bits[i]);
   } else {
     NIBBLE_CUDA_CHECK(cudaMemcpy(host.data(), dx, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
   }

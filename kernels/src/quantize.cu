@@ -321,7 +321,7 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
 
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
-// Six CTAs per SM (39 registers, no spills; 48 by default would allow five):
+// Six CTAs per SM (40 registers, no spills; 48 by default would allow five):
 // the extra warps hide more of each tile's load latency (5 % faster on an H200).
 // Two variants measured slower and were not kept (docs/results/kernels.md):
 // persistent CTAs prefetching their next tile into registers, and persistent

@@ -57,7 +57,7 @@ inline std::vector<uint16_t> to_bf16_bits(const std::vector<float>& x) {
 }
 inline std::vector<float> from_bf16_bits(const std::vector<uint16_t>& b) {
   std::vector<float> out(b.size());
-  for (size_t i = 0; i < b.size(); ++i) out[i] = f32_from_bits(static_cast<uint32_t>(b[i]) << 16);
+  for (size_t i = 0; i < b.size(); ++i) out[i] = f32_from_bf16_bits(b[i]);
   return out;
 }
 

@@ -18,6 +18,8 @@ inline float f32_from_bits(uint32_t u) {
   std::memcpy(&x, &u, sizeof x);
   return x;
 }
+// A bfloat16 bit pattern widened to the float it denotes (exact).
+inline float f32_from_bf16_bits(uint16_t b) { return f32_from_bits(static_cast<uint32_t>(b) << 16); }
 inline bool f32_is_finite(float x) { return (f32_bits(x) & 0x7F800000u) != 0x7F800000u; }
 
 // Every NaN Nibble produces is this one: positive, quiet, zero payload. IEEE
