@@ -19,7 +19,8 @@ struct Outcome {
 };
 
 // Quantize x ([rows, cols]) on the device in both directions and compare with
-// golden quantize(x) and quantize(x^T); also dequantize the row-wise result.
+// golden quantize(x) and quantize(x^T); also the row-wise output alone (a
+// launch of its own order, see quantize()), and dequantize the row-wise result.
 void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t cols, const QuantConfig& cfg,
                            bool bf16_input, Outcome& out) {
   const std::string label = test::describe(cfg) + (bf16_input ? "/bf16-in" : "") + " " + std::to_string(rows) + "x" +
@@ -46,11 +47,15 @@ void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t co
   const QuantizedTensor want_col = quantize(xt.data(), cols, rows, cfg);
   out.mismatches += test::count_quantized_mismatches(cuda::to_host(row), want_row, label + " row-wise");
   out.mismatches += test::count_quantized_mismatches(cuda::to_host(col), want_col, label + " column-wise");
+  cuda::DeviceQuantized row_alone = cuda::allocate_quantized(rows, cols, cfg);
+  cuda::quantize(dx, bf16_input ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32, rows, cols, cfg, &row_alone,
+                 nullptr);
+  out.mismatches += test::count_quantized_mismatches(cuda::to_host(row_alone), want_row, label + " row-wise alone");
 
   cuda::DeviceBuffer<float> deq(static_cast<size_t>(rows * cols));
   cuda::dequantize(row, deq.data());
   out.mismatches += test::count_float_mismatches(deq.download(), dequantize(want_row), cols, label + " dequantize");
-  out.cases += 3;
+  out.cases += 4;
 }
 
 TEST(GpuQuantize, EveryConfigurationMatchesGoldenBothDirections) {
