@@ -17,6 +17,13 @@
 //   Shared tile: rows of 132 floats (16-byte aligned), element (r, c) at column
 //   c ^ (r & 16), so the row pass's 16-byte accesses and the column pass's
 //   reads (rows r and r + 16 in one instruction) are both conflict-free.
+// Wide rows (row-wise output alone, blocks one row tall, at least 512
+// columns): a CTA owns 8 rows x 512 columns instead, a warp one row and lane g
+// its g-th group (a 1x32 block is lanes {g, g^1}). The warp reads its row by
+// whole lines into its own 2 KB of the shared tile and writes its row's codes
+// and block scales as contiguous runs (256 B of codes, 32 to 128 B of scales
+// per store instruction; in 32 x 128 tiles a warp's codes and scales go to 16
+// rows, a few bytes each). CTAs start along the tile rows.
 // Traffic per element: 4 B read (2 for BF16), 0.5 B of codes written per
 // direction plus one scale code per block (1 or 4 B per 16/32/256 elements).
 // nvfp4 reads x twice: an amax pass (the same kernel, walking the tiles
@@ -42,6 +49,8 @@ constexpr int kTileRows = 32;
 constexpr int kTileCols = 128;
 constexpr int kThreads = 256;
 constexpr int kSmemStride = kTileCols + 4;
+constexpr int kWideCols = 512;  // wide rows: one warp's 32 groups
+constexpr int kWideRows = kThreads / 32;
 
 struct Output {
   uint8_t* codes = nullptr;
@@ -149,17 +158,19 @@ using Tile = float[kTileRows][kSmemStride];
 // one swizzle, so a 16-row band's accesses are one base pointer plus constants.
 __device__ __forceinline__ float* tile_at(Tile& tile, int r, int c) { return &tile[r][c ^ (r & 16)]; }
 
+// Four BF16 (8 bytes of x) widened to four floats at s (16-byte aligned).
+__device__ __forceinline__ void store_widened(float* s, uint2 w) {
+  const float2 f0 = bf16x2_to_float2(w.x);
+  const float2 f1 = bf16x2_to_float2(w.y);
+  *reinterpret_cast<float4*>(s) = make_float4(f0.x, f0.y, f1.x, f1.y);
+}
+
 // One 16-byte chunk of x as floats in the shared tile: four FP32 as they are,
 // or eight BF16 widened (two 16-byte stores).
 __device__ __forceinline__ void store_chunk(float* s, uint4 w, float) { *reinterpret_cast<uint4*>(s) = w; }
 __device__ __forceinline__ void store_chunk(float* s, uint4 w, uint16_t) {
-  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float2 f0 = bf16x2_to_float2(words[2 * h]);
-    const float2 f1 = bf16x2_to_float2(words[2 * h + 1]);
-    *reinterpret_cast<float4*>(s + 4 * h) = make_float4(f0.x, f0.y, f1.x, f1.y);
-  }
+  store_widened(s, make_uint2(w.x, w.y));
+  store_widened(s + 4, make_uint2(w.z, w.w));
 }
 
 // The warp's 16 x 32 sub-tile x[r0 .., c0 ..] (shared tile position tr0, tc0;
@@ -183,6 +194,31 @@ __device__ __forceinline__ void stage_subtile(const T* x, int64_t cols, Tile& ti
   for (int i = 0; i < kLoads; ++i) w[i] = *reinterpret_cast<const uint4*>(p + kRowsPerLoad * i * cols);
 #pragma unroll
   for (int i = 0; i < kLoads; ++i) store_chunk(s + kRowsPerLoad * i * kSmemStride, w[i], T{});
+}
+
+// Wide rows: where the four floats x[c0 + 4 ch ..] of a warp's row lie in its
+// 512 floats of shared memory. Chunk ch goes to ch ^ ((ch / 4) % 8), which
+// stays inside ch's aligned run of 8 chunks (128 bytes, all 32 banks): the
+// eight lanes of a 16-byte access phase store 8 consecutive chunks, or read
+// chunk 4g + q for 8 consecutive g, and both land on 8 distinct bank quads.
+__device__ __forceinline__ int wide_chunk_offset(int ch) { return 4 * (ch ^ ((ch >> 2) & 7)); }
+
+// A warp's row x[r, c0 .. c0 + 511] (p = &x[r, c0], 16-byte aligned) into s,
+// by whole lines: load i brings chunk 32 i + lane, so each load instruction
+// reads 512 contiguous bytes (FP32) or 256 (BF16).
+__device__ __forceinline__ void stage_row(const float* p, float* s, int lane) {
+  uint4 w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) w[i] = reinterpret_cast<const uint4*>(p)[32 * i + lane];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) *reinterpret_cast<uint4*>(s + wide_chunk_offset(32 * i + lane)) = w[i];
+}
+__device__ __forceinline__ void stage_row(const uint16_t* p, float* s, int lane) {
+  uint2 w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) w[i] = reinterpret_cast<const uint2*>(p)[32 * i + lane];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) store_widened(s + wide_chunk_offset(32 * i + lane), w[i]);
 }
 
 // max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
@@ -319,6 +355,14 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
   }
 }
 
+// The tile a CTA owns and the order the CTAs start in (launch x fastest).
+enum class Layout {
+  kColumnsFirst,  // 32 x 128 tiles, launch x the tile row: CTAs start down the tile columns
+  kRowsFirst,     // 32 x 128 tiles, launch x the tile column: along the tile rows
+  kWideRows,      // 8 x 512 tiles (row-wise output alone, 1x16 / 1x32 blocks), along the tile rows
+};
+static_assert(kWideRows * kWideCols <= kTileRows * kSmemStride, "wide rows fit the shared tile");
+
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
 // Six CTAs per SM (40 registers, no spills; 48 by default would allow five):
@@ -326,9 +370,8 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
 // Two variants measured slower and were not kept (docs/results/kernels.md):
 // persistent CTAs prefetching their next tile into registers, and persistent
 // CTAs double-buffering tiles in shared memory through cp.async.
-// kWalkRows: launch x is the tile column (CTAs start along the tile rows)
-// instead of the tile row (down the tile columns); quantize() says when.
-template <bool kAmaxOnly, Format F, bool kStochastic, bool kWalkRows = false>
+// kLayout: the tile shape and the order the CTAs start in; quantize() says which.
+template <bool kAmaxOnly, Format F, bool kStochastic, Layout kLayout>
 __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const QuantizeArgs a) {
   __shared__ alignas(16) Tile tile;
   __shared__ float partial[kThreads / 32];
@@ -340,6 +383,37 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
   // last, while they are still in L2.
   const unsigned cta_x = kAmaxOnly ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const unsigned cta_y = kAmaxOnly ? gridDim.y - 1 - blockIdx.y : blockIdx.y;
+
+  if constexpr (kLayout == Layout::kWideRows) {  // launch x: the tile column
+    const int64_t r = static_cast<int64_t>(cta_y) * kWideRows + warp;
+    const int64_t c0 = static_cast<int64_t>(cta_x) * kWideCols;
+    const int64_t c = c0 + 16 * lane;
+    float v[16];
+    if (a.vector_loads && r < a.rows && c0 + kWideCols <= a.cols) {  // warp-uniform
+      float* s = &tile[0][0] + warp * kWideCols;
+      if (a.bf16) {
+        stage_row(static_cast<const uint16_t*>(a.x) + r * a.cols + c0, s, lane);
+      } else {
+        stage_row(static_cast<const float*>(a.x) + r * a.cols + c0, s, lane);
+      }
+      __syncwarp();
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float4 f = *reinterpret_cast<const float4*>(s + wide_chunk_offset(4 * lane + q));
+        v[4 * q] = f.x;
+        v[4 * q + 1] = f.y;
+        v[4 * q + 2] = f.z;
+        v[4 * q + 3] = f.w;
+      }
+    } else {
+      load_row_group(a, r, c, v);
+    }
+    const float amax = process_group<kAmaxOnly, F, kStochastic>(a, a.out[0], v, r, a.rows, c, a.cols);
+    if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[0].tensor, partial);
+    return;
+  }
+
+  constexpr bool kWalkRows = kLayout == Layout::kRowsFirst;
   const int64_t tile_r0 = static_cast<int64_t>(kWalkRows ? cta_y : cta_x) * kTileRows;
   const int64_t tile_c0 = static_cast<int64_t>(kWalkRows ? cta_x : cta_y) * kTileCols;
 
@@ -472,15 +546,47 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t strea
   check(cudaLaunchKernelEx(&config, kernel, args...), name, __FILE__, __LINE__);
 }
 
-template <bool kStochastic, bool kWalkRows>
-void launch_quantize(Format format, dim3 grid, cudaStream_t stream, bool after_previous, const QuantizeArgs& a) {
+// The main pass, or (amax_only) nvfp4's amax pass, which does not depend on
+// the format or the rounding: one instantiation per layout serves all.
+template <Layout kLayout>
+void launch_quantize(bool amax_only, Format format, bool stochastic, dim3 grid, cudaStream_t stream,
+                     bool after_previous, const QuantizeArgs& a) {
   void (*kernel)(QuantizeArgs) = nullptr;
-  switch (format) {
-    case Format::kE2M1: kernel = quantize_tile_kernel<false, Format::kE2M1, kStochastic, kWalkRows>; break;
-    case Format::kE1M2: kernel = quantize_tile_kernel<false, Format::kE1M2, kStochastic, kWalkRows>; break;
-    case Format::kInt4: kernel = quantize_tile_kernel<false, Format::kInt4, kStochastic, kWalkRows>; break;
+  if (amax_only) {
+    kernel = quantize_tile_kernel<true, Format::kE2M1, false, kLayout>;
+  } else {
+    switch (format) {
+      case Format::kE2M1:
+        kernel = stochastic ? quantize_tile_kernel<false, Format::kE2M1, true, kLayout>
+                            : quantize_tile_kernel<false, Format::kE2M1, false, kLayout>;
+        break;
+      case Format::kE1M2:
+        kernel = stochastic ? quantize_tile_kernel<false, Format::kE1M2, true, kLayout>
+                            : quantize_tile_kernel<false, Format::kE1M2, false, kLayout>;
+        break;
+      case Format::kInt4:
+        kernel = stochastic ? quantize_tile_kernel<false, Format::kInt4, true, kLayout>
+                            : quantize_tile_kernel<false, Format::kInt4, false, kLayout>;
+        break;
+    }
   }
-  launch(kernel, grid, kThreads, stream, after_previous, "launch of quantize_tile_kernel", a);
+  launch(kernel, grid, kThreads, stream, after_previous,
+         amax_only ? "launch of quantize_tile_kernel<amax>" : "launch of quantize_tile_kernel", a);
+}
+
+void launch_quantize(Layout layout, bool amax_only, Format format, bool stochastic, dim3 grid, cudaStream_t stream,
+                     bool after_previous, const QuantizeArgs& a) {
+  switch (layout) {
+    case Layout::kColumnsFirst:
+      launch_quantize<Layout::kColumnsFirst>(amax_only, format, stochastic, grid, stream, after_previous, a);
+      break;
+    case Layout::kRowsFirst:
+      launch_quantize<Layout::kRowsFirst>(amax_only, format, stochastic, grid, stream, after_previous, a);
+      break;
+    case Layout::kWideRows:
+      launch_quantize<Layout::kWideRows>(amax_only, format, stochastic, grid, stream, after_previous, a);
+      break;
+  }
 }
 
 Output output_of(DeviceQuantized* q) {
@@ -571,39 +677,49 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
 
   // Tiles cover the code padding too: row-wise codes reach round_up(cols, 32)
   // columns, column-wise codes round_up(rows, 32) rows.
-  // The order the CTAs start in (launch x fastest). Down the tile columns by
-  // default: CTAs that run at the same time then write disjoint sectors of a
-  // row-wise scale row (a tile row holds 4 or 8 bytes of it for 1-byte scales,
-  // and walking along the tile rows made those recipes slower). Where a tile
-  // row's row-wise scales fill whole 32-byte sectors (FP32 scales of 16-wide
-  // blocks) and there is no column-wise output, along the tile rows: running
-  // CTAs then read whole rows of x: 10 % to 14 % faster on an H200, 21 % to
-  // 22 % on an H100 (docs/results/kernels.md, thirteenth run).
-  const unsigned row_tiles = static_cast<unsigned>((rows + kTileRows - 1) / kTileRows);
-  const unsigned col_tiles = static_cast<unsigned>((cols + kTileCols - 1) / kTileCols);
-  const bool walk_rows =
-      colwise == nullptr && (kTileCols / a.block_cols) * rowwise->scale_bytes % 32 == 0 && row_tiles <= 65535u;
-  const dim3 grid = walk_rows ? dim3(col_tiles, row_tiles) : dim3(row_tiles, col_tiles);
-  if (grid.y > 65535u) throw std::invalid_argument("quantize: too many columns for one launch");
+  // The tile shape and the order the CTAs start in (launch x fastest):
+  // - wide rows (8 x 512 tiles, along the tile rows) for the row-wise output
+  //   alone with blocks one row tall and rows of at least 512 columns: a
+  //   warp's code and scale stores are contiguous runs of one row (docs/results/kernels.md,
+  //   fourteenth run);
+  // - else 32 x 128 tiles, down the tile columns: CTAs that run at the same time
+  //   then write disjoint sectors of a row-wise scale row (a tile row holds 4
+  //   or 8 bytes of it for 1-byte scales, and walking along the tile rows made
+  //   those recipes slower). Where a tile row's row-wise scales fill whole
+  //   32-byte sectors (FP32 scales of 16-wide blocks) and there is no
+  //   column-wise output, along the tile rows: running CTAs then read whole
+  //   rows of x (thirteenth run).
+  const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+  const int64_t col_tiles = (cols + kTileCols - 1) / kTileCols;
+  const int64_t wide_row_tiles = (rows + kWideRows - 1) / kWideRows;
+  Layout layout = Layout::kColumnsFirst;
+  dim3 grid;
+  if (colwise == nullptr && a.block_rows == 1 && cols >= kWideCols && wide_row_tiles <= 65535) {
+    layout = Layout::kWideRows;
+    grid = dim3(static_cast<unsigned>((cols + kWideCols - 1) / kWideCols), static_cast<unsigned>(wide_row_tiles));
+  } else if (colwise == nullptr && (kTileCols / a.block_cols) * rowwise->scale_bytes % 32 == 0 &&
+             row_tiles <= 65535) {
+    layout = Layout::kRowsFirst;
+    grid = dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles));
+  } else {
+    if (col_tiles > 65535 || row_tiles > 0x7FFFFFFF) {
+      throw std::invalid_argument("quantize: the tensor has too many tiles for one launch");
+    }
+    grid = dim3(static_cast<unsigned>(row_tiles), static_cast<unsigned>(col_tiles));
+  }
   // nvfp4: the amax pass, tensor_scale_kernel and the main pass, chained.
   const bool chained = cfg.scale == ScaleMode::kNVFP4 && has_dependent_launch();
+  const bool sr = cfg.rounding == Rounding::kStochastic;
   if (cfg.scale == ScaleMode::kNVFP4) {
     for (int d = 0; d < 2; ++d) {  // the amax pass takes atomic maxima into a zero
       if ((d == 0 && rowwise == nullptr) || (d == 1 && colwise == nullptr)) continue;
       NIBBLE_CUDA_CHECK(cudaMemsetAsync(a.out[d].tensor, 0, sizeof(float), stream));
     }
-    // The amax pass does not depend on the format; one instantiation serves all.
-    launch(quantize_tile_kernel<true, Format::kE2M1, false>, grid, kThreads, stream, false,
-           "launch of quantize_tile_kernel<amax>", a);
+    launch_quantize(layout, true, cfg.format, sr, grid, stream, false, a);
     launch(tensor_scale_kernel, dim3(1), dim3(kScaleCodes), stream, chained, "launch of tensor_scale_kernel",
            a.scale, a.rowwise ? a.out[0].tensor : nullptr, a.colwise ? a.out[1].tensor : nullptr);
   }
-  const bool sr = cfg.rounding == Rounding::kStochastic;
-  if (walk_rows) {
-    (sr ? launch_quantize<true, true> : launch_quantize<false, true>)(cfg.format, grid, stream, chained, a);
-  } else {
-    (sr ? launch_quantize<true, false> : launch_quantize<false, false>)(cfg.format, grid, stream, chained, a);
-  }
+  launch_quantize(layout, false, cfg.format, sr, grid, stream, chained, a);
 }
 
 DeviceQuantized quantize_rowwise(const float* x, int64_t rows, int64_t cols, const QuantConfig& cfg) {

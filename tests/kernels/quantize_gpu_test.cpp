@@ -20,7 +20,8 @@ struct Outcome {
 
 // Quantize x ([rows, cols]) on the device in both directions and compare with
 // golden quantize(x) and quantize(x^T); also the row-wise output alone (a
-// launch of its own order, see quantize()), and dequantize the row-wise result.
+// launch of its own tile shape and order: wide rows for 1x16 / 1x32 blocks and
+// at least 512 columns, see quantize()), and dequantize the row-wise result.
 void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t cols, const QuantConfig& cfg,
                            bool bf16_input, Outcome& out) {
   const std::string label = test::describe(cfg) + (bf16_input ? "/bf16-in" : "") + " " + std::to_string(rows) + "x" +
@@ -80,12 +81,13 @@ TEST(GpuQuantize, EveryConfigurationMatchesGoldenBothDirections) {
             cfg.seed = test::kKernelTestSeed + index;
             cfg.stream = static_cast<uint32_t>(index * 7);
             // RHT16 needs both axes to be multiples of 16; otherwise odd shapes.
-            // 48 x 144 and 37 x 164 hold a whole 32 x 128 tile, loaded by
-            // whole lines, beside partial ones loaded directly (37 x 164's
-            // last group is 4 wide); 37 x 83's rows are not 16-byte aligned,
-            // so every group is loaded directly.
+            // 48 x 656 and 37 x 676 hold whole 32 x 128 and 8 x 512 (wide
+            // rows) tiles, loaded by whole lines, beside partial ones loaded
+            // directly (37 x 676's last group is 4 wide, its last wide tile
+            // row 5 rows tall); 37 x 595's rows are not 16-byte aligned, so
+            // every group is loaded directly.
             const int64_t rows = rht.enabled() ? 48 : 37;
-            const int64_t cols = rht.enabled() ? 144 : index % 2 ? 83 : 164;
+            const int64_t cols = rht.enabled() ? 656 : index % 2 ? 595 : 676;
             const std::vector<float> x = test::wide_range_tensor(rows, cols, test::kKernelTestSeed ^ index);
             check_both_directions(x, rows, cols, cfg, false, out);
           }
@@ -113,9 +115,11 @@ TEST(GpuQuantize, Bf16InputMatchesGolden) {
         cfg.rounding = r;
         cfg.rht = RhtConfig{16, index % 3 == 0};
         cfg.seed = index;
-        check_both_directions(test::wide_range_tensor(64, 96, index), 64, 96, cfg, true, out);
+        // 64 x 608: a whole wide-rows tile (BF16 rows 16-byte aligned) and a
+        // partial one; 33 x 1030: rows not aligned, every group loaded directly.
+        check_both_directions(test::wide_range_tensor(64, 608, index), 64, 608, cfg, true, out);
         cfg.rht = RhtConfig{};
-        check_both_directions(test::wide_range_tensor(33, 70, index + 1), 33, 70, cfg, true, out);
+        check_both_directions(test::wide_range_tensor(33, 1030, index + 1), 33, 1030, cfg, true, out);
       }
     }
   }
