@@ -58,6 +58,7 @@ struct Output {
   uint8_t* scales = nullptr;
   int64_t scales_ld = 0;
   int scale_bytes = 0;
+  uint64_t groups_per_line = 0;  // 16-element groups per line: Philox counters are line * this + group
   float* tensor = nullptr;  // kTensorFloats: {amax, S_enc, g, nvfp4 table} (quantize.h)
 };
 
@@ -76,7 +77,7 @@ struct QuantizeArgs {
   bool rht;
   bool rht_bf16;
   math::RhtSigns rht_signs;  // -1.0f where RHT negates element i (kernel-parameter constants)
-  uint64_t seed;
+  math::PhiloxRoundKeys philox_keys;  // of the seed (SR)
   uint32_t stream;
   bool rowwise;
   bool colwise;
@@ -196,12 +197,16 @@ __device__ __forceinline__ void stage_subtile(const T* x, int64_t cols, Tile& ti
   for (int i = 0; i < kLoads; ++i) store_chunk(s + kRowsPerLoad * i * kSmemStride, w[i], T{});
 }
 
-// Wide rows: where the four floats x[c0 + 4 ch ..] of a warp's row lie in its
-// 512 floats of shared memory. Chunk ch goes to ch ^ ((ch / 4) % 8), which
-// stays inside ch's aligned run of 8 chunks (128 bytes, all 32 banks): the
-// eight lanes of a 16-byte access phase store 8 consecutive chunks, or read
-// chunk 4g + q for 8 consecutive g, and both land on 8 distinct bank quads.
-__device__ __forceinline__ int wide_chunk_offset(int ch) { return 4 * (ch ^ ((ch >> 2) & 7)); }
+// Wide rows: the four floats x[c0 + 4 ch ..] of a warp's row lie at chunk
+// ch ^ ((ch / 4) % 8) of its 512 floats of shared memory, which stays inside
+// ch's aligned run of 8 chunks (128 bytes, all 32 banks): the eight lanes of a
+// 16-byte access phase store 8 consecutive chunks, or read chunk 4g + q for 8
+// consecutive g, and both land on 8 distinct bank quads. For lane < 32 the
+// swizzle of chunk 32 i + lane is 32 i + (lane ^ (lane / 4) % 8), and that of
+// chunk 4 lane + q is ((4 lane) ^ (lane % 8)) ^ q: one base per lane, then
+// constant offsets (stores) or an XOR (reads).
+__device__ __forceinline__ int wide_store_chunk(int lane) { return lane ^ ((lane >> 2) & 7); }
+__device__ __forceinline__ int wide_read_chunk(int lane) { return (4 * lane) ^ (lane & 7); }
 
 // A warp's row x[r, c0 .. c0 + 511] (p = &x[r, c0], 16-byte aligned) into s,
 // by whole lines: load i brings chunk 32 i + lane, so each load instruction
@@ -210,15 +215,17 @@ __device__ __forceinline__ void stage_row(const float* p, float* s, int lane) {
   uint4 w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) w[i] = reinterpret_cast<const uint4*>(p)[32 * i + lane];
+  float* d = s + 4 * wide_store_chunk(lane);
 #pragma unroll
-  for (int i = 0; i < 4; ++i) *reinterpret_cast<uint4*>(s + wide_chunk_offset(32 * i + lane)) = w[i];
+  for (int i = 0; i < 4; ++i) *reinterpret_cast<uint4*>(d + 128 * i) = w[i];
 }
 __device__ __forceinline__ void stage_row(const uint16_t* p, float* s, int lane) {
   uint2 w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) w[i] = reinterpret_cast<const uint2*>(p)[32 * i + lane];
+  float* d = s + 4 * wide_store_chunk(lane);
 #pragma unroll
-  for (int i = 0; i < 4; ++i) store_widened(s + wide_chunk_offset(32 * i + lane), w[i]);
+  for (int i = 0; i < 4; ++i) store_widened(d + 128 * i, w[i]);
 }
 
 // max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
@@ -313,9 +320,8 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
       }
       uint32_t words[4] = {0u, 0u, 0u, 0u};
       if (kStochastic) {
-        const uint64_t group = static_cast<uint64_t>(line) * static_cast<uint64_t>((klen + 15) / 16) +
-                               static_cast<uint64_t>(k0 / 16);
-        const auto w = math::philox_words(a.seed, group, a.stream,
+        const uint64_t group = static_cast<uint64_t>(line) * o.groups_per_line + (static_cast<uint64_t>(k0) >> 4);
+        const auto w = math::philox_words(a.philox_keys, group, a.stream,
                                           static_cast<uint32_t>(PhiloxDomain::kStochasticRounding));
         words[0] = w[0];
         words[1] = w[1];
@@ -397,9 +403,10 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
         stage_row(static_cast<const float*>(a.x) + r * a.cols + c0, s, lane);
       }
       __syncwarp();
+      const int base = wide_read_chunk(lane);
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const float4 f = *reinterpret_cast<const float4*>(s + wide_chunk_offset(4 * lane + q));
+        const float4 f = *reinterpret_cast<const float4*>(s + 4 * (base ^ q));
         v[4 * q] = f.x;
         v[4 * q + 1] = f.y;
         v[4 * q + 2] = f.z;
@@ -596,6 +603,7 @@ Output output_of(DeviceQuantized* q) {
   o.scales = q->scales.data();
   o.scales_ld = q->scales_ld;
   o.scale_bytes = q->scale_bytes;
+  o.groups_per_line = static_cast<uint64_t>((q->cols + 15) / 16);
   o.tensor = q->tensor.data();
   return o;
 }
@@ -668,7 +676,7 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   a.rht = cfg.rht.enabled();
   a.rht_bf16 = cfg.rht.round_bf16;
   a.rht_signs = math::rht16_signs(a.rht ? rht_signs(cfg.seed)[0] : 0u);
-  a.seed = cfg.seed;
+  a.philox_keys = math::philox_round_keys(cfg.seed);
   a.stream = cfg.stream;
   a.rowwise = rowwise != nullptr;
   a.colwise = colwise != nullptr;

@@ -524,12 +524,35 @@ NIBBLE_HD uint32_t nan_scale_code(ScaleFormat f) {
 }
 
 // ---- random bits (golden philox.h) -----------------------------------------------
-NIBBLE_HD r123::Philox4x32_R<10>::ctr_type philox_words(uint64_t seed, uint64_t group, uint32_t stream,
-                                                         uint32_t domain) {
-  using Philox = r123::Philox4x32_R<10>;
-  const Philox::key_type key = {{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}};
-  const Philox::ctr_type ctr = {{static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32), stream, domain}};
-  return Philox()(ctr, key);
+// Random123's Philox4x32-10 key schedule for one seed: the key of each of the
+// ten rounds. A kernel takes them as parameters, so its rounds read them as
+// constants instead of bumping the key on every call (20 additions per call).
+struct PhiloxRoundKeys {
+  r123array2x32 k[10];
+};
+NIBBLE_HD PhiloxRoundKeys philox_round_keys(uint64_t seed) {
+  PhiloxRoundKeys keys{};
+  r123array2x32 key = {{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)}};
+  for (int i = 0; i < 10; ++i) {
+    keys.k[i] = key;
+    key = _philox4x32bumpkey(key);
+  }
+  return keys;
+}
+
+// Philox4x32-10 of the counter {group, stream, domain}: Random123's rounds
+// with the given round keys.
+NIBBLE_HD r123array4x32 philox_words(const PhiloxRoundKeys& keys, uint64_t group, uint32_t stream, uint32_t domain) {
+  r123array4x32 ctr = {{static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32), stream, domain}};
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < 10; ++i) ctr = _philox4x32round(ctr, keys.k[i]);
+  return ctr;
+}
+
+NIBBLE_HD r123array4x32 philox_words(uint64_t seed, uint64_t group, uint32_t stream, uint32_t domain) {
+  return philox_words(philox_round_keys(seed), group, stream, domain);
 }
 
 // ---- RHT16 in registers (golden rht_group with n = 16) -----------------------------
