@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/quant_math.h"
@@ -50,7 +51,7 @@ constexpr int kTileCols = 128;
 constexpr int kThreads = 256;
 constexpr int kSmemStride = kTileCols + 4;
 constexpr int kWideCols = 512;  // wide rows: one warp's 32 groups
-constexpr int kWideRows = kThreads / 32;
+constexpr int kWideTileRows = kThreads / 32;  // wide rows: one row per warp
 
 struct Output {
   uint8_t* codes = nullptr;
@@ -159,19 +160,24 @@ using Tile = float[kTileRows][kSmemStride];
 // one swizzle, so a 16-row band's accesses are one base pointer plus constants.
 __device__ __forceinline__ float* tile_at(Tile& tile, int r, int c) { return &tile[r][c ^ (r & 16)]; }
 
-// Four BF16 (8 bytes of x) widened to four floats at s (16-byte aligned).
-__device__ __forceinline__ void store_widened(float* s, uint2 w) {
+// Four elements of x as four floats at s (16-byte aligned): four FP32 (16
+// bytes) as they are, or four BF16 (8 bytes) widened.
+__device__ __forceinline__ void store_four(float* s, uint4 w) { *reinterpret_cast<uint4*>(s) = w; }
+__device__ __forceinline__ void store_four(float* s, uint2 w) {
   const float2 f0 = bf16x2_to_float2(w.x);
   const float2 f1 = bf16x2_to_float2(w.y);
   *reinterpret_cast<float4*>(s) = make_float4(f0.x, f0.y, f1.x, f1.y);
 }
+// The load unit of four elements: 16 bytes of FP32, 8 of BF16 bits.
+template <typename T>
+using FourOf = std::conditional_t<sizeof(T) == 4, uint4, uint2>;
 
 // One 16-byte chunk of x as floats in the shared tile: four FP32 as they are,
 // or eight BF16 widened (two 16-byte stores).
-__device__ __forceinline__ void store_chunk(float* s, uint4 w, float) { *reinterpret_cast<uint4*>(s) = w; }
+__device__ __forceinline__ void store_chunk(float* s, uint4 w, float) { store_four(s, w); }
 __device__ __forceinline__ void store_chunk(float* s, uint4 w, uint16_t) {
-  store_widened(s, make_uint2(w.x, w.y));
-  store_widened(s + 4, make_uint2(w.z, w.w));
+  store_four(s, make_uint2(w.x, w.y));
+  store_four(s + 4, make_uint2(w.z, w.w));
 }
 
 // The warp's 16 x 32 sub-tile x[r0 .., c0 ..] (shared tile position tr0, tc0;
@@ -210,22 +216,15 @@ __device__ __forceinline__ int wide_read_chunk(int lane) { return (4 * lane) ^ (
 
 // A warp's row x[r, c0 .. c0 + 511] (p = &x[r, c0], 16-byte aligned) into s,
 // by whole lines: load i brings chunk 32 i + lane, so each load instruction
-// reads 512 contiguous bytes (FP32) or 256 (BF16).
-__device__ __forceinline__ void stage_row(const float* p, float* s, int lane) {
-  uint4 w[4];
+// reads 512 contiguous bytes (FP32) or 256 (BF16). T: float or uint16_t.
+template <typename T>
+__device__ __forceinline__ void stage_row(const T* p, float* s, int lane) {
+  FourOf<T> w[4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) w[i] = reinterpret_cast<const uint4*>(p)[32 * i + lane];
+  for (int i = 0; i < 4; ++i) w[i] = reinterpret_cast<const FourOf<T>*>(p)[32 * i + lane];
   float* d = s + 4 * wide_store_chunk(lane);
 #pragma unroll
-  for (int i = 0; i < 4; ++i) *reinterpret_cast<uint4*>(d + 128 * i) = w[i];
-}
-__device__ __forceinline__ void stage_row(const uint16_t* p, float* s, int lane) {
-  uint2 w[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) w[i] = reinterpret_cast<const uint2*>(p)[32 * i + lane];
-  float* d = s + 4 * wide_store_chunk(lane);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) store_widened(d + 128 * i, w[i]);
+  for (int i = 0; i < 4; ++i) store_four(d + 128 * i, w[i]);
 }
 
 // max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
@@ -367,7 +366,7 @@ enum class Layout {
   kRowsFirst,     // 32 x 128 tiles, launch x the tile column: along the tile rows
   kWideRows,      // 8 x 512 tiles (row-wise output alone, 1x16 / 1x32 blocks), along the tile rows
 };
-static_assert(kWideRows * kWideCols <= kTileRows * kSmemStride, "wide rows fit the shared tile");
+static_assert(kWideTileRows * kWideCols <= kTileRows * kSmemStride, "wide rows fit the shared tile");
 
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
@@ -391,7 +390,7 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
   const unsigned cta_y = kAmaxOnly ? gridDim.y - 1 - blockIdx.y : blockIdx.y;
 
   if constexpr (kLayout == Layout::kWideRows) {  // launch x: the tile column
-    const int64_t r = static_cast<int64_t>(cta_y) * kWideRows + warp;
+    const int64_t r = static_cast<int64_t>(cta_y) * kWideTileRows + warp;
     const int64_t c0 = static_cast<int64_t>(cta_x) * kWideCols;
     const int64_t c = c0 + 16 * lane;
     float v[16];
@@ -699,7 +698,7 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   //   rows of x (thirteenth run).
   const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
   const int64_t col_tiles = (cols + kTileCols - 1) / kTileCols;
-  const int64_t wide_row_tiles = (rows + kWideRows - 1) / kWideRows;
+  const int64_t wide_row_tiles = (rows + kWideTileRows - 1) / kWideTileRows;
   Layout layout = Layout::kColumnsFirst;
   dim3 grid;
   if (colwise == nullptr && a.block_rows == 1 && cols >= kWideCols && wide_row_tiles <= 65535) {
