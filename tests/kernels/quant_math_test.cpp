@@ -227,7 +227,7 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
     const uint64_t seed = rng(), group = rng() >> (trial % 64);
     const uint32_t stream = static_cast<uint32_t>(rng());
     const PhiloxWords want = philox4x32_10(seed, group, stream, PhiloxDomain::kStochasticRounding);
-    const auto got = math::philox_words(seed, group, stream, 0u);
+    const auto got = math::philox_words(math::philox_round_keys(seed), group, stream, 0u);
     for (int i = 0; i < 4; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], want[static_cast<size_t>(i)]);
 
     const PhiloxWords signs = rht_signs(seed);

@@ -551,10 +551,6 @@ NIBBLE_HD r123array4x32 philox_words(const PhiloxRoundKeys& keys, uint64_t group
   return ctr;
 }
 
-NIBBLE_HD r123array4x32 philox_words(uint64_t seed, uint64_t group, uint32_t stream, uint32_t domain) {
-  return philox_words(philox_round_keys(seed), group, stream, domain);
-}
-
 // ---- RHT16 in registers (golden rht_group with n = 16) -----------------------------
 NIBBLE_HD float fma_rn(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)
