@@ -185,6 +185,19 @@ void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out) {
        Rounding::kStochastic, 16, true},
       {"e2m1 1x16 nvfp4 SR row+col", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kStochastic, 0,
        true},
+      // The UFP4 recipes' own quantizations (train/src/recipe.cpp): uniform
+      // grids, 1x16 blocks, FP32 scales, RHT16; SR for dY, RNE for X and W.
+      {"e1m2 1x16 fp32 SR RHT16 (ufp4 dY)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
+       Rounding::kStochastic, 16, false},
+      {"e1m2 1x16 fp32 SR", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0, false},
+      {"e1m2 1x16 fp32 RNE RHT16 (ufp4 X, W)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
+       Rounding::kNearestEven, 16, false},
+      {"e1m2 1x16 fp32 RNE", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kNearestEven, 0, false},
+      {"int4 1x16 fp32 SR RHT16 (ufp4-int4 dY)", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32,
+       Rounding::kStochastic, 16, false},
+      {"int4 1x16 fp32 SR", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0, false},
+      {"e1m2 1x16 fp32 SR RHT16 row+col (ufp4 dY)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
+       Rounding::kStochastic, 16, true},
   };
   double previous_rht_ms = 0.0;
   for (const QuantRecipe& r : recipes) {
