@@ -337,6 +337,39 @@ NIBBLE_HD uint32_t apply_signs(uint32_t mags, uint32_t signs) {
   }
 }
 
+// SR on a uniform grid of eight clamped magnitudes a[i] (elements 0..7 of a
+// half group) with their random words r0 (elements 0..3) and r1 (4..7), each
+// byte already R = r 2^(8 - B) -> the eight codes in nibbles 0..7. With
+// f = bits(a +rz q 2^15), the low 16 bits of f are Y = floor(a / q 2^8), the
+// code times 256 plus eight fraction bits (MagnitudeGrid), and the code is the
+// high byte of Y + R. Two elements share a word as 16-bit lanes: Y + R stays
+// below 2^16 (Y < 8 * 256), so one add serves both, and the codes are bytes 1
+// and 3 of the sums. Per four elements: two permutes pair the lanes, a mask
+// and a permute place the random bytes, two adds; then two permutes gather
+// eight codes (instead of a permute and a shift-add per element and three
+// permutes per four).
+template <class G>
+NIBBLE_HD uint32_t uniform_sr_nibbles(const float (&a)[8], uint32_t r0, uint32_t r1) {
+  static_assert(G::kUniform && G::kSrShift == 16 && G::kSrTopByte == 0u, "uniform grids only");
+  static_assert(G::kMaxCode < 8u, "Y + R fits a 16-bit lane");
+  const float n = float_of(G::kSrAddBits);
+  uint32_t y[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < 8; ++i) y[i] = bits_of(add_rz(a[i], n));
+  const uint32_t r[2] = {r0, r1};
+  uint32_t even[2], odd[2];  // lanes {element 4q, 4q + 2} and {4q + 1, 4q + 3}
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int q = 0; q < 2; ++q) {
+    even[q] = byte_perm(y[4 * q], y[4 * q + 2], 0x5410u) + (r[q] & 0x00FF00FFu);  // random bytes 0 and 2
+    odd[q] = byte_perm(y[4 * q + 1], y[4 * q + 3], 0x5410u) + byte_perm(r[q], 0u, 0x4341u);  // bytes 1 and 3
+  }
+  return byte_perm(even[0], even[1], 0x7531u) | (byte_perm(odd[0], odd[1], 0x7531u) << 4);
+}
+
 // The 16 codes of one group, x[j] * encode rounded to format F (golden
 // quantize's inner loop: round_to_grid of fl(x * encode), then quantizer_code),
 // packed as the device layout stores them: element j in nibble j % 8 of word
@@ -364,17 +397,28 @@ NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint
 #endif
   for (int h = 0; h < 2; ++h) {
     uint32_t u[8];
-    uint32_t code_words[8];
+    float a[8];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (int i = 0; i < 8; ++i) {
-      const int j = 8 * h + i;
-      u[i] = bits_of(x[j]);
-      const float a = clamp_magnitude(abs_mul_rn(x[j], encode), G::kMaxValueBits);
-      code_words[i] = kStochastic ? stochastic_code_word<G>(a, r4[j / 4], j % 4) : nearest_code_word<G>(a);
+      u[i] = bits_of(x[8 * h + i]);
+      a[i] = clamp_magnitude(abs_mul_rn(x[8 * h + i], encode), G::kMaxValueBits);
     }
-    words[h] = apply_signs<F>(top_byte_nibbles(code_words), sign_nibbles(u));
+    uint32_t mags;
+    if constexpr (kStochastic && G::kUniform) {
+      mags = uniform_sr_nibbles<G>(a, r4[2 * h], r4[2 * h + 1]);
+    } else {
+      uint32_t code_words[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int i = 0; i < 8; ++i) {
+        code_words[i] = kStochastic ? stochastic_code_word<G>(a[i], r4[2 * h + i / 4], i % 4) : nearest_code_word<G>(a[i]);
+      }
+      mags = top_byte_nibbles(code_words);
+    }
+    words[h] = apply_signs<F>(mags, sign_nibbles(u));
   }
   return {words[0], words[1]};
 }
