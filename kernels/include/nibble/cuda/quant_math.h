@@ -340,11 +340,11 @@ NIBBLE_HD uint32_t apply_signs(uint32_t mags, uint32_t signs) {
 // SR on a uniform grid of eight clamped magnitudes a[i] (elements 0..7 of a
 // half group) with their random words r0 (elements 0..3) and r1 (4..7), each
 // byte already R = r 2^(8 - B) -> the eight codes in nibbles 0..7. With
-// f = bits(a +rz q 2^15), the low 16 bits of f are Y = floor(a / q 2^8), the
+// f = bits(a +rz q 2^15), the low 16 bits of f are Y = floor(2^8 a / q): the
 // code times 256 plus eight fraction bits (MagnitudeGrid), and the code is the
 // high byte of Y + R. Two elements share a word as 16-bit lanes: Y + R stays
-// below 2^16 (Y < 8 * 256), so one add serves both, and the codes are bytes 1
-// and 3 of the sums. Per four elements: two permutes pair the lanes, a mask
+// below 2^16 (Y < 8 * 256, R < 256), so one add serves both, and the codes are
+// bytes 1 and 3 of the sums. Per four elements: two permutes pair the lanes, a mask
 // and a permute place the random bytes, two adds; then two permutes gather
 // eight codes (instead of a permute and a shift-add per element and three
 // permutes per four).
@@ -414,7 +414,8 @@ NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint
 #pragma unroll
 #endif
       for (int i = 0; i < 8; ++i) {
-        code_words[i] = kStochastic ? stochastic_code_word<G>(a[i], r4[2 * h + i / 4], i % 4) : nearest_code_word<G>(a[i]);
+        code_words[i] =
+            kStochastic ? stochastic_code_word<G>(a[i], r4[2 * h + i / 4], i % 4) : nearest_code_word<G>(a[i]);
       }
       mags = top_byte_nibbles(code_words);
     }
