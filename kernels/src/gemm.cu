@@ -424,6 +424,12 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
   return kernel == GemmKernel::kV3 && !detail::gemm_v3_runs(a, b) ? GemmKernel::kV2 : kernel;
 }
 
+const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel) {
+  const bool e4m3 = detail::e4m3_scales(a, b);
+  if (gemm_kernel_for(a, b, kernel) == GemmKernel::kV3) return e4m3 ? "FP16 wgmma" : "FP16 wgmma, scaled";
+  return e4m3 ? "FP16 mma" : "INT8 mma";
+}
+
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel) {
   if (a.cols != b.cols) {
     throw std::invalid_argument("gemm: contraction lengths differ (" + std::to_string(a.cols) + " vs " +
@@ -439,9 +445,7 @@ void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStre
   }
   const Args g = detail::args_of(a, b, c);
   const int step = detail::k_step(a, b);
-  const bool e4m3_scales =
-      scale_format(a.config.scale) == ScaleFormat::kE4M3 && scale_format(b.config.scale) == ScaleFormat::kE4M3;
-  if (e4m3_scales) {
+  if (detail::e4m3_scales(a, b)) {
     step == 32 ? launch_half<32>(g, a.rows, b.rows, stream) : launch_half<16>(g, a.rows, b.rows, stream);
     return;
   }

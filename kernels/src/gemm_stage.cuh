@@ -163,6 +163,13 @@ inline Operand operand_of(const DeviceQuantized& q) {
   return o;
 }
 
+// E4M3 scales on both operands: the pair whose scales every version folds into
+// FP16 operands (gemm.cu's FP16 path); the others take the INT8 path (v1, v2)
+// or apply both scales in the epilogue (v3's scaled datapath).
+inline bool e4m3_scales(const DeviceQuantized& a, const DeviceQuantized& b) {
+  return scale_format(a.config.scale) == ScaleFormat::kE4M3 && scale_format(b.config.scale) == ScaleFormat::kE4M3;
+}
+
 // The k-block width of the contract for this pair: the shorter block width.
 inline int k_step(const DeviceQuantized& a, const DeviceQuantized& b) {
   return std::min(block_cols(a.config.block), block_cols(b.config.block));

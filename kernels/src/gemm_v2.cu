@@ -251,9 +251,7 @@ void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
 void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
   const Args g = args_of(a, b, c);
   const int step = k_step(a, b);
-  const bool e4m3_scales =
-      scale_format(a.config.scale) == ScaleFormat::kE4M3 && scale_format(b.config.scale) == ScaleFormat::kE4M3;
-  if (e4m3_scales) {
+  if (e4m3_scales(a, b)) {
     step == 32 ? launch<32, true>(g, a.rows, b.rows, stream) : launch<16, true>(g, a.rows, b.rows, stream);
     return;
   }

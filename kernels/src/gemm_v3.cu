@@ -1,6 +1,6 @@
 // GEMM version 3: version 2's raw-code stages, with the per-block partial
 // sums taken from the asynchronous warpgroup mma (wgmma, sm_90a) instead of
-// mma.sync, for operand pairs with E4M3 scales on both sides.
+// mma.sync.
 //
 // The contract's cost on Hopper is the one binary32 add per output per
 // k-block (docs/results/kernels.md): those adds alone take about as long as
@@ -13,24 +13,31 @@
 //     setmaxnreg gives the producer 88 registers, the consumers 208;
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
-//     (nibble/cuda/gemm_v3_layout.h): A as the FP16 integers q (its units), B
-//     as the FP16 values q * sb * 2^lsb_b; named barriers hand the two
-//     decoded buffers back and forth, so the decode of stage st runs while
-//     the consumers compute stage st - 1;
+//     (nibble/cuda/gemm_v3_layout.h); named barriers hand the two decoded
+//     buffers back and forth, so the decode of stage st runs while the
+//     consumers compute stage st - 1;
 //   * per k-block, one m64n128k16 wgmma per 16 k (C = 0, then chained for
-//     32-wide blocks) gives P' = sum qa * (qb * sb * 2^lsb_b) exactly, by the
-//     argument of gemm.cu's FP16 path (the products of a block are integer
-//     multiples of one power of two, and the sum stays below 2^21 of them);
-//   * the epilogue is acc = fma(P', sa * 2^lsb_a, acc): the fused multiply-add
-//     forms P' * sa * 2^lsb_a = P * 2^u * fl(sa * sb) exactly (E4M3 scales:
-//     sa * sb is exact) and rounds once, so it is golden's acc = fl(acc + r),
-//     and A's scale costs no instruction of its own;
-//   * k-blocks go in pairs: both wgmmas issued, the first block's adds run
-//     while the tensor cores compute the second; the other consumer's work
-//     fills the SM while a warpgroup waits.
-// Measured (docs/results/kernels.md): the producer's decode is the critical
-// path (the consumers wait for it about 40 % of their time); 1.23x to 1.25x
-// faster than version 2.
+//     32-wide blocks) gives the block's partial sums exactly, by the argument
+//     of gemm.cu's FP16 path (the products of a block are integer multiples
+//     of one power of two, and the sum stays below 2^21 of them).
+// Two datapaths:
+//   * E4M3 scales on both operands (kFoldB): A decoded as the FP16 integers q
+//     (its units), B as the FP16 values q * sb * 2^lsb_b, so the wgmma gives
+//     P' = P * 2^lsb_b * sb; the epilogue is acc = fma(P', sa * 2^lsb_a, acc):
+//     the fused multiply-add forms P * 2^u * fl(sa * sb) exactly (E4M3
+//     scales: sa * sb is exact) and rounds once, so it is golden's
+//     acc = fl(acc + r), and A's scale costs no instruction of its own.
+//     K-blocks go in pairs: both wgmmas issued, the first block's adds run
+//     while the tensor cores compute the second;
+//   * every other pair (FP32, UE8M0 or mixed scales): A and B decoded as
+//     their values q * 2^lsb, so the wgmma gives P' = P * 2^u exactly; the
+//     producer also decodes the stage's scales to binary32, and the epilogue
+//     is golden's three roundings, s = fl(sa * sb), r = fl(P' * s),
+//     acc = fl(acc + r). One block at a time (see block_single); the other
+//     consumer warpgroup's work fills the SM while a warpgroup waits.
+// Measured (docs/results/kernels.md): on the E4M3 datapath the producer's
+// decode is the critical path (the consumers wait for it about 40 % of their
+// time); 1.23x to 1.25x faster than version 2.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -120,13 +127,15 @@ __device__ __forceinline__ const Operand& operand(const Args& g) {
 }
 
 // Decodes row n of operand kOp of a stage: its 64 raw bytes by four 16-byte
-// loads, then per 16-k slice, two chunks of 8 codes (the k-halves), as FP16
-// units (A) or FP16 units * sb * 2^lsb_b (B: the slice's scale from lut_b).
-// Slices past the last k-block are left alone.
-template <int kOp>
+// loads, then per 16-k slice, two chunks of 8 codes (the k-halves), through
+// the operand's FP16 table (o.half_high). E4M3 datapath (kFoldB): A as its
+// units, B as units * sb * 2^lsb_b (the slice's scale from lut_b); scaled
+// datapath: both as their values, units * 2^lsb. Slices past the last k-block
+// are left alone.
+template <int kOp, bool kFoldB>
 __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
-  constexpr bool kScaled = kOp == 1;
+  constexpr bool kScaled = kOp == 1 && kFoldB;
   const Operand& o = operand<kOp>(g);
   uint32_t w[16];
 #pragma unroll
@@ -190,9 +199,60 @@ __device__ __forceinline__ void add_block(float (&acc)[64], float (&p)[64], cons
   for (int j = 0; j < 64; ++j) acc[j] = __fmaf_rn(p[j], sa[(j / 2) % 2], acc[j]);
 }
 
-// K-blocks bi and bi + 1 of a stage: both wgmmas issued, then block bi's adds
-// run while the tensor cores compute block bi + 1. (Carrying a wgmma in flight
-// past the next fence makes ptxas serialize them all, so each pair drains.)
+// ---- the scaled datapath (every scale pair but E4M3 x E4M3) ----------------------
+// The producer decodes row t's scales of A and B for every k-block of the
+// stage to binary32, into the raw stage (layout: nibble/cuda/gemm_v3_layout.h).
+// A row's window is read whole before it is overwritten; B's words land in
+// the code rows' padding, which no other thread reads before the consumers.
+template <int kStep>
+__device__ __forceinline__ void decode_scales(const Args& g, uint8_t* stage, int t, const uint32_t* lut_a,
+                                              const uint32_t* lut_b) {
+  constexpr int kBlocks = kBK / kStep;
+  uint32_t sa[kBlocks], sb[kBlocks];
+#pragma unroll
+  for (int bi = 0; bi < kBlocks; ++bi) {
+    sa[bi] = scale_word(stage + scale_offset(0, t), (bi * kStep) >> g.a.block_cols_log2, g.a.scale_bytes, lut_a);
+    sb[bi] = scale_word(stage + scale_offset(1, t), (bi * kStep) >> g.b.block_cols_log2, g.b.scale_bytes, lut_b);
+  }
+#pragma unroll
+  for (int bi = 0; bi < kBlocks; ++bi) {
+    *reinterpret_cast<uint32_t*>(stage + v3::a_scale_offset(t, bi)) = sa[bi];
+    *reinterpret_cast<uint32_t*>(stage + v3::b_scale_offset(bi, t)) = sb[bi];
+  }
+}
+
+// The binary32 A scales of k-block bi for rows row0 and row0 + 8.
+__device__ __forceinline__ void a_scales_decoded(const uint8_t* stage, int bi, int row0, float (&sa)[2]) {
+  sa[0] = *reinterpret_cast<const float*>(stage + v3::a_scale_offset(row0, bi));
+  sa[1] = *reinterpret_cast<const float*>(stage + v3::a_scale_offset(row0 + 8, bi));
+}
+
+// Golden's three roundings per output and block: s = fl(sa * sb),
+// r = fl(P' * s) (P' = P * 2^(lsb_a + lsb_b), exact from the wgmma of the
+// operands' values), acc = fl(acc + r). Output j's column is
+// 8 (j / 4) + 2 quad + j % 2 (one 8-byte load per column pair), its row
+// row0 + 8 ((j / 2) % 2). Measured against two variants that issue fewer
+// instructions and run slower (docs/results/kernels.md): each load's offset
+// computed from constants, and every load issued before the wgmma wait.
+__device__ __forceinline__ void add_block_scaled(float (&acc)[64], float (&p)[64], const float (&sa)[2],
+                                                 const uint8_t* stage, int bi, int quad) {
+  fence_operand(p);
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const float2 sb = *reinterpret_cast<const float2*>(stage + v3::b_scale_offset(bi, 8 * i + 2 * quad));
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int j = 4 * i + 2 * r;
+      acc[j] = __fadd_rn(acc[j], __fmul_rn(p[j], __fmul_rn(sa[r], sb.x)));
+      acc[j + 1] = __fadd_rn(acc[j + 1], __fmul_rn(p[j + 1], __fmul_rn(sa[r], sb.y)));
+    }
+  }
+}
+
+// K-blocks bi and bi + 1 of a stage (E4M3 datapath): both wgmmas issued,
+// then block bi's adds run while the tensor cores compute block bi + 1.
+// (Carrying a wgmma in flight past the next fence makes ptxas serialize them
+// all, so each pair drains.)
 template <int kChunks>
 __device__ __forceinline__ void block_pair(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
                                            uint64_t desc_a, uint64_t desc_b, int bi, int row0, float (&p0)[64],
@@ -209,17 +269,28 @@ __device__ __forceinline__ void block_pair(const Args& g, const uint8_t* stage, 
   add_block(acc, p1, sa1);
 }
 
-// A last k-block without a partner.
-template <int kChunks>
+// One k-block: the E4M3 datapath's last block without a partner, and every
+// block of the scaled datapath. (There, a second block in flight leaves too
+// few registers: ptxas then hoists the B scale loads and spills. The other
+// consumer warpgroup's wgmma runs while this one adds.)
+template <int kChunks, bool kFoldB>
 __device__ __forceinline__ void block_single(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
-                                             uint64_t desc_a, uint64_t desc_b, int bi, int row0, float (&p)[64],
-                                             float (&acc)[64]) {
+                                             uint64_t desc_a, uint64_t desc_b, int bi, int row0, int quad,
+                                             float (&p)[64], float (&acc)[64]) {
   float sa[2];
-  a_scales<kChunks>(g, stage, lut_a, bi, row0, sa);
+  if constexpr (kFoldB) {
+    a_scales<kChunks>(g, stage, lut_a, bi, row0, sa);
+  } else {
+    a_scales_decoded(stage, bi, row0, sa);
+  }
   wgmma_fence();
   issue_block<kChunks>(p, desc_a, desc_b, bi);
   wgmma_wait<0>();
-  add_block(acc, p, sa);
+  if constexpr (kFoldB) {
+    add_block(acc, p, sa);
+  } else {
+    add_block_scaled(acc, p, sa, stage, bi, quad);
+  }
 }
 
 // ---- warp specialization ---------------------------------------------------------
@@ -264,9 +335,9 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 // (thread t: row t of A and of B) into decoded buffer st % 2, once the
 // consumers are done with stage st - 2 (its decoded buffer, and the raw
 // buffer stage st + 1 goes into).
-template <int kStep>
-__device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_b,
-                                        int64_t m0, int64_t n0, int64_t stages) {
+template <int kStep, bool kFoldB>
+__device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
+                                        const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
   const int tid = static_cast<int>(threadIdx.x);
@@ -281,11 +352,12 @@ __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* d
     cp_async_commit();
     cp_async_wait<1>();                           // this thread's copies of stage st have landed
     bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
-    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+    uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int blocks = stage_blocks<kBlocksPerStage>(g, st);
     uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
-    decode_row<0>(g, stage, tid, dec, lut_b, blocks * kChunks);
-    decode_row<1>(g, stage, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
+    if constexpr (!kFoldB) decode_scales<kStep>(g, stage, tid, lut_a, lut_b);
+    decode_row<0, kFoldB>(g, stage, tid, dec, lut_b, blocks * kChunks);
+    decode_row<1, kFoldB>(g, stage, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
     fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
     bar_arrive(kFull + buf, v3::kThreads);
   }
@@ -294,7 +366,7 @@ __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* d
 
 // A consumer warpgroup (cwg 0 or 1: rows 64 cwg .. 64 cwg + 63 of the tile):
 // per stage, the k-blocks in pairs, then the outputs.
-template <int kStep>
+template <int kStep, bool kFoldB>
 __device__ __forceinline__ void consume(const Args& g, const uint8_t* smem, uint32_t dec_base,
                                         const uint32_t* lut_a, int64_t m0, int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
@@ -322,13 +394,21 @@ __device__ __forceinline__ void consume(const Args& g, const uint8_t* smem, uint
     const uint32_t dec_a = dec_base + static_cast<uint32_t>(buf * 2 * v3::kDecodedBytes);
     const uint64_t desc_a = v3::rows_descriptor(dec_a, cwg * 64);
     const uint64_t desc_b = v3::rows_descriptor(dec_a + static_cast<uint32_t>(v3::kDecodedBytes), 0);
+    if constexpr (kFoldB) {
 #pragma unroll
-    for (int bi = 0; bi < kBlocksPerStage; bi += 2) {
-      if (bi + 1 < blocks) {
-        block_pair<kChunks>(g, stage, lut_a, desc_a, desc_b, bi, row0, p0, p1, acc);
-      } else {
-        if (bi < blocks) block_single<kChunks>(g, stage, lut_a, desc_a, desc_b, bi, row0, p0, acc);
-        break;
+      for (int bi = 0; bi < kBlocksPerStage; bi += 2) {
+        if (bi + 1 < blocks) {
+          block_pair<kChunks>(g, stage, lut_a, desc_a, desc_b, bi, row0, p0, p1, acc);
+        } else {
+          if (bi < blocks) block_single<kChunks, true>(g, stage, lut_a, desc_a, desc_b, bi, row0, quad, p0, acc);
+          break;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int bi = 0; bi < kBlocksPerStage; ++bi) {
+        if (bi >= blocks) break;
+        block_single<kChunks, false>(g, stage, lut_a, desc_a, desc_b, bi, row0, quad, p0, acc);
       }
     }
     // Every wgmma reading buffer buf has completed (each block ends with a
@@ -339,7 +419,7 @@ __device__ __forceinline__ void consume(const Args& g, const uint8_t* smem, uint
   store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + warp_row, n0, group, quad);
 }
 
-template <int kStep>
+template <int kStep, bool kFoldB>
 __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
@@ -352,31 +432,38 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
   const int64_t stages = (g.k + kBK - 1) / kBK;
 
-  // Scale tables: A's as binary32 dec(s) * 2^lsb_a (the epilogue's factor),
-  // B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu).
+  // Scale tables. E4M3 datapath: A's as binary32 dec(s) * 2^lsb_a (the
+  // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu).
+  // Scaled datapath: the binary32 dec(s) of each operand's scale format, which
+  // the producer reads (FP32 scales do not use them).
   for (int code = static_cast<int>(threadIdx.x); code < kLutEntries; code += v3::kThreads) {
-    const float dec = math::decode_scale_code(ScaleFormat::kE4M3, static_cast<uint32_t>(code));
-    lut_a[code] = __float_as_uint(__fmul_rn(dec, g.a.unit));
-    const __half2 hb = __float2half2_rn(__fmul_rn(dec, g.b.unit));
-    lut_b[code] = *reinterpret_cast<const uint32_t*>(&hb);
+    if constexpr (kFoldB) {
+      const float dec = math::decode_scale_code(ScaleFormat::kE4M3, static_cast<uint32_t>(code));
+      lut_a[code] = __float_as_uint(__fmul_rn(dec, g.a.unit));
+      const __half2 hb = __float2half2_rn(__fmul_rn(dec, g.b.unit));
+      lut_b[code] = *reinterpret_cast<const uint32_t*>(&hb);
+    } else {
+      lut_a[code] = __float_as_uint(math::decode_scale_code(g.a.scale_format, static_cast<uint32_t>(code)));
+      lut_b[code] = __float_as_uint(math::decode_scale_code(g.b.scale_format, static_cast<uint32_t>(code)));
+    }
   }
   __syncthreads();
 
   if (threadIdx.x < v3::kProducerThreads) {
     set_max_regs_dec<kProducerRegs>();
-    produce<kStep>(g, smem, decoded, lut_b, m0, n0, stages);
+    produce<kStep, kFoldB>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
   } else {
     set_max_regs_inc<kConsumerRegs>();
-    consume<kStep>(g, smem, static_cast<uint32_t>(__cvta_generic_to_shared(decoded)), lut_a, m0, n0, stages);
+    consume<kStep, kFoldB>(g, smem, static_cast<uint32_t>(__cvta_generic_to_shared(decoded)), lut_a, m0, n0, stages);
   }
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
 #endif
 }
 
-template <int kStep>
+template <int kStep, bool kFoldB>
 void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
-  auto* kernel = &wgmma_gemm_kernel<kStep>;
+  auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB>;
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
   const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
   if (grid.y > 65535u) throw std::invalid_argument("gemm: too many rows for one launch");
@@ -390,9 +477,6 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
 #ifndef NIBBLE_GEMM_V3_BUILT
   return false;  // this nvcc has no sm_90a (kernels/CMakeLists.txt)
 #endif
-  if (scale_format(a.config.scale) != ScaleFormat::kE4M3 || scale_format(b.config.scale) != ScaleFormat::kE4M3) {
-    return false;
-  }
   int device = 0, major = 0, minor = 0;
   NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
   NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
@@ -401,8 +485,18 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
 }
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
-  const Args g = args_of(a, b, c);
-  k_step(a, b) == 32 ? launch<32>(g, a.rows, b.rows, stream) : launch<16>(g, a.rows, b.rows, stream);
+  Args g = args_of(a, b, c);
+  const bool step32 = k_step(a, b) == 32;
+  if (e4m3_scales(a, b)) {
+    step32 ? launch<32, true>(g, a.rows, b.rows, stream) : launch<16, true>(g, a.rows, b.rows, stream);
+    return;
+  }
+  // The scaled datapath multiplies the operands' values.
+  if (!v3::half_high_table(a.config.format, g.a.half_high, lsb_exp(a.config.format)) ||
+      !v3::half_high_table(b.config.format, g.b.half_high, lsb_exp(b.config.format))) {
+    throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
+  }
+  step32 ? launch<32, false>(g, a.rows, b.rows, stream) : launch<16, false>(g, a.rows, b.rows, stream);
 }
 
 }  // namespace nibble::cuda::detail

@@ -8,8 +8,9 @@
 
 namespace nibble::cuda::detail {
 
-// Whether version 3 runs this pair on the current device: E4M3 scales on both
-// operands (its FP16 datapath) and a device of compute capability 9.0 (wgmma).
+// Whether version 3 runs this pair on the current device: a device of compute
+// capability 9.0 (wgmma) and a build with its sm_90a object. Every pair of
+// formats, block shapes and scale modes then runs there.
 bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream);

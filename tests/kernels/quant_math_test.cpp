@@ -541,31 +541,84 @@ double half_value(uint32_t h) {
 
 TEST(GemmV3Layout, HalfDecodeOfEightCodesMatchesGolden) {
   // Every 16-bit value of each half of the word (codes 0..3 or 4..7) under
-  // varying junk in the other half, which must not matter.
+  // varying junk in the other half, which must not matter; with the units
+  // table (E4M3 datapath) and the values table (scaled datapath, units *
+  // 2^lsb), the two tables gemm_stage.cuh and gemm_v3.cu build.
   size_t cases = 0;
   for (Format f : kAllFormats) {
-    uint32_t high[4];  // the table gemm_stage.cuh operand_of builds
-    ASSERT_TRUE(v3::half_high_table(f, high)) << name(f) << ": a unit's FP16 needs its low byte";
-    for (uint32_t v = 0; v < 65536; ++v) {
-      const uint32_t junk = (v * 0x9E3779B9u) >> 16;
-      for (int part = 0; part < 2; ++part) {
-        const uint32_t w = part == 0 ? (v | (junk << 16)) : ((v << 16) | junk);
-        uint32_t h[4];
-        v3::decode_codes8_half(w, high, h);
-        for (int i = 0; i < 4; ++i) {
-          const uint32_t pair = h[2 * part + i / 2];
-          const uint32_t bits = (pair >> (16 * (i % 2))) & 0xFFFFu;
-          const int32_t want = decode(f, static_cast<uint8_t>((v >> (4 * i)) & 0xFu)).signed_units();
-          ASSERT_EQ(half_value(bits), static_cast<double>(want)) << name(f) << " word " << test::hex32(w);
-          if (want == 0) {
-            ASSERT_EQ(bits, 0u) << "zero codes must give +0";
+    for (int exp2 : {0, lsb_exp(f)}) {
+      uint32_t high[4];
+      ASSERT_TRUE(v3::half_high_table(f, high, exp2)) << name(f) << ": a value's FP16 needs its low byte";
+      for (uint32_t v = 0; v < 65536; ++v) {
+        const uint32_t junk = (v * 0x9E3779B9u) >> 16;
+        for (int part = 0; part < 2; ++part) {
+          const uint32_t w = part == 0 ? (v | (junk << 16)) : ((v << 16) | junk);
+          uint32_t h[4];
+          v3::decode_codes8_half(w, high, h);
+          for (int i = 0; i < 4; ++i) {
+            const uint32_t pair = h[2 * part + i / 2];
+            const uint32_t bits = (pair >> (16 * (i % 2))) & 0xFFFFu;
+            const uint8_t code = static_cast<uint8_t>((v >> (4 * i)) & 0xFu);
+            const int32_t units = decode(f, code).signed_units();
+            ASSERT_EQ(half_value(bits), std::ldexp(static_cast<double>(units), exp2))
+                << name(f) << " 2^" << exp2 << " word " << test::hex32(w);
+            if (exp2 != 0) {
+              ASSERT_EQ(half_value(bits), static_cast<double>(decode_value(f, code))) << name(f);
+            }
+            if (units == 0) {
+              ASSERT_EQ(bits, 0u) << "zero codes must give +0";
+            }
           }
+          ++cases;
         }
-        ++cases;
       }
     }
   }
-  EXPECT_EQ(cases, 3u * 2u * 65536u);
+  EXPECT_EQ(cases, 3u * 2u * 2u * 65536u);
+}
+
+TEST(GemmV3Layout, ScaledDatapathScalesFillThePaddingAndLoadWithoutBankConflicts) {
+  // A's decoded scales stay in the row's own scale window; B's fill the 16
+  // padding bytes of the stage's 256 code rows, each word once, and nothing
+  // the copies or the decode touch.
+  std::set<int> words;
+  for (int bi = 0; bi < v3::kMaxBlocksPerStage; ++bi) {
+    for (int row = 0; row < v2::kBM; ++row) {
+      const int a = v3::a_scale_offset(row, bi);
+      EXPECT_GE(a, v2::scale_offset(0, row));
+      EXPECT_LE(a + 4, v2::scale_offset(0, row) + v2::kScaleRowBytes);
+      const int b = v3::b_scale_offset(bi, row);
+      ASSERT_EQ(b % 4, 0);
+      ASSERT_GE(b, 0);
+      ASSERT_LT(b + 4, v2::kCodeBytes + 1);
+      EXPECT_GE(b % v2::kRowBytes, v2::kCodeBytesPerRow) << "block " << bi << " column " << row;
+      EXPECT_TRUE(words.insert(b / 4).second);
+      if (row % 2 == 0) {
+        EXPECT_EQ(v3::b_scale_offset(bi, row + 1), b + 4);  // a column pair is one 8-byte load
+        EXPECT_EQ(b % 8, 0);
+      }
+    }
+  }
+  EXPECT_EQ(words.size(), static_cast<size_t>((v2::kBM + v2::kBN) * (v2::kRowBytes - v2::kCodeBytesPerRow) / 4));
+  int phases = 0;
+  for (int bi = 0; bi < v3::kMaxBlocksPerStage; ++bi) {
+    // The producer's stores: warp w's lane l writes column 32 w + l.
+    for (int warp = 0; warp < v3::kProducerThreads / 32; ++warp) {
+      std::vector<std::pair<int, int>> writes;
+      for (int lane = 0; lane < 32; ++lane) writes.push_back({v3::b_scale_offset(bi, 32 * warp + lane), 4});
+      EXPECT_TRUE(conflict_free(writes)) << "block " << bi << " warp " << warp;
+      ++phases;
+    }
+    // A consumer's loads: lane (group, quad) reads columns 8 i + 2 quad, +1
+    // (the same for every group: broadcast), one 8-byte load per lane.
+    for (int i = 0; i < 16; ++i) {
+      std::vector<std::pair<int, int>> reads;
+      for (int quad = 0; quad < 4; ++quad) reads.push_back({v3::b_scale_offset(bi, 8 * i + 2 * quad), 8});
+      EXPECT_TRUE(conflict_free(reads)) << "block " << bi << " pair " << i;
+      ++phases;
+    }
+  }
+  EXPECT_EQ(phases, v3::kMaxBlocksPerStage * (4 + 16));
 }
 
 TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflicts) {

@@ -20,11 +20,12 @@ namespace nibble::cuda {
 //   kV2  cp.async multistage: 3 stages of 128 k of raw packed codes and scale
 //        codes in shared memory, decoded in registers at the mma; CTA 128x128,
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
-//   kV3  warpgroup mma (wgmma, sm_90a) for operand pairs with E4M3 scales on
-//        both sides: v2's stages, A and B decoded once per CTA into shared
-//        memory by a producer warpgroup while two consumer warpgroups of
-//        64x128 run the mma and the adds (kernels/src/gemm_v3.cu). Other
-//        pairs, and devices other than compute capability 9.0, run v2.
+//   kV3  warpgroup mma (wgmma, sm_90a): v2's stages, A and B decoded once per
+//        CTA into shared memory by a producer warpgroup while two consumer
+//        warpgroups of 64x128 run the mma and the adds (kernels/src/gemm_v3.cu);
+//        E4M3 pairs fold B's scale into its FP16 operand, every other pair
+//        applies both scales in the epilogue. Devices other than compute
+//        capability 9.0 run v2.
 // kV3 is the default: it passed the bit-exact device tests (docs/results/kernels.md).
 enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
 inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
@@ -34,6 +35,13 @@ const char* name(GemmKernel kernel);
 // The version that `kernel` runs for this operand pair on the current device:
 // kV2 where kV3 does not apply, else `kernel` itself.
 GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
+
+// The datapath that version computes this pair with on the current device,
+// for reports: "FP16 mma" (E4M3 scales on both operands, folded into FP16
+// operands) or "INT8 mma" (v1, v2); "FP16 wgmma" (E4M3 pairs) or
+// "FP16 wgmma, scaled" (every other pair: both scales applied per block in
+// the epilogue) (v3).
+const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
 
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device
 // pointer to M x N floats, row-major. Throws std::invalid_argument where golden

@@ -44,6 +44,24 @@ inline constexpr int kDecodedBytes = (v2::kBK / kAtomK) * kAtomBytes;  // 32 KiB
 inline constexpr int kSmemBytes = v2::kStages * v2::kStageBytes + 4 * kDecodedBytes + v2::kLutBytes + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "one CTA per SM must fit");
 
+// The scaled datapath (scale pairs other than E4M3 x E4M3) applies both
+// scales in its epilogue, so its consumers read, per k-block, the binary32
+// scale of each of their rows of A and columns of B. The producer decodes
+// them once per stage into the raw stage, where nothing else reads: A's into
+// the row's own scale window (block b at byte 4 b), B's into the 16 padding
+// bytes after each of the stage's 256 code rows (kBlocks x 128 columns =
+// 1024 words = 256 x 4): word b * 128 + n, so that the two columns 2j, 2j + 1
+// of an accumulator pair are one aligned 8-byte load.
+inline constexpr int kMaxBlocksPerStage = v2::kBK / kSliceK;  // 8
+NIBBLE_HD int a_scale_offset(int row, int block) { return v2::scale_offset(0, row) + 4 * block; }
+NIBBLE_HD int b_scale_offset(int block, int n) {
+  const int word = block * v2::kBN + n;
+  return (word / 4) * v2::kRowBytes + v2::kCodeBytesPerRow + 4 * (word % 4);
+}
+static_assert(kMaxBlocksPerStage * v2::kBN == (v2::kBM + v2::kBN) * (v2::kRowBytes - v2::kCodeBytesPerRow) / 4,
+              "B's decoded scales fill the code rows' padding");
+static_assert(4 * kMaxBlocksPerStage <= v2::kScaleRowBytes, "A's decoded scales fit the row's scale window");
+
 // Byte offset in a decoded stage of the 8 FP16 of row n, k = 16 slice + 8 half .. +7.
 NIBBLE_HD int decoded_offset(int n, int slice, int half) {
   const int chunk = 2 * (slice % (kAtomK / kSliceK)) + half;  // 16-byte chunk of the atom row
@@ -67,28 +85,34 @@ NIBBLE_HD constexpr uint64_t slice_step(int slice) {
   return static_cast<uint64_t>(((slice / (kAtomK / kSliceK)) * kAtomBytes + (slice % (kAtomK / kSliceK)) * 32) >> 4);
 }
 
-// The FP16 bit pattern of a small integer (|v| < 2048), and its high byte.
-// Every unit of the three formats (|units| <= 12, at most 3 significant bits)
-// has a zero low byte (half_high_table checks it).
-NIBBLE_HD uint32_t half_bits(int32_t v) {
+// The FP16 bit pattern of v * 2^exp2 for a small integer v (|v| < 2048) and
+// an exponent that keeps it normal, and its high byte. Every unit of the three
+// formats (|units| <= 12, at most 3 significant bits) has a zero low byte, at
+// any such exponent (half_high_table checks it).
+NIBBLE_HD uint32_t half_bits(int32_t v, int exp2 = 0) {
   if (v == 0) return 0u;
   const uint32_t sign = v < 0 ? 0x8000u : 0u;
   const uint32_t mag = static_cast<uint32_t>(v < 0 ? -v : v);
   const int e = math::msb_index32(mag);
-  return sign | (static_cast<uint32_t>(e + 15) << 10) | ((mag << (10 - e)) & 0x3FFu);
+  return sign | (static_cast<uint32_t>(e + exp2 + 15) << 10) | ((mag << (10 - e)) & 0x3FFu);
 }
-NIBBLE_HD uint8_t half_high_byte(int32_t v) { return static_cast<uint8_t>(half_bits(v) >> 8); }
+NIBBLE_HD uint8_t half_high_byte(int32_t v, int exp2 = 0) { return static_cast<uint8_t>(half_bits(v, exp2) >> 8); }
 
 // The table decode_codes8_half reads for format f: the FP16 high bytes of the
-// units of codes 0..15, four per word. False where a unit's FP16 would need
-// its low byte (none of the three formats'; the host test checks them).
-inline bool half_high_table(Format f, uint32_t (&high)[4]) {
+// units of codes 0..15 times 2^exp2, four per word (exp2 = 0: the units, as
+// the E4M3 datapath wants them; exp2 = lsb_exp(f): the codes' values, as the
+// scaled datapath does). False where a value's FP16 would need its low byte or
+// leave the normal range (none of the three formats' at exp2 in [-4, 0]; the
+// host test checks them).
+inline bool half_high_table(Format f, uint32_t (&high)[4], int exp2 = 0) {
   bool fits = true;
   high[0] = high[1] = high[2] = high[3] = 0u;
   for (uint32_t code = 0; code < 16; ++code) {
     const int32_t units = decode(f, static_cast<uint8_t>(code)).signed_units();
-    high[code / 4] |= static_cast<uint32_t>(half_high_byte(units)) << (8 * (code % 4));
-    fits = fits && (half_bits(units) & 0xFFu) == 0u;
+    high[code / 4] |= static_cast<uint32_t>(half_high_byte(units, exp2)) << (8 * (code % 4));
+    const uint32_t mag = static_cast<uint32_t>(units < 0 ? -units : units);
+    const int biased = mag == 0u ? 15 : math::msb_index32(mag) + exp2 + 15;  // FP16 exponent field
+    fits = fits && (half_bits(units, exp2) & 0xFFu) == 0u && biased >= 1 && biased <= 30;
   }
   return fits;
 }
