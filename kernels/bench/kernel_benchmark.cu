@@ -271,7 +271,7 @@ double per_block_adds_ms(const GemmShape& s, int block, float* c, const BenchOpt
 }
 
 struct GemmRecipe {
-  const char* name;  // includes the datapath gemm() picks for it
+  const char* name;
   Format format;
   BlockShape block;
   ScaleMode scale;
@@ -296,11 +296,14 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
   cublasHandle_t handle;
   NIBBLE_CUBLAS_CHECK(cublasCreate(&handle));
   const GemmRecipe recipes[] = {
-      {"e2m1 1x16 nvfp4 [FP16 mma]", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4},
-      {"e2m1 1x32 mx-floor [INT8 mma]", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor},
-      {"e2m1 1x16 fp32 [INT8 mma]", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32},
+      {"e2m1 1x16 nvfp4", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4},
+      {"e2m1 1x32 mx-floor", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor},
+      {"e2m1 1x16 fp32", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32},
+      // The UFP4 recipes' GEMM operands (train/src/recipe.cpp: 1x16 blocks, FP32 scales).
+      {"e1m2 1x16 fp32 (ufp4)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32},
+      {"int4 1x16 fp32 (ufp4-int4)", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32},
   };
-  out << format("  %-52s %9s %9s %9s %10s\n", "path", "time ms", "TFLOP/s", "vs cuBLAS", "device MiB");
+  out << format("  %-60s %9s %9s %9s %10s\n", "path", "time ms", "TFLOP/s", "vs cuBLAS", "device MiB");
   bool cublas_done = false;
   double cublas_ms = 0.0;
   for (const GemmRecipe& r : recipes) {
@@ -372,13 +375,13 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     if (!cublas_done) {
       cublas_ms = time_ms([&] { cublas_bf16_gemm(handle, a16.data(), b16.data(), c.data(), s.m, s.n, s.k); },
                           o.warmup, o.iterations);
-      out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n", "cuBLAS BF16 (FP32 accumulate)", cublas_ms,
+      out << format("  %-60s %9.3f %9.1f %8.2fx %10.0f\n", "cuBLAS BF16 (FP32 accumulate)", cublas_ms,
                     flops / (cublas_ms * 1e-3) / 1e12, 1.0,
                     mib(static_cast<double>(a16.bytes() + b16.bytes() + c.bytes())));
       cublas_done = true;
       for (int block : {16, 32}) {
         const double t = per_block_adds_ms(s, block, c.data(), o);
-        out << format("  %-52s %9.3f %9.1f %8.2fx %10s\n",
+        out << format("  %-60s %9.3f %9.1f %8.2fx %10s\n",
                       format("bound: the contract's adds alone, %d-wide blocks", block).c_str(), t,
                       flops / (t * 1e-3) / 1e12, cublas_ms / t, "-");
       }
@@ -387,12 +390,14 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     for (GemmKernel kernel : kAllGemmKernels) {
       const double t = ms[static_cast<int>(kernel)];
       if (t <= 0.0) continue;  // failed above
-      out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n",
-                    (std::string("bit-exact ") + name(kernel) + " " + r.name).c_str(), t, flops / (t * 1e-3) / 1e12,
-                    cublas_ms / t, ours_mib);
+      out << format("  %-60s %9.3f %9.1f %8.2fx %10.0f\n",
+                    (std::string("bit-exact ") + name(kernel) + " " + r.name + " [" + gemm_datapath(qa, qb, kernel) +
+                     "]")
+                        .c_str(),
+                    t, flops / (t * 1e-3) / 1e12, cublas_ms / t, ours_mib);
     }
-    out << format("  %-52s %9.3f %9.1f %8.2fx %10.0f\n",
-                  (std::string("emulation ") + r.name + " dequant+cuBLAS").c_str(), emu_ms,
+    out << format("  %-60s %9.3f %9.1f %8.2fx %10.0f\n",
+                  (std::string("emulation ") + r.name + " (dequant+cuBLAS)").c_str(), emu_ms,
                   flops / (emu_ms * 1e-3) / 1e12, cublas_ms / emu_ms, emu_mib);
   }
   out << "  (bound: one FP32 add per output per k-block and nothing else, no loads, no tensor cores:\n"
