@@ -296,7 +296,7 @@ __device__ __forceinline__ void block_single(const Args& g, const uint8_t* stage
 // ---- warp specialization ---------------------------------------------------------
 // Named barriers (0 is __syncthreads): kFull + buf, the producer's decoded
 // stage in buffer buf is ready; kEmpty + buf, the consumers are done with it
-// (and with the raw stage whose A scales they read); kProducer, the producer
+// (and with the raw stage whose scales they read); kProducer, the producer
 // warpgroup's own (every copy of a raw stage has landed).
 constexpr int kFull = 1;
 constexpr int kEmpty = 3;
@@ -365,7 +365,8 @@ __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* d
 }
 
 // A consumer warpgroup (cwg 0 or 1: rows 64 cwg .. 64 cwg + 63 of the tile):
-// per stage, the k-blocks in pairs, then the outputs.
+// per stage, the k-blocks (in pairs on the E4M3 datapath, one at a time on
+// the scaled one), then the outputs.
 template <int kStep, bool kFoldB>
 __device__ __forceinline__ void consume(const Args& g, const uint8_t* smem, uint32_t dec_base,
                                         const uint32_t* lut_a, int64_t m0, int64_t n0, int64_t stages) {

@@ -37,7 +37,7 @@ inline constexpr int kGroupBytes = 8 * 128;                 // 8 rows of an atom
 inline constexpr int kAtomBytes = v2::kBN * 128;            // 16 KiB: 128 rows x 64 k
 inline constexpr int kDecodedBytes = (v2::kBK / kAtomK) * kAtomBytes;  // 32 KiB per operand and stage
 // Raw stages (the producer copies stage st + 1 and decodes stage st while the
-// consumers read stage st - 1's A scales), two buffers of decoded A and B (the
+// consumers read stage st - 1's scales), two buffers of decoded A and B (the
 // producer writes one while the consumers' wgmmas read the other), two scale
 // tables, and 1 KiB to align the decoded buffers to the swizzle's 1 KiB period:
 // 227 KiB, all an SM offers one CTA.
