@@ -590,7 +590,7 @@ TEST(GemmV3Layout, ScaledDatapathScalesFillThePaddingAndLoadWithoutBankConflicts
       const int b = v3::b_scale_offset(bi, row);
       ASSERT_EQ(b % 4, 0);
       ASSERT_GE(b, 0);
-      ASSERT_LT(b + 4, v2::kCodeBytes + 1);
+      ASSERT_LE(b + 4, v2::kCodeBytes);
       EXPECT_GE(b % v2::kRowBytes, v2::kCodeBytesPerRow) << "block " << bi << " column " << row;
       EXPECT_TRUE(words.insert(b / 4).second);
       if (row % 2 == 0) {
