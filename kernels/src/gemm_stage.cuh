@@ -74,50 +74,109 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
-// Issues the copies of stage s (k0 = s * kBK) into buffer `stage`, spread over
-// kNumThreads threads, the first kNumThreads of the CTA (v2's 128, or v3's
-// producer warpgroup): 16-byte code copies, then one scale window per row of A
-// and of B.
+// The copies of a raw stage that one of kNumThreads threads (the first
+// kNumThreads of the CTA: v2's 128, or v3's producer warpgroup) issues: 16-byte
+// code copies, then one scale window per row of A and of B (scale copy j is
+// row tid of operand j). A copy's source is worked out at k = 0 (code_source,
+// scale_source) and moved to the stage's k when issued (issue_code,
+// issue_scale); a copy past the end of a row or of the operand is a zero
+// fill. Each copy's operand is known at compile time (its index picks it):
+// picking g.a or g.b at run time crashes nvcc 13.0's cicc where the call sits
+// in one branch of a kernel, as in v3's producer.
 template <int kNumThreads>
-__device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_t m0, int64_t n0, int64_t k0) {
-  static_assert(((kBM + kBN) * kChunksPerRow) % kNumThreads == 0, "load_stage: code copies divide evenly");
-  // Masked: the compiler then knows each copy's operand. (Picking g.a or g.b
-  // at run time also crashes nvcc 13.0's cicc where the call sits in one
-  // branch of a kernel, as in v3's producer.)
-  const int tid = static_cast<int>(threadIdx.x % kNumThreads);
-#pragma unroll
-  for (int i = 0; i < (kBM + kBN) * kChunksPerRow / kNumThreads; ++i) {
-    const CodeCopy cc = code_copy(i, tid, kNumThreads);
-    const Operand& o = cc.op == 0 ? g.a : g.b;
-    const int64_t row = (cc.op == 0 ? m0 : n0) + cc.row;
-    const int64_t byte = k0 / 2 + cc.chunk * 16;
-    const bool valid = row < o.rows && byte < o.codes_ld;
-    const uint8_t* src = valid ? o.codes + row * o.codes_ld + byte : o.codes;
-    cp_async_16(stage + code_offset(cc.op, cc.row, cc.chunk * 16), src, valid);
-  }
-#pragma unroll
-  for (int i = 0; i < (kBM + kBN + kNumThreads - 1) / kNumThreads; ++i) {
-    const int slot = i * kNumThreads + tid;
-    if (slot >= kBM + kBN) break;
-    const int op = slot / kBM;
-    const int r = slot % kBM;
-    const Operand& o = op == 0 ? g.a : g.b;
-    const int64_t row = (op == 0 ? m0 : n0) + r;
-    const bool valid = row < o.rows;
-    const int64_t idx = (row >> o.block_rows_log2) * o.scales_ld + (k0 >> o.block_cols_log2);
-    const uint8_t* src = valid ? o.scales + idx * o.scale_bytes : o.scales;
-    uint8_t* dst = stage + scale_offset(op, r);
-    switch (o.window_bytes) {
-      case 4: cp_async_small<4>(dst, src, valid); break;
-      case 8: cp_async_small<8>(dst, src, valid); break;
-      case 16: cp_async_16(dst, src, valid); break;
-      default:
-        cp_async_16(dst, src, valid);
-        cp_async_16(dst + 16, valid ? src + 16 : src, valid);
-        break;
-    }
+struct CopyPlan {
+  static constexpr int kCodeCopies = (kBM + kBN) * kChunksPerRow / kNumThreads;
+  static constexpr int kScaleCopies = (kBM + kBN) / kNumThreads;
+  static_assert(((kBM + kBN) * kChunksPerRow) % kNumThreads == 0, "code copies divide evenly");
+  static_assert(kNumThreads == kBM && kBM == kBN, "scale copy j is row tid of operand j");
+};
+
+// Byte offsets within a row of codes or scales are 32-bit (operand_of checks
+// that a row's codes fit).
+struct CodeSource {
+  const uint8_t* src;  // the copy's chunk at k = 0
+  uint32_t left;       // bytes of its row from there on; 0 for a row past the operand's end
+};
+
+template <int kNumThreads>
+__device__ __forceinline__ CodeSource code_source(const Args& g, int i, int tid, int64_t m0, int64_t n0) {
+  const CodeCopy cc = code_copy(i, tid, kNumThreads);
+  const Operand& o = cc.op == 0 ? g.a : g.b;
+  const int64_t row = (cc.op == 0 ? m0 : n0) + cc.row;
+  if (row >= o.rows) return {o.codes, 0u};
+  return {o.codes + row * o.codes_ld + cc.chunk * 16, static_cast<uint32_t>(o.codes_ld - cc.chunk * 16)};
+}
+
+template <int kNumThreads>
+__device__ __forceinline__ void issue_code(uint8_t* stage, int i, int tid, CodeSource c, int64_t k0) {
+  const CodeCopy cc = code_copy(i, tid, kNumThreads);
+  const uint32_t byte = static_cast<uint32_t>(k0 / 2);
+  const bool valid = byte < c.left;
+  cp_async_16(stage + code_offset(cc.op, cc.row, cc.chunk * 16), valid ? c.src + byte : c.src, valid);
+}
+
+// Row tid's scale window of operand j at k = 0, or nullptr past the operand's end.
+__device__ __forceinline__ const uint8_t* scale_source(const Args& g, int j, int tid, int64_t m0, int64_t n0) {
+  const Operand& o = j == 0 ? g.a : g.b;
+  const int64_t row = (j == 0 ? m0 : n0) + tid;
+  return row < o.rows ? o.scales + (row >> o.block_rows_log2) * o.scales_ld * o.scale_bytes : nullptr;
+}
+
+__device__ __forceinline__ void issue_scale(const Args& g, uint8_t* stage, int j, int tid, const uint8_t* src0,
+                                            int64_t k0) {
+  const Operand& o = j == 0 ? g.a : g.b;
+  const bool valid = src0 != nullptr;
+  const uint8_t* src = valid ? src0 + static_cast<uint32_t>(k0 >> o.block_cols_log2) * o.scale_bytes : o.scales;
+  uint8_t* dst = stage + scale_offset(j, tid);
+  switch (o.window_bytes) {
+    case 4: cp_async_small<4>(dst, src, valid); break;
+    case 8: cp_async_small<8>(dst, src, valid); break;
+    case 16: cp_async_16(dst, src, valid); break;
+    default:
+      cp_async_16(dst, src, valid);
+      cp_async_16(dst + 16, valid ? src + 16 : src, valid);
+      break;
   }
 }
+
+// Issues the copies of stage s (k0 = s * kBK) into buffer `stage`, each
+// source worked out as it is issued (no registers held between stages).
+template <int kNumThreads>
+__device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_t m0, int64_t n0, int64_t k0) {
+  using Plan = CopyPlan<kNumThreads>;
+  const int tid = static_cast<int>(threadIdx.x % kNumThreads);
+#pragma unroll
+  for (int i = 0; i < Plan::kCodeCopies; ++i) {
+    issue_code<kNumThreads>(stage, i, tid, code_source<kNumThreads>(g, i, tid, m0, n0), k0);
+  }
+#pragma unroll
+  for (int j = 0; j < Plan::kScaleCopies; ++j) issue_scale(g, stage, j, tid, scale_source(g, j, tid, m0, n0), k0);
+}
+
+// The same copies with their sources worked out once and held in registers,
+// for a thread with registers to spare (v3's E4M3 producer).
+template <int kNumThreads>
+struct StageCopies {
+  using Plan = CopyPlan<kNumThreads>;
+  CodeSource code[Plan::kCodeCopies];
+  const uint8_t* scale[Plan::kScaleCopies];
+
+  __device__ __forceinline__ StageCopies(const Args& g, int64_t m0, int64_t n0) {
+    const int tid = static_cast<int>(threadIdx.x % kNumThreads);
+#pragma unroll
+    for (int i = 0; i < Plan::kCodeCopies; ++i) code[i] = code_source<kNumThreads>(g, i, tid, m0, n0);
+#pragma unroll
+    for (int j = 0; j < Plan::kScaleCopies; ++j) scale[j] = scale_source(g, j, tid, m0, n0);
+  }
+
+  __device__ __forceinline__ void issue(const Args& g, uint8_t* stage, int64_t k0) const {
+    const int tid = static_cast<int>(threadIdx.x % kNumThreads);
+#pragma unroll
+    for (int i = 0; i < Plan::kCodeCopies; ++i) issue_code<kNumThreads>(stage, i, tid, code[i], k0);
+#pragma unroll
+    for (int j = 0; j < Plan::kScaleCopies; ++j) issue_scale(g, stage, j, tid, scale[j], k0);
+  }
+};
 
 __device__ __forceinline__ uint32_t load_u32(const uint8_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
 __device__ __forceinline__ uint32_t load_u16(const uint8_t* p) { return *reinterpret_cast<const uint16_t*>(p); }
@@ -148,7 +207,7 @@ inline Operand operand_of(const DeviceQuantized& q) {
   o.window_bytes = scale_window_bytes(bc, q.scale_bytes);
   // The stage's scale window must be whole copies, aligned, inside the row's
   // scales_ld codes (scales_ld is a multiple of 16 codes).
-  if (kBK % bc != 0 || q.scales_ld % (kBK / bc) != 0 ||
+  if (kBK % bc != 0 || q.scales_ld % (kBK / bc) != 0 || q.codes_ld > INT32_MAX ||
       !(o.window_bytes == 4 || o.window_bytes == 8 || o.window_bytes == 16 || o.window_bytes == 32) ||
       o.window_bytes > kScaleRowBytes || q.codes_ld % 16 != 0) {
     throw std::logic_error("gemm: unsupported operand layout");
