@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
@@ -575,6 +576,100 @@ TEST(GemmV3Layout, HalfDecodeOfEightCodesMatchesGolden) {
     }
   }
   EXPECT_EQ(cases, 3u * 2u * 2u * 65536u);
+}
+
+TEST(GemmV3Layout, E4M3DatapathFragmentsAndDecodedBAgreeOnEveryK) {
+  // The E4M3 datapath's consumers decode A's register fragments from the raw
+  // stage, and the producer writes B's decoded rows in the matching k order
+  // (chunk_pair). For every thread of a consumer warpgroup, slice, register
+  // and element: wgmma's A layout gives a logical (row, k); the FP16 there
+  // must be the units of the raw code that B's decoded row holds at that k,
+  // and each row's 16 logical k must come from 16 distinct codes. Raw rows are
+  // seeded random codes; the gathers' loads are checked for bank conflicts.
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed + 13));
+  std::mt19937_64 rng(test::kKernelTestSeed + 13);
+  std::vector<uint8_t> stage(v2::kStageBytes);
+  for (uint8_t& b : stage) b = static_cast<uint8_t>(rng());
+  std::set<int> pairs;
+  for (int half = 0; half < 2; ++half) {
+    for (int j = 0; j < 4; ++j) pairs.insert(v3::chunk_pair(half, j, true));
+  }
+  EXPECT_EQ(pairs.size(), 8u);
+  const auto code_at = [&](int row, int index) {  // code `index` of a slice-0-relative index in A's raw row
+    const uint8_t byte = stage[static_cast<size_t>(v2::code_offset(0, row, index / 2))];
+    return static_cast<uint8_t>(index % 2 == 0 ? byte & 0xFu : byte >> 4);
+  };
+  size_t elements = 0;
+  for (Format f : kAllFormats) {
+    uint32_t high[4];
+    ASSERT_TRUE(v3::half_high_table(f, high));
+    for (int s = 0; s < v3::kSlices; ++s) {
+      for (int warp = 0; warp < 4; ++warp) {
+        std::map<int, std::set<int>> codes_of_row;  // row -> physical codes its logical k read
+        std::vector<std::pair<int, int>> loads;
+        for (int lane = 0; lane < 32; ++lane) {
+          const int g = lane / 4, q = lane % 4, row0 = 16 * warp + g;
+          const int x_off = v3::a_fragment_offset(row0, s, q), y_off = v3::a_fragment_offset(row0 + 8, s, q);
+          ASSERT_EQ(x_off % 4, 0);
+          loads.push_back({x_off, 4});
+          uint32_t x = 0, y = 0;
+          std::memcpy(&x, &stage[static_cast<size_t>(x_off)], 4);
+          std::memcpy(&y, &stage[static_cast<size_t>(y_off)], 4);
+          uint32_t a[4];
+          v3::decode_a_fragment(math::byte_perm(x, y, v3::a_fragment_selector(q)), high, a);
+          for (int i = 0; i < 4; ++i) {
+            for (int e = 0; e < 2; ++e) {
+              const int row = row0 + (i % 2 == 1 ? 8 : 0);   // a1, a3: row g + 8
+              const int k = 2 * q + e + (i >= 2 ? 8 : 0);     // a2, a3: k + 8
+              const int index = 2 * v3::chunk_pair(k / 8, (k % 8) / 2, true) + k % 2;  // B's code at k
+              const uint8_t code = code_at(row, 16 * s + index);
+              const uint32_t bits = (a[i] >> (16 * e)) & 0xFFFFu;
+              ASSERT_EQ(half_value(bits), static_cast<double>(decode(f, code).signed_units()))
+                  << name(f) << " slice " << s << " lane " << lane << " register " << i << " element " << e;
+              EXPECT_TRUE(codes_of_row[row].insert(index).second) << "row " << row << " k " << k;
+              ++elements;
+            }
+          }
+        }
+        for (const auto& [row, codes] : codes_of_row) EXPECT_EQ(codes.size(), 16u) << "row " << row;
+        EXPECT_TRUE(conflict_free(loads)) << "slice " << s << " warp " << warp;
+      }
+    }
+  }
+  EXPECT_EQ(elements, 3u * v3::kSlices * 4 * 32 * 8);
+}
+
+TEST(GemmV3Layout, E4M3DatapathAScalesLoadInRowPairsWithoutBankConflicts) {
+  // The producer writes word a_scale_word(block, t) for its row t; a consumer
+  // thread loads rows row0 and row0 + 8 (row0 % 16 < 8) as one 8-byte load.
+  std::set<int> words;
+  int phases = 0;
+  for (int bi = 0; bi < v3::kMaxBlocksPerStage; ++bi) {
+    for (int row = 0; row < v2::kBM; ++row) {
+      const int w = v3::a_scale_word(bi, row);
+      ASSERT_GE(w, 0);
+      ASSERT_LT(4 * w + 4, v3::kAScaleBytes + 1);
+      EXPECT_TRUE(words.insert(w).second) << "block " << bi << " row " << row;
+      if (row % 16 < 8) {
+        EXPECT_EQ(w % 2, 0);
+        EXPECT_EQ(v3::a_scale_word(bi, row + 8), w + 1) << "block " << bi << " row " << row;
+      }
+    }
+    for (int warp = 0; warp < v3::kProducerThreads / 32; ++warp) {  // producer stores: lane l is row 32 warp + l
+      std::vector<std::pair<int, int>> stores;
+      for (int lane = 0; lane < 32; ++lane) stores.push_back({4 * v3::a_scale_word(bi, 32 * warp + lane), 4});
+      EXPECT_TRUE(conflict_free(stores)) << "block " << bi << " warp " << warp;
+      ++phases;
+    }
+    for (int warp = 0; warp < v3::kConsumerThreads / 32; ++warp) {  // consumer loads: rows 16 warp + group, + 8
+      std::vector<std::pair<int, int>> loads;
+      for (int lane = 0; lane < 32; ++lane) loads.push_back({4 * v3::a_scale_word(bi, 16 * warp + lane / 4), 8});
+      EXPECT_TRUE(conflict_free(loads)) << "block " << bi << " warp " << warp;
+      ++phases;
+    }
+  }
+  EXPECT_EQ(words.size(), static_cast<size_t>(v3::kMaxBlocksPerStage * v2::kBM));
+  EXPECT_EQ(phases, v3::kMaxBlocksPerStage * (4 + 8));
 }
 
 TEST(GemmV3Layout, ScaledDatapathScalesFillThePaddingAndLoadWithoutBankConflicts) {

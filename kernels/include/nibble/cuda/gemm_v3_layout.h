@@ -13,11 +13,12 @@
 // byte offset). The CTA's threads are one producer warpgroup, which copies the
 // raw stages and decodes them, and two consumer warpgroups of 64 x 128
 // outputs each, which run the wgmmas and the contract's adds. Producer thread
-// t decodes row t of A and of B: it reads the row's 64 raw bytes with four
-// 16-byte loads, and writes per 16-k slice two 16-byte chunks (the k-halves).
-// Eight consecutive lanes take the eight rows of a group, so the XOR spreads
-// their writes over all 32 banks, and the raw stage's 80-byte row pitch
-// spreads their reads.
+// t decodes row t of B (and, on the scaled datapath, of A): it reads the
+// row's 64 raw bytes with 16-byte loads, and writes per 16-k slice two
+// 16-byte chunks (the k-halves). Eight consecutive lanes take the eight rows
+// of a group, so the XOR spreads their writes over all 32 banks, and the raw
+// stage's 80-byte row pitch spreads their reads. On the E4M3 datapath the
+// consumers decode A themselves, into registers (below).
 #pragma once
 
 #include <cstdint>
@@ -129,5 +130,52 @@ NIBBLE_HD void decode_codes8_half(uint32_t w, const uint32_t (&high)[4], uint32_
   h[2] = math::byte_perm(hi, 0u, 0x1404u);
   h[3] = math::byte_perm(hi, 0u, 0x3424u);
 }
+
+// ---- the E4M3 datapath's k order ---------------------------------------------------
+// On the E4M3 datapath A comes from registers (wgmma's register-A form): each
+// consumer thread decodes its own fragment of a 16-k slice from the raw
+// stage. wgmma's A fragment (mma.m16n8k16's, per warp of 16 rows) gives
+// thread (group g, quad q) rows g and g + 8 at k 2q, 2q + 1, 2q + 8, 2q + 9, as
+// four f16x2 registers: (g, 2q..), (g + 8, 2q..), (g, 2q + 8..), (g + 8, 2q + 8..).
+// Within a block the k order is free (P is an exact sum), as long as A and B
+// agree; this datapath maps those four k of quad q to codes 4q .. 4q + 3 of
+// the slice, two adjacent bytes of the raw row, so that a thread's fragment is
+// one 16-bit half of one raw word per row: logical k 2q + i (i = 0, 1) is
+// code 4q + i, and 2q + 8 + i is code 4q + 2 + i. B is decoded in the same
+// order: in its decoded row, the 16-byte chunk of k 8h .. 8h + 7 holds the
+// code pairs (2j + h) for j = 0..3 (pair p: codes 2p, 2p + 1).
+
+// The raw stage's word (byte offset) holding quad q's codes of slice s in
+// A's row `row`, and the byte-permute selector that takes its half from the
+// words of rows g (x) and g + 8 (y).
+NIBBLE_HD int a_fragment_offset(int row, int slice, int quad) {
+  return v2::code_offset(0, row, 8 * slice + 4 * (quad / 2));
+}
+NIBBLE_HD uint32_t a_fragment_selector(int quad) { return quad % 2 == 0 ? 0x5410u : 0x7632u; }
+
+// Eight codes (two rows' four codes, from a_fragment_selector's permute) ->
+// the thread's four A registers in wgmma's order.
+NIBBLE_HD void decode_a_fragment(uint32_t w, const uint32_t (&high)[4], uint32_t (&a)[4]) {
+  uint32_t h[4];
+  decode_codes8_half(w, high, h);  // (g: 4q, 4q+1), (g: 4q+2, 4q+3), (g+8: 4q, ..), (g+8: 4q+2, ..)
+  a[0] = h[0];
+  a[1] = h[2];
+  a[2] = h[1];
+  a[3] = h[3];
+}
+
+// The E4M3 datapath's decoded A scales of a stage (binary32 dec(s) * 2^lsb_a,
+// written by the producer): word a_scale_word(block, row), so that a
+// consumer's rows row and row + 8 (row % 16 < 8) are one aligned 8-byte load,
+// and 32 consecutive rows of one block are 32 distinct banks.
+inline constexpr int kAScaleBytes = kMaxBlocksPerStage * v2::kBM * 4;
+NIBBLE_HD int a_scale_word(int block, int row) {
+  return block * v2::kBM + (row / 16) * 16 + (row % 8) * 2 + (row / 8) % 2;
+}
+
+// The pair of codes at position j (0..3) of the k-half chunk `half` of a
+// decoded slice: the E4M3 datapath's order (fragment_order) or the natural
+// one (codes in k order, the scaled datapath's).
+NIBBLE_HD int chunk_pair(int half, int j, bool fragment_order) { return fragment_order ? 2 * j + half : 4 * half + j; }
 
 }  // namespace nibble::cuda::v3
