@@ -6,38 +6,40 @@
 // k-block (docs/results/kernels.md): those adds alone take about as long as
 // cuBLAS's whole BF16 GEMM. Version 2 spends about 3.3 instructions per add
 // (mma.sync issue, fragment reads and decode of both operands per warp tile);
-// version 3 takes the mma off the issue path, decodes each operand once per
-// CTA, and gives the decode to warps of its own:
+// version 3 takes the mma off the issue path and decodes each operand once
+// per CTA:
 //   * CTA 128 x 128, one CTA per SM (227 KiB of shared memory), 384 threads:
 //     a producer warpgroup and two consumer warpgroups of 64 x 128 outputs;
-//     setmaxnreg gives the producer 88 registers, the consumers 208;
+//     setmaxnreg moves registers from the producer to the consumers
+//     (RoleRegs);
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
 //     (nibble/cuda/gemm_v3_layout.h); named barriers hand the two decoded
 //     buffers back and forth, so the decode of stage st runs while the
 //     consumers compute stage st - 1;
-//   * per k-block, one m64n128k16 wgmma per 16 k (C = 0, then chained for
-//     32-wide blocks) gives the block's partial sums exactly, by the argument
-//     of gemm.cu's FP16 path (the products of a block are integer multiples
-//     of one power of two, and the sum stays below 2^21 of them).
+//   * the wgmma of a k-block (C = 0, then chained for 32-wide blocks) gives
+//     the block's partial sums exactly, by the argument of gemm.cu's FP16 path
+//     (the products of a block are integer multiples of one power of two, and
+//     the sum stays below 2^21 of them).
 // Two datapaths:
-//   * E4M3 scales on both operands (kFoldB): A decoded as the FP16 integers q
-//     (its units), B as the FP16 values q * sb * 2^lsb_b, so the wgmma gives
+//   * E4M3 scales on both operands (kFoldB): A as the FP16 integers q (its
+//     units), B as the FP16 values q * sb * 2^lsb_b, so the wgmma gives
 //     P' = P * 2^lsb_b * sb; the epilogue is acc = fma(P', sa * 2^lsb_a, acc):
 //     the fused multiply-add forms P * 2^u * fl(sa * sb) exactly (E4M3
 //     scales: sa * sb is exact) and rounds once, so it is golden's
-//     acc = fl(acc + r), and A's scale costs no instruction of its own.
-//     K-blocks go in pairs: both wgmmas issued, the first block's adds run
-//     while the tensor cores compute the second;
-//   * every other pair (FP32, UE8M0 or mixed scales): A and B decoded as
-//     their values q * 2^lsb, so the wgmma gives P' = P * 2^u exactly; the
-//     producer also decodes the stage's scales to binary32, and the epilogue
-//     is golden's three roundings, s = fl(sa * sb), r = fl(P' * s),
-//     acc = fl(acc + r). One block at a time (see block_single); the other
-//     consumer warpgroup's work fills the SM while a warpgroup waits.
-// Measured (docs/results/kernels.md): on the E4M3 datapath the producer's
-// decode is the critical path (the consumers wait for it about 40 % of their
-// time); 1.23x to 1.25x faster than version 2.
+//     acc = fl(acc + r), and A's scale costs no instruction of its own. The
+//     producer decodes B and A's scales; the consumers decode their own A
+//     fragments from the raw stage into registers (wgmma's register-A form),
+//     and run each block as kParts n-parts of m64n32k16 with kDepth of them in
+//     flight while they add another (consume_e4m3);
+//   * every other pair (FP32, UE8M0 or mixed scales): A and B decoded by the
+//     producer as their values q * 2^lsb, so the wgmma (m64n128k16, both
+//     operands in shared memory) gives P' = P * 2^u exactly; the producer also
+//     decodes the stage's scales to binary32, and the epilogue is golden's
+//     three roundings, s = fl(sa * sb), r = fl(P' * s), acc = fl(acc + r). One
+//     block at a time (scaled_block); the other consumer warpgroup's work
+//     fills the SM while a warpgroup waits.
+// Measured: docs/results/kernels.md.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -69,9 +71,10 @@ using v2::kStages;
 // memory, K-major, described by nibble/cuda/gemm_v3_layout.h. (A in registers
 // would be decoded while the previous block's wgmma runs, and ptxas then
 // serializes every wgmma.)
-// kAccumulate = false: D = A * B (scale-d 0: D is only written, and its
-// operands are outputs only, so the compiler does not treat the registers as
-// read); true: D += A * B.
+// kAccumulate = false: D = A * B (scale-d 0: D is only written); true:
+// D += A * B. D is a read-write operand either way: each partial-sum array
+// then keeps one set of registers from wgmma to wgmma, which is what lets
+// ptxas keep a wgmma in flight while other instructions read the other array.
 #define NIBBLE_WGMMA_M64N128K16                                                                  \
   "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "                                         \
   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
@@ -90,11 +93,29 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a
   if constexpr (kAccumulate) {
     asm volatile(NIBBLE_WGMMA_M64N128K16 : NIBBLE_WGMMA_D64("+f") : "l"(desc_a), "l"(desc_b), "n"(1));
   } else {
-    asm volatile(NIBBLE_WGMMA_M64N128K16 : NIBBLE_WGMMA_D64("=f") : "l"(desc_a), "l"(desc_b), "n"(0));
+    asm volatile(NIBBLE_WGMMA_M64N128K16 : NIBBLE_WGMMA_D64("+f") : "l"(desc_a), "l"(desc_b), "n"(0));
   }
 }
 #undef NIBBLE_WGMMA_D64
 #undef NIBBLE_WGMMA_M64N128K16
+
+// D (64 x 32, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
+// 32, FP16 in shared memory, K-major) [+ D]: one n-part of the E4M3
+// datapath's consumer.
+#define NIBBLE_WGMMA_M64N32K16_RS                                                                \
+  "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "                                          \
+  "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, %21, 1, 1, 0;\n"
+#define NIBBLE_WGMMA_D16(C)                                                                                         \
+  C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), C(d[8]), C(d[9]), C(d[10]), C(d[11]),      \
+      C(d[12]), C(d[13]), C(d[14]), C(d[15])
+template <bool kAccumulate>
+__device__ __forceinline__ void wgmma_m64n32k16_rs(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(NIBBLE_WGMMA_M64N32K16_RS
+               : NIBBLE_WGMMA_D16("+f")
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
+}
+#undef NIBBLE_WGMMA_D16
+#undef NIBBLE_WGMMA_M64N32K16_RS
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -104,9 +125,10 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 // Pins the registers of d at this point of the program: reads of a wgmma's
 // result stay after its wait, and no write moves past the wgmma.
-__device__ __forceinline__ void fence_operand(float (&d)[64]) {
+template <int kN>
+__device__ __forceinline__ void fence_operand(float (&d)[kN]) {
 #pragma unroll
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 // Shared-memory writes by ordinary stores, made visible to wgmma's reads.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
@@ -126,46 +148,62 @@ __device__ __forceinline__ const Operand& operand(const Args& g) {
   }
 }
 
-// Decodes row n of operand kOp of a stage: its 64 raw bytes by four 16-byte
-// loads, then per 16-k slice, two chunks of 8 codes (the k-halves), through
-// the operand's FP16 table (o.half_high). E4M3 datapath (kFoldB): A as its
-// units, B as units * sb * 2^lsb_b (the slice's scale from lut_b); scaled
-// datapath: both as their values, units * 2^lsb. Slices past the last k-block
-// are left alone.
+// Decodes row n of operand kOp of a stage, in two passes of 32 raw bytes (two
+// 16-byte loads each), per 16-k slice two chunks of 8 codes (the k-halves),
+// through the operand's FP16 table (o.half_high). E4M3 datapath (kFoldB, B
+// only): B as units * sb * 2^lsb_b (the slice's scale from lut_b), in the
+// k order of A's register fragments (nibble/cuda/gemm_v3_layout.h); scaled
+// datapath: both as their values, units * 2^lsb, in k order. Every slice is
+// decoded (no branch between them); those past the last k-block (the last
+// stage's padding) are then overwritten with zeros: the E4M3 datapath runs
+// whole stages.
 template <int kOp, bool kFoldB>
 __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
   constexpr bool kScaled = kOp == 1 && kFoldB;
+  constexpr int kPassSlices = v3::kSlices / 2;  // a pass: half the row, 32 raw bytes
   const Operand& o = operand<kOp>(g);
-  uint32_t w[16];
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const uint4 q = *reinterpret_cast<const uint4*>(stage + code_offset(kOp, n, 16 * c));
-    w[4 * c] = q.x;
-    w[4 * c + 1] = q.y;
-    w[4 * c + 2] = q.z;
-    w[4 * c + 3] = q.w;
-  }
-  uint32_t sb[v3::kSlices];
-  if constexpr (kScaled) {
+  for (int pass = 0; pass < 2; ++pass) {
+    uint32_t w[2 * kPassSlices];
 #pragma unroll
-    for (int s = 0; s < v3::kSlices; ++s) {
-      sb[s] = lut_b[stage[scale_offset(kOp, n) + ((s * v3::kSliceK) >> o.block_cols_log2)]];
+    for (int c = 0; c < 2; ++c) {
+      const uint4 q = *reinterpret_cast<const uint4*>(stage + code_offset(kOp, n, 32 * pass + 16 * c));
+      w[4 * c] = q.x;
+      w[4 * c + 1] = q.y;
+      w[4 * c + 2] = q.z;
+      w[4 * c + 3] = q.w;
     }
-  }
+    uint32_t sb[kPassSlices];
+    if constexpr (kScaled) {
 #pragma unroll
-  for (int s = 0; s < v3::kSlices; ++s) {
-    if (s >= slices) break;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      uint32_t h[4];
-      v3::decode_codes8_half(w[2 * s + half], o.half_high, h);
-      if constexpr (kScaled) {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) h[j] = hmul2_bits(h[j], sb[s]);
+      for (int i = 0; i < kPassSlices; ++i) {
+        const int s = kPassSlices * pass + i;
+        sb[i] = lut_b[stage[scale_offset(kOp, n) + ((s * v3::kSliceK) >> o.block_cols_log2)]];
       }
-      *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, half)) = make_uint4(h[0], h[1], h[2], h[3]);
     }
+#pragma unroll
+    for (int i = 0; i < kPassSlices; ++i) {
+      const int s = kPassSlices * pass + i;
+      uint32_t pairs[8];  // pair p: codes 2p, 2p + 1 of the slice, as half2
+#pragma unroll
+      for (int word = 0; word < 2; ++word) {
+        uint32_t h[4];
+        v3::decode_codes8_half(w[2 * i + word], o.half_high, h);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) pairs[4 * word + j] = kScaled ? hmul2_bits(h[j], sb[i]) : h[j];
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, half)) =
+            make_uint4(pairs[v3::chunk_pair(half, 0, kScaled)], pairs[v3::chunk_pair(half, 1, kScaled)],
+                       pairs[v3::chunk_pair(half, 2, kScaled)], pairs[v3::chunk_pair(half, 3, kScaled)]);
+      }
+    }
+  }
+  for (int s = slices; s < v3::kSlices; ++s) {
+    *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, 0)) = make_uint4(0u, 0u, 0u, 0u);
+    *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, 1)) = make_uint4(0u, 0u, 0u, 0u);
   }
 }
 
@@ -181,22 +219,6 @@ __device__ __forceinline__ void issue_block(float (&p)[64], uint64_t desc_a, uin
     wgmma_m64n128k16<true>(p, desc_a + v3::slice_step(s + 1), desc_b + v3::slice_step(s + 1));
   }
   wgmma_commit();
-}
-
-// The binary32 A scale of k-block bi for the thread's rows row0 and row0 + 8.
-template <int kChunks>
-__device__ __forceinline__ void a_scales(const Args& g, const uint8_t* stage, const uint32_t* lut_a, int bi,
-                                         int row0, float (&sa)[2]) {
-  const int col = (bi * kChunks * v3::kSliceK) >> g.a.block_cols_log2;
-  sa[0] = __uint_as_float(lut_a[stage[scale_offset(0, row0) + col]]);
-  sa[1] = __uint_as_float(lut_a[stage[scale_offset(0, row0 + 8) + col]]);
-}
-
-// acc = fma(p, sa of the output's row, acc): the contract's add of one block.
-__device__ __forceinline__ void add_block(float (&acc)[64], float (&p)[64], const float (&sa)[2]) {
-  fence_operand(p);
-#pragma unroll
-  for (int j = 0; j < 64; ++j) acc[j] = __fmaf_rn(p[j], sa[(j / 2) % 2], acc[j]);
 }
 
 // ---- the scaled datapath (every scale pair but E4M3 x E4M3) ----------------------
@@ -249,65 +271,65 @@ __device__ __forceinline__ void add_block_scaled(float (&acc)[64], float (&p)[64
   }
 }
 
-// K-blocks bi and bi + 1 of a stage (E4M3 datapath): both wgmmas issued,
-// then block bi's adds run while the tensor cores compute block bi + 1.
-// (Carrying a wgmma in flight past the next fence makes ptxas serialize them
-// all, so each pair drains.)
-template <int kChunks>
-__device__ __forceinline__ void block_pair(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
-                                           uint64_t desc_a, uint64_t desc_b, int bi, int row0, float (&p0)[64],
-                                           float (&p1)[64], float (&acc)[64]) {
-  float sa0[2], sa1[2];
-  a_scales<kChunks>(g, stage, lut_a, bi, row0, sa0);
-  a_scales<kChunks>(g, stage, lut_a, bi + 1, row0, sa1);
-  wgmma_fence();
-  issue_block<kChunks>(p0, desc_a, desc_b, bi);
-  issue_block<kChunks>(p1, desc_a, desc_b, bi + 1);
-  wgmma_wait<1>();
-  add_block(acc, p0, sa0);
-  wgmma_wait<0>();
-  add_block(acc, p1, sa1);
-}
-
-// One k-block: the E4M3 datapath's last block without a partner, and every
-// block of the scaled datapath. (There, a second block in flight leaves too
+// One k-block of the scaled datapath. (A second block in flight leaves too
 // few registers: ptxas then hoists the B scale loads and spills. The other
 // consumer warpgroup's wgmma runs while this one adds.)
-template <int kChunks, bool kFoldB>
-__device__ __forceinline__ void block_single(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
-                                             uint64_t desc_a, uint64_t desc_b, int bi, int row0, int quad,
-                                             float (&p)[64], float (&acc)[64]) {
+template <int kChunks>
+__device__ __forceinline__ void scaled_block(const uint8_t* stage, uint64_t desc_a, uint64_t desc_b, int bi,
+                                             int row0, int quad, float (&p)[64], float (&acc)[64]) {
   float sa[2];
-  if constexpr (kFoldB) {
-    a_scales<kChunks>(g, stage, lut_a, bi, row0, sa);
-  } else {
-    a_scales_decoded(stage, bi, row0, sa);
-  }
+  a_scales_decoded(stage, bi, row0, sa);
   wgmma_fence();
   issue_block<kChunks>(p, desc_a, desc_b, bi);
   wgmma_wait<0>();
-  if constexpr (kFoldB) {
-    add_block(acc, p, sa);
-  } else {
-    add_block_scaled(acc, p, sa, stage, bi, quad);
+  add_block_scaled(acc, p, sa, stage, bi, quad);
+}
+
+// The E4M3 datapath keeps decoded B alone in the decoded buffers (A comes
+// from registers); stage buffer buf's decoded A scales go where the other
+// datapath keeps decoded A.
+__host__ __device__ constexpr int e4m3_a_scales_offset(int buf) { return (2 + buf) * v3::kDecodedBytes; }
+static_assert(v3::kAScaleBytes <= v3::kDecodedBytes, "a stage's A scales fit a decoded buffer's room");
+
+// The E4M3 datapath's A scales of a stage, decoded by producer thread t (row
+// t of A): dec(s) * 2^lsb_a per k-block, 0 past the last k-block, into the
+// layout the consumers load in pairs of rows (v3::a_scale_word).
+template <int kChunks>
+__device__ __forceinline__ void decode_a_scales(const Args& g, const uint8_t* stage, int t, const uint32_t* lut_a,
+                                                int blocks, uint8_t* dst) {
+  constexpr int kBlocksPerStage = kBK / (kChunks * v3::kSliceK);
+#pragma unroll
+  for (int bi = 0; bi < kBlocksPerStage; ++bi) {
+    const uint32_t word = lut_a[stage[scale_offset(0, t) + ((bi * kChunks * v3::kSliceK) >> g.a.block_cols_log2)]];
+    *reinterpret_cast<uint32_t*>(dst + 4 * v3::a_scale_word(bi, t)) = bi < blocks ? word : 0u;
   }
 }
 
 // ---- warp specialization ---------------------------------------------------------
 // Named barriers (0 is __syncthreads): kFull + buf, the producer's decoded
-// stage in buffer buf is ready; kEmpty + buf, the consumers are done with it
-// (and with the raw stage whose scales they read); kProducer, the producer
-// warpgroup's own (every copy of a raw stage has landed).
+// stage in buffer buf is ready (and its raw stage has landed); kEmpty + buf,
+// the consumers are done with it (and with the raw stage they read); kProducer,
+// the producer warpgroup's own (every copy of a raw stage has landed).
 constexpr int kFull = 1;
 constexpr int kEmpty = 3;
 constexpr int kProducer = 5;
-// Registers per thread after the split (setmaxnreg): the producer holds a
-// raw row (16) and its decode, the consumers acc and two blocks' partial sums
-// (192). 128 * 88 + 256 * 208 = 64512 of the SM's 65536.
-constexpr int kProducerRegs = 88;
-constexpr int kConsumerRegs = 208;
-static_assert(v3::kProducerThreads * kProducerRegs + v3::kConsumerThreads * kConsumerRegs <= 65536,
-              "the register file holds both roles");
+// Registers per thread after the split (setmaxnreg). Scaled datapath: the
+// producer holds half a raw row and its decode, the consumers acc and a
+// block's partial sums (128). E4M3 datapath: the producer holds its copies'
+// sources and decodes B, the consumers hold acc, kParts partial sums of 16
+// and two blocks' A fragments (about 160). The CTA starts with kLaunchRegs
+// per thread (the register file over 384 threads, in setmaxnreg's steps of
+// 8); what the producer gives back is all the consumers can take:
+// setmaxnreg.inc waits until the CTA's pool has it. No role spills (ptxas -v).
+constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
+template <bool kFoldB>
+struct RoleRegs {
+  static constexpr int kProducer = kFoldB ? 152 : 120;
+  static constexpr int kConsumer = kFoldB ? 176 : 192;
+  static_assert(v3::kProducerThreads * kProducer + v3::kConsumerThreads * kConsumer <=
+                    v3::kThreads * kLaunchRegs,
+                "the consumers take no more registers than the producer gives back");
+};
 
 __device__ __forceinline__ void bar_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
@@ -331,13 +353,13 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
   return left < kBlocksPerStage ? static_cast<int>(left) : kBlocksPerStage;
 }
 
-// The producer warpgroup: copies raw stage st + 1 while it decodes stage st
-// (thread t: row t of A and of B) into decoded buffer st % 2, once the
-// consumers are done with stage st - 2 (its decoded buffer, and the raw
-// buffer stage st + 1 goes into).
-template <int kStep, bool kFoldB>
-__device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
-                                        const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
+// The producer warpgroup of the scaled datapath: copies raw stage st + 1
+// while it decodes stage st (thread t: row t of A and of B, and their
+// scales) into decoded buffer st % 2, once the consumers are done with stage
+// st - 2 (its decoded buffer, and the raw buffer stage st + 1 goes into).
+template <int kStep>
+__device__ __forceinline__ void produce_scaled(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
+                                               const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
   const int tid = static_cast<int>(threadIdx.x);
@@ -355,21 +377,52 @@ __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* d
     uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int blocks = stage_blocks<kBlocksPerStage>(g, st);
     uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
-    if constexpr (!kFoldB) decode_scales<kStep>(g, stage, tid, lut_a, lut_b);
-    decode_row<0, kFoldB>(g, stage, tid, dec, lut_b, blocks * kChunks);
-    decode_row<1, kFoldB>(g, stage, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
+    decode_scales<kStep>(g, stage, tid, lut_a, lut_b);
+    decode_row<0, false>(g, stage, tid, dec, lut_b, blocks * kChunks);
+    decode_row<1, false>(g, stage, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
     fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
     bar_arrive(kFull + buf, v3::kThreads);
   }
   cp_async_wait<0>();
 }
 
-// A consumer warpgroup (cwg 0 or 1: rows 64 cwg .. 64 cwg + 63 of the tile):
-// per stage, the k-blocks (in pairs on the E4M3 datapath, one at a time on
-// the scaled one), then the outputs.
-template <int kStep, bool kFoldB>
-__device__ __forceinline__ void consume(const Args& g, const uint8_t* smem, uint32_t dec_base,
-                                        const uint32_t* lut_a, int64_t m0, int64_t n0, int64_t stages) {
+// The producer warpgroup of the E4M3 datapath: copies raw stage st + 1 while
+// it decodes B of stage st (thread t: row t) into decoded buffer st % 2, once
+// the consumers are done with stage st - 2 (its buffer, and the raw buffer
+// stage st + 1 goes into). The consumers decode A themselves, from the raw
+// stage.
+template <int kStep>
+__device__ __forceinline__ void produce_e4m3(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
+                                             const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
+  constexpr int kChunks = kStep / v3::kSliceK;
+  constexpr int kBlocksPerStage = kBK / kStep;
+  const int tid = static_cast<int>(threadIdx.x);
+  const StageCopies<v3::kProducerThreads> copies(g, m0, n0);
+  if (stages > 0) copies.issue(g, smem, 0);
+  cp_async_commit();
+  for (int64_t st = 0; st < stages; ++st) {
+    const int buf = static_cast<int>(st % 2);
+    if (st >= 2) bar_sync(kEmpty + buf, v3::kThreads);
+    if (st + 1 < stages) copies.issue(g, smem + ((st + 1) % kStages) * kStageBytes, (st + 1) * kBK);
+    cp_async_commit();
+    cp_async_wait<1>();                           // this thread's copies of stage st have landed
+    bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
+    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+    const int blocks = stage_blocks<kBlocksPerStage>(g, st);
+    decode_row<1, true>(g, stage, tid, decoded + buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
+    decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(buf));
+    fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
+    bar_arrive(kFull + buf, v3::kThreads);  // also: raw stage st has landed, for A's fragments
+  }
+  cp_async_wait<0>();
+}
+
+// A consumer warpgroup of the scaled datapath (cwg 0 or 1: rows 64 cwg ..
+// 64 cwg + 63 of the tile): per stage, the k-blocks one at a time, then the
+// outputs.
+template <int kStep>
+__device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* smem, uint32_t dec_base, int64_t m0,
+                                               int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
   const int ctid = static_cast<int>(threadIdx.x) - v3::kProducerThreads;
@@ -382,41 +435,176 @@ __device__ __forceinline__ void consume(const Args& g, const uint8_t* smem, uint
   const int row0 = warp_row + group;
 
   float acc[64];
-  float p0[64];
-  float p1[64];
+  float p[64];
 #pragma unroll
-  for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
+  for (int j = 0; j < 64; ++j) acc[j] = p[j] = 0.0f;
 
   for (int64_t st = 0; st < stages; ++st) {
     const int buf = static_cast<int>(st % 2);
     bar_sync(kFull + buf, v3::kThreads);
     const uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int blocks = stage_blocks<kBlocksPerStage>(g, st);
-    const uint32_t dec_a = dec_base + static_cast<uint32_t>(buf * 2 * v3::kDecodedBytes);
-    const uint64_t desc_a = v3::rows_descriptor(dec_a, cwg * 64);
-    const uint64_t desc_b = v3::rows_descriptor(dec_a + static_cast<uint32_t>(v3::kDecodedBytes), 0);
-    if constexpr (kFoldB) {
+    const uint32_t dec = dec_base + static_cast<uint32_t>(buf * 2 * v3::kDecodedBytes);
+    const uint64_t desc_a = v3::rows_descriptor(dec, cwg * 64);
+    const uint64_t desc_b = v3::rows_descriptor(dec + static_cast<uint32_t>(v3::kDecodedBytes), 0);
 #pragma unroll
-      for (int bi = 0; bi < kBlocksPerStage; bi += 2) {
-        if (bi + 1 < blocks) {
-          block_pair<kChunks>(g, stage, lut_a, desc_a, desc_b, bi, row0, p0, p1, acc);
-        } else {
-          if (bi < blocks) block_single<kChunks, true>(g, stage, lut_a, desc_a, desc_b, bi, row0, quad, p0, acc);
-          break;
-        }
-      }
-    } else {
-#pragma unroll
-      for (int bi = 0; bi < kBlocksPerStage; ++bi) {
-        if (bi >= blocks) break;
-        block_single<kChunks, false>(g, stage, lut_a, desc_a, desc_b, bi, row0, quad, p0, acc);
-      }
+    for (int bi = 0; bi < kBlocksPerStage; ++bi) {
+      if (bi >= blocks) break;
+      scaled_block<kChunks>(stage, desc_a, desc_b, bi, row0, quad, p, acc);
     }
     // Every wgmma reading buffer buf has completed (each block ends with a
     // wait for all): the producer may overwrite it, unless no stage is left
     // for it to write there.
     if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
   }
+  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + warp_row, n0, group, quad);
+}
+
+// ---- the E4M3 datapath's consumers -------------------------------------------------
+// A consumer thread's A fragments of k-block bi: one per 16-k slice, gathered
+// from the raw stage (one word of each of its two rows, one permute) and
+// decoded to A's FP16 units in registers (nibble/cuda/gemm_v3_layout.h).
+template <int kChunks>
+__device__ __forceinline__ void a_fragments(const Args& g, const uint8_t* stage, int row0, int quad, int bi,
+                                            uint32_t (&a)[kChunks][4]) {
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int slice = bi * kChunks + c;
+    const uint32_t x = load_u32(stage + v3::a_fragment_offset(row0, slice, quad));
+    const uint32_t y = load_u32(stage + v3::a_fragment_offset(row0 + 8, slice, quad));
+    v3::decode_a_fragment(math::byte_perm(x, y, v3::a_fragment_selector(quad)), g.a.half_high, a[c]);
+  }
+}
+
+// A consumer warpgroup's 64 x 128 outputs are kParts n-parts of kPartN
+// columns, one wgmma (per 16-k slice) and one partial-sum buffer each; the
+// pipeline keeps kDepth of them in flight while the CUDA cores add another.
+constexpr int kParts = 4;
+constexpr int kPartN = v2::kBN / kParts;
+constexpr int kPartRegs = kPartN / 2;  // a thread's partial sums of one part
+constexpr int kDepth = kParts - 1;
+
+// wgmma_wait<n> for an n known once the loop around it is unrolled.
+__device__ __forceinline__ void wgmma_wait_for(int pending) {
+  switch (pending) {
+    case 0: wgmma_wait<0>(); break;
+    case 1: wgmma_wait<1>(); break;
+    case 2: wgmma_wait<2>(); break;
+    default: wgmma_wait<kDepth>(); break;
+  }
+}
+
+// The wgmma(s) of n-part `part` of k-block bi into q, one commit group:
+// kChunks wgmmas of 16 k, the first with C = 0, the next adding. The caller
+// has fenced. desc_b: the stage's descriptor of the part's rows of B.
+template <int kChunks>
+__device__ __forceinline__ void issue_part(float (&q)[kPartRegs], const uint32_t (&a)[kChunks][4], uint64_t desc_b,
+                                           int bi) {
+  wgmma_m64n32k16_rs<false>(q, a[0], desc_b + v3::slice_step(bi * kChunks));
+  if constexpr (kChunks == 2) wgmma_m64n32k16_rs<true>(q, a[1], desc_b + v3::slice_step(bi * kChunks + 1));
+  wgmma_commit();
+}
+
+// acc[kPartRegs part + j] = fma(q[j], sa of the output's row, ...): the
+// contract's add of one n-part of a block (the m64nNk16 accumulator layout:
+// element j is row group + 8 ((j / 2) % 2), column 8 (j / 4) + 2 quad + j % 2).
+__device__ __forceinline__ void add_part(float (&acc)[64], int part, float (&q)[kPartRegs], const float (&sa)[2]) {
+  fence_operand(q);
+#pragma unroll
+  for (int j = 0; j < kPartRegs; ++j) {
+    acc[kPartRegs * part + j] = __fmaf_rn(q[j], sa[(j / 2) % 2], acc[kPartRegs * part + j]);
+  }
+}
+
+// A consumer warpgroup of the E4M3 datapath (cwg 0 or 1: rows 64 cwg ..
+// 64 cwg + 63 of the tile). A stage is kBlocksPerStage * kParts steps, step t
+// being n-part t % kParts of k-block t / kParts, into buffer q[t % kParts]:
+// step t issues step t + kDepth, waits for step t's wgmma and adds it, so the
+// tensor cores always hold kDepth parts while the CUDA cores add. A's
+// fragments of a block are decoded here (from the raw stage, into registers)
+// just before its first part is issued; A's scales come from the producer.
+// Blocks past the data (the last stage's padding) have zero B operands and
+// a zero A scale, so they add +0, and every stage runs the same steps: the
+// loop body has no data-dependent exits. A stage ends with every wgmma waited
+// for (ptxas serializes all of them if one is in flight across the loop's
+// back edge); its last step's adds run at the top of the next stage, once
+// that stage's first kDepth steps are issued.
+template <int kStep>
+__device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem, const uint8_t* decoded,
+                                             int64_t m0, int64_t n0, int64_t stages) {
+  constexpr int kChunks = kStep / v3::kSliceK;
+  constexpr int kSteps = kBK / kStep * kParts;
+  static_assert(kDepth < kParts, "a step's buffer is free again when it is issued");
+  const int ctid = static_cast<int>(threadIdx.x) - v3::kProducerThreads;
+  const int warp = ctid / 32;
+  const int lane = ctid % 32;
+  const int group = lane / 4;
+  const int quad = lane % 4;
+  const int cwg = warp / 4;
+  const int warp_row = cwg * 64 + (warp % 4) * 16;
+  const int row0 = warp_row + group;
+  const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
+
+  float acc[64];
+  float q[kParts][kPartRegs];
+#pragma unroll
+  for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
+#pragma unroll
+  for (int p = 0; p < kParts; ++p) {
+#pragma unroll
+    for (int j = 0; j < kPartRegs; ++j) q[p][j] = 0.0f;
+  }
+  float sa_last[2] = {0.0f, 0.0f};  // A scales of the previous stage's last block
+  uint32_t a[2][kChunks][4];
+
+  for (int64_t st = 0; st < stages; ++st) {
+    const int buf = static_cast<int>(st % 2);
+    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+    const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
+    const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
+    uint64_t desc[kParts];
+#pragma unroll
+    for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, kPartN * p);
+    bar_sync(kFull + buf, v3::kThreads);
+    a_fragments<kChunks>(g, stage, row0, quad, 0, a[0]);
+#pragma unroll
+    for (int t = 0; t < kDepth; ++t) {
+      wgmma_fence();
+      issue_part<kChunks>(q[t], a[0], desc[t], 0);
+    }
+    wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
+    add_part(acc, kParts - 1, q[kParts - 1], sa_last);  // the previous stage's last step (+0 before the first)
+    float sa[2];
+#pragma unroll
+    for (int t = 0; t < kSteps; ++t) {
+      const int bi = t / kParts, part = t % kParts;
+      if (part == 0) {
+        const float2 s2 = *reinterpret_cast<const float2*>(a_scales + 4 * v3::a_scale_word(bi, row0));
+        sa[0] = s2.x;
+        sa[1] = s2.y;
+      }
+      const int tn = t + kDepth;
+      if (tn < kSteps) {
+        const int bn = tn / kParts, pn = tn % kParts;
+        if (pn == 0) a_fragments<kChunks>(g, stage, row0, quad, bn, a[bn % 2]);
+        wgmma_fence();
+        issue_part<kChunks>(q[pn], a[bn % 2], desc[pn], bn);
+        wgmma_wait<kDepth>();
+      } else {
+        wgmma_wait_for(kSteps - 1 - t);
+      }
+      if (t + 1 < kSteps) {
+        add_part(acc, part, q[part], sa);
+      } else {
+        sa_last[0] = sa[0];
+        sa_last[1] = sa[1];
+      }
+    }
+    // Every wgmma reading this stage's decoded B has completed, and its raw
+    // codes and decoded scales are read: the producer may overwrite them.
+    if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
+  }
+  add_part(acc, kParts - 1, q[kParts - 1], sa_last);
   store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + warp_row, n0, group, quad);
 }
 
@@ -451,11 +639,19 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
   __syncthreads();
 
   if (threadIdx.x < v3::kProducerThreads) {
-    set_max_regs_dec<kProducerRegs>();
-    produce<kStep, kFoldB>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
+    set_max_regs_dec<RoleRegs<kFoldB>::kProducer>();
+    if constexpr (kFoldB) {
+      produce_e4m3<kStep>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
+    } else {
+      produce_scaled<kStep>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
+    }
   } else {
-    set_max_regs_inc<kConsumerRegs>();
-    consume<kStep, kFoldB>(g, smem, static_cast<uint32_t>(__cvta_generic_to_shared(decoded)), lut_a, m0, n0, stages);
+    set_max_regs_inc<RoleRegs<kFoldB>::kConsumer>();
+    if constexpr (kFoldB) {
+      consume_e4m3<kStep>(g, smem, decoded, m0, n0, stages);
+    } else {
+      consume_scaled<kStep>(g, smem, static_cast<uint32_t>(__cvta_generic_to_shared(decoded)), m0, n0, stages);
+    }
   }
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away

@@ -20,12 +20,13 @@ namespace nibble::cuda {
 //   kV2  cp.async multistage: 3 stages of 128 k of raw packed codes and scale
 //        codes in shared memory, decoded in registers at the mma; CTA 128x128,
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
-//   kV3  warpgroup mma (wgmma, sm_90a): v2's stages, A and B decoded once per
-//        CTA into shared memory by a producer warpgroup while two consumer
-//        warpgroups of 64x128 run the mma and the adds (kernels/src/gemm_v3.cu);
-//        E4M3 pairs fold B's scale into its FP16 operand, every other pair
-//        applies both scales in the epilogue. Devices other than compute
-//        capability 9.0 run v2.
+//   kV3  warpgroup mma (wgmma, sm_90a): v2's stages, each operand decoded
+//        once per CTA while two consumer warpgroups of 64x128 run the mma and
+//        the adds (kernels/src/gemm_v3.cu). E4M3 pairs: a producer warpgroup
+//        decodes B into shared memory with B's scale folded in, and the
+//        consumers decode their A fragments into registers; every other pair:
+//        the producer decodes A and B, and the consumers apply both scales in
+//        the epilogue. Devices other than compute capability 9.0 run v2.
 // kV3 is the default: it passed the bit-exact device tests (docs/results/kernels.md).
 enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
 inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
