@@ -153,6 +153,18 @@ __device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_
   for (int j = 0; j < Plan::kScaleCopies; ++j) issue_scale(g, stage, j, tid, scale_source(g, j, tid, m0, n0), k0);
 }
 
+// load_stage for a tile, behind StageCopies' interface: the sources worked
+// out per stage (no registers held between stages).
+template <int kNumThreads>
+struct StageLoads {
+  int64_t m0;
+  int64_t n0;
+  __device__ __forceinline__ StageLoads(const Args&, int64_t m, int64_t n) : m0(m), n0(n) {}
+  __device__ __forceinline__ void issue(const Args& g, uint8_t* stage, int64_t k0) const {
+    load_stage<kNumThreads>(g, stage, m0, n0, k0);
+  }
+};
+
 // The same copies with their sources worked out once and held in registers,
 // for a thread with registers to spare (v3's E4M3 producer).
 template <int kNumThreads>

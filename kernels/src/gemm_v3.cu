@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 #include "gemm_mma.cuh"
 #include "gemm_stage.cuh"
@@ -353,51 +354,21 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
   return left < kBlocksPerStage ? static_cast<int>(left) : kBlocksPerStage;
 }
 
-// The producer warpgroup of the scaled datapath: copies raw stage st + 1
-// while it decodes stage st (thread t: row t of A and of B, and their
-// scales) into decoded buffer st % 2, once the consumers are done with stage
-// st - 2 (its decoded buffer, and the raw buffer stage st + 1 goes into).
-template <int kStep>
-__device__ __forceinline__ void produce_scaled(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
-                                               const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
+// The producer warpgroup: copies raw stage st + 1 while it decodes stage st
+// into decoded buffer st % 2, once the consumers are done with stage st - 2
+// (its decoded buffer, and the raw buffer stage st + 1 goes into); thread t
+// takes row t. Scaled datapath: A's and B's rows and their scales, the
+// copies' sources worked out per stage. E4M3 datapath: B's row (the
+// consumers decode A themselves, from the raw stage) and A's scales, the
+// copies' sources held in registers.
+template <int kStep, bool kFoldB>
+__device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
+                                        const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
+  using Copies = std::conditional_t<kFoldB, StageCopies<v3::kProducerThreads>, StageLoads<v3::kProducerThreads>>;
   const int tid = static_cast<int>(threadIdx.x);
-  if (stages > 0) load_stage<v3::kProducerThreads>(g, smem, m0, n0, 0);
-  cp_async_commit();
-  for (int64_t st = 0; st < stages; ++st) {
-    const int buf = static_cast<int>(st % 2);
-    if (st >= 2) bar_sync(kEmpty + buf, v3::kThreads);
-    if (st + 1 < stages) {
-      load_stage<v3::kProducerThreads>(g, smem + ((st + 1) % kStages) * kStageBytes, m0, n0, (st + 1) * kBK);
-    }
-    cp_async_commit();
-    cp_async_wait<1>();                           // this thread's copies of stage st have landed
-    bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
-    uint8_t* stage = smem + (st % kStages) * kStageBytes;
-    const int blocks = stage_blocks<kBlocksPerStage>(g, st);
-    uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
-    decode_scales<kStep>(g, stage, tid, lut_a, lut_b);
-    decode_row<0, false>(g, stage, tid, dec, lut_b, blocks * kChunks);
-    decode_row<1, false>(g, stage, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
-    fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
-    bar_arrive(kFull + buf, v3::kThreads);
-  }
-  cp_async_wait<0>();
-}
-
-// The producer warpgroup of the E4M3 datapath: copies raw stage st + 1 while
-// it decodes B of stage st (thread t: row t) into decoded buffer st % 2, once
-// the consumers are done with stage st - 2 (its buffer, and the raw buffer
-// stage st + 1 goes into). The consumers decode A themselves, from the raw
-// stage.
-template <int kStep>
-__device__ __forceinline__ void produce_e4m3(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
-                                             const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
-  constexpr int kChunks = kStep / v3::kSliceK;
-  constexpr int kBlocksPerStage = kBK / kStep;
-  const int tid = static_cast<int>(threadIdx.x);
-  const StageCopies<v3::kProducerThreads> copies(g, m0, n0);
+  const Copies copies(g, m0, n0);
   if (stages > 0) copies.issue(g, smem, 0);
   cp_async_commit();
   for (int64_t st = 0; st < stages; ++st) {
@@ -407,14 +378,38 @@ __device__ __forceinline__ void produce_e4m3(const Args& g, uint8_t* smem, uint8
     cp_async_commit();
     cp_async_wait<1>();                           // this thread's copies of stage st have landed
     bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
-    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+    uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int blocks = stage_blocks<kBlocksPerStage>(g, st);
-    decode_row<1, true>(g, stage, tid, decoded + buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
-    decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(buf));
+    if constexpr (kFoldB) {
+      decode_row<1, true>(g, stage, tid, decoded + buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
+      decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(buf));
+    } else {
+      uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
+      decode_scales<kStep>(g, stage, tid, lut_a, lut_b);
+      decode_row<0, false>(g, stage, tid, dec, lut_b, blocks * kChunks);
+      decode_row<1, false>(g, stage, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
+    }
     fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
-    bar_arrive(kFull + buf, v3::kThreads);  // also: raw stage st has landed, for A's fragments
+    bar_arrive(kFull + buf, v3::kThreads);  // also: raw stage st has landed (the E4M3 consumers read A there)
   }
   cp_async_wait<0>();
+}
+
+// A consumer thread's place: its warpgroup cwg (rows 64 cwg .. 64 cwg + 63
+// of the tile), its warp's 16 rows from warp_row, and in wgmma's accumulator
+// layout its group (rows row0 = warp_row + group and row0 + 8) and quad.
+struct ConsumerThread {
+  int cwg;
+  int warp_row;
+  int group;
+  int quad;
+  int row0;
+};
+__device__ __forceinline__ ConsumerThread consumer_thread() {
+  const int ctid = static_cast<int>(threadIdx.x) - v3::kProducerThreads;
+  const int warp = ctid / 32, lane = ctid % 32;
+  const int warp_row = (warp / 4) * 64 + (warp % 4) * 16;
+  return {warp / 4, warp_row, lane / 4, lane % 4, warp_row + lane / 4};
 }
 
 // A consumer warpgroup of the scaled datapath (cwg 0 or 1: rows 64 cwg ..
@@ -425,14 +420,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* sme
                                                int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
-  const int ctid = static_cast<int>(threadIdx.x) - v3::kProducerThreads;
-  const int warp = ctid / 32;
-  const int lane = ctid % 32;
-  const int group = lane / 4;
-  const int quad = lane % 4;
-  const int cwg = warp / 4;
-  const int warp_row = cwg * 64 + (warp % 4) * 16;  // this warp's 16 rows of the tile
-  const int row0 = warp_row + group;
+  const ConsumerThread c = consumer_thread();
 
   float acc[64];
   float p[64];
@@ -445,19 +433,19 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* sme
     const uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int blocks = stage_blocks<kBlocksPerStage>(g, st);
     const uint32_t dec = dec_base + static_cast<uint32_t>(buf * 2 * v3::kDecodedBytes);
-    const uint64_t desc_a = v3::rows_descriptor(dec, cwg * 64);
+    const uint64_t desc_a = v3::rows_descriptor(dec, c.cwg * 64);
     const uint64_t desc_b = v3::rows_descriptor(dec + static_cast<uint32_t>(v3::kDecodedBytes), 0);
 #pragma unroll
     for (int bi = 0; bi < kBlocksPerStage; ++bi) {
       if (bi >= blocks) break;
-      scaled_block<kChunks>(stage, desc_a, desc_b, bi, row0, quad, p, acc);
+      scaled_block<kChunks>(stage, desc_a, desc_b, bi, c.row0, c.quad, p, acc);
     }
     // Every wgmma reading buffer buf has completed (each block ends with a
     // wait for all): the producer may overwrite it, unless no stage is left
     // for it to write there.
     if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
   }
-  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + warp_row, n0, group, quad);
+  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + c.warp_row, n0, c.group, c.quad);
 }
 
 // ---- the E4M3 datapath's consumers -------------------------------------------------
@@ -535,14 +523,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem,
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
   static_assert(kDepth < kParts, "a step's buffer is free again when it is issued");
-  const int ctid = static_cast<int>(threadIdx.x) - v3::kProducerThreads;
-  const int warp = ctid / 32;
-  const int lane = ctid % 32;
-  const int group = lane / 4;
-  const int quad = lane % 4;
-  const int cwg = warp / 4;
-  const int warp_row = cwg * 64 + (warp % 4) * 16;
-  const int row0 = warp_row + group;
+  const ConsumerThread c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
 
   float acc[64];
@@ -566,7 +547,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem,
 #pragma unroll
     for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, kPartN * p);
     bar_sync(kFull + buf, v3::kThreads);
-    a_fragments<kChunks>(g, stage, row0, quad, 0, a[0]);
+    a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
 #pragma unroll
     for (int t = 0; t < kDepth; ++t) {
       wgmma_fence();
@@ -579,14 +560,14 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem,
     for (int t = 0; t < kSteps; ++t) {
       const int bi = t / kParts, part = t % kParts;
       if (part == 0) {
-        const float2 s2 = *reinterpret_cast<const float2*>(a_scales + 4 * v3::a_scale_word(bi, row0));
+        const float2 s2 = *reinterpret_cast<const float2*>(a_scales + 4 * v3::a_scale_word(bi, c.row0));
         sa[0] = s2.x;
         sa[1] = s2.y;
       }
       const int tn = t + kDepth;
       if (tn < kSteps) {
         const int bn = tn / kParts, pn = tn % kParts;
-        if (pn == 0) a_fragments<kChunks>(g, stage, row0, quad, bn, a[bn % 2]);
+        if (pn == 0) a_fragments<kChunks>(g, stage, c.row0, c.quad, bn, a[bn % 2]);
         wgmma_fence();
         issue_part<kChunks>(q[pn], a[bn % 2], desc[pn], bn);
         wgmma_wait<kDepth>();
@@ -605,7 +586,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem,
     if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
   }
   add_part(acc, kParts - 1, q[kParts - 1], sa_last);
-  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + warp_row, n0, group, quad);
+  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + c.warp_row, n0, c.group, c.quad);
 }
 
 template <int kStep, bool kFoldB>
@@ -640,11 +621,7 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 
   if (threadIdx.x < v3::kProducerThreads) {
     set_max_regs_dec<RoleRegs<kFoldB>::kProducer>();
-    if constexpr (kFoldB) {
-      produce_e4m3<kStep>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
-    } else {
-      produce_scaled<kStep>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
-    }
+    produce<kStep, kFoldB>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
   } else {
     set_max_regs_inc<RoleRegs<kFoldB>::kConsumer>();
     if constexpr (kFoldB) {
