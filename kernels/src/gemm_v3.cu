@@ -69,9 +69,8 @@ using v2::kStages;
 
 // ---- wgmma ---------------------------------------------------------------------
 // D (64 x 128, FP32) = A (64 x 16) * B (16 x 128) [+ D], both FP16 in shared
-// memory, K-major, described by nibble/cuda/gemm_v3_layout.h. (A in registers
-// would be decoded while the previous block's wgmma runs, and ptxas then
-// serializes every wgmma.)
+// memory, K-major, described by nibble/cuda/gemm_v3_layout.h: the scaled
+// datapath's block.
 // kAccumulate = false: D = A * B (scale-d 0: D is only written); true:
 // D += A * B. D is a read-write operand either way: each partial-sum array
 // then keeps one set of registers from wgmma to wgmma, which is what lets
@@ -81,7 +80,7 @@ using v2::kStages;
   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
   "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, " \
   "%64, %65, %66, 1, 1, 0, 0;\n"
-// The 64 accumulator operands, each with constraint C ("+f" or "=f").
+// The 64 accumulator operands, each with constraint C.
 #define NIBBLE_WGMMA_D64(C)                                                                                          \
   C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), C(d[8]), C(d[9]), C(d[10]), C(d[11]),       \
       C(d[12]), C(d[13]), C(d[14]), C(d[15]), C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), C(d[22]),    \
@@ -91,11 +90,9 @@ using v2::kStages;
       C(d[56]), C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63])
 template <bool kAccumulate>
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
-  if constexpr (kAccumulate) {
-    asm volatile(NIBBLE_WGMMA_M64N128K16 : NIBBLE_WGMMA_D64("+f") : "l"(desc_a), "l"(desc_b), "n"(1));
-  } else {
-    asm volatile(NIBBLE_WGMMA_M64N128K16 : NIBBLE_WGMMA_D64("+f") : "l"(desc_a), "l"(desc_b), "n"(0));
-  }
+  asm volatile(NIBBLE_WGMMA_M64N128K16
+               : NIBBLE_WGMMA_D64("+f")
+               : "l"(desc_a), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
 }
 #undef NIBBLE_WGMMA_D64
 #undef NIBBLE_WGMMA_M64N128K16
@@ -472,7 +469,9 @@ constexpr int kPartN = v2::kBN / kParts;
 constexpr int kPartRegs = kPartN / 2;  // a thread's partial sums of one part
 constexpr int kDepth = kParts - 1;
 
-// wgmma_wait<n> for an n known once the loop around it is unrolled.
+// wgmma_wait<n> for an n (below kDepth) known once the loop around it is
+// unrolled.
+static_assert(kDepth <= 3, "wgmma_wait_for names every count below kDepth");
 __device__ __forceinline__ void wgmma_wait_for(int pending) {
   switch (pending) {
     case 0: wgmma_wait<0>(); break;
