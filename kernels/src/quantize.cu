@@ -20,10 +20,12 @@
 // Wide rows (row-wise output alone, blocks one row tall, at least 512
 // columns): a CTA owns 8 rows x 512 columns instead, a warp one row and lane g
 // its g-th group (a 1x32 block is lanes {g, g^1}). The warp reads its row by
-// whole lines into its own 2 KB of the shared tile and writes its row's codes
-// and block scales as contiguous runs (256 B of codes, 32 to 128 B of scales
-// per store instruction; in 32 x 128 tiles a warp's codes and scales go to 16
-// rows, a few bytes each). CTAs start along the tile rows.
+// whole lines into its own 2 KB of the shared tile (BF16 as it is, widened as
+// it is read back) and writes its row's codes and block scales as contiguous
+// runs (256 B of codes, 32 to 128 B of scales per store instruction; in
+// 32 x 128 tiles a warp's codes and scales go to 16 rows, a few bytes each).
+// CTAs start along the tile rows. Its kernels are one per recipe: the scale
+// mode and the RHT are compile-time constants there (FixedRecipe).
 // Traffic per element: 4 B read (2 for BF16), 0.5 B of codes written per
 // direction plus one scale code per block (1 or 4 B per 16/32/256 elements).
 // nvfp4 reads x twice: an amax pass (the same kernel, walking the tiles
@@ -35,7 +37,6 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/quant_math.h"
@@ -168,9 +169,6 @@ __device__ __forceinline__ void store_four(float* s, uint2 w) {
   const float2 f1 = bf16x2_to_float2(w.y);
   *reinterpret_cast<float4*>(s) = make_float4(f0.x, f0.y, f1.x, f1.y);
 }
-// The load unit of four elements: 16 bytes of FP32, 8 of BF16 bits.
-template <typename T>
-using FourOf = std::conditional_t<sizeof(T) == 4, uint4, uint2>;
 
 // One 16-byte chunk of x as floats in the shared tile: four FP32 as they are,
 // or eight BF16 widened (two 16-byte stores).
@@ -203,28 +201,60 @@ __device__ __forceinline__ void stage_subtile(const T* x, int64_t cols, Tile& ti
   for (int i = 0; i < kLoads; ++i) store_chunk(s + kRowsPerLoad * i * kSmemStride, w[i], T{});
 }
 
-// Wide rows: the four floats x[c0 + 4 ch ..] of a warp's row lie at chunk
-// ch ^ ((ch / 4) % 8) of its 512 floats of shared memory, which stays inside
-// ch's aligned run of 8 chunks (128 bytes, all 32 banks): the eight lanes of a
-// 16-byte access phase store 8 consecutive chunks, or read chunk 4g + q for 8
-// consecutive g, and both land on 8 distinct bank quads. For lane < 32 the
-// swizzle of chunk 32 i + lane is 32 i + (lane ^ (lane / 4) % 8), and that of
-// chunk 4 lane + q is ((4 lane) ^ (lane % 8)) ^ q: one base per lane, then
-// constant offsets (stores) or an XOR (reads).
-__device__ __forceinline__ int wide_store_chunk(int lane) { return lane ^ ((lane >> 2) & 7); }
-__device__ __forceinline__ int wide_read_chunk(int lane) { return (4 * lane) ^ (lane & 7); }
+// Wide rows, FP32: the four floats x[c0 + 4 ch ..] of a warp's row lie at
+// chunk ch ^ ((ch / 4) % 8) of its 512 floats of shared memory, which stays
+// inside ch's aligned run of 8 chunks (128 bytes, all 32 banks): the eight
+// lanes of a 16-byte access phase store 8 consecutive chunks, or read chunk
+// 4g + q for 8 consecutive g, and both land on 8 distinct bank quads. For
+// lane < 32 the swizzle of chunk 32 i + lane is 32 i + (lane ^ (lane / 4) % 8),
+// and that of chunk 4 lane + q is 4 lane ^ (lane % 8) ^ q: the run of four
+// chunks at 4 lane ^ (lane & 4), read in the order (lane % 4) ^ q.
+// BF16: the row's 64 chunks of eight BF16 stay as they are (widened as they
+// are read), chunk ch at ch ^ ((ch / 8) % 2): lane g reads chunks 2g and
+// 2g + 1, and a phase's eight lanes read chunks 2g + (q ^ (g / 4) % 2), again
+// 8 distinct bank quads; a phase's stores are 8 consecutive chunks.
+__device__ __forceinline__ int wide_store_chunk(int lane, float) { return lane ^ ((lane >> 2) & 7); }
+__device__ __forceinline__ int wide_store_chunk(int lane, uint16_t) { return lane ^ ((lane >> 3) & 1); }
 
 // A warp's row x[r, c0 .. c0 + 511] (p = &x[r, c0], 16-byte aligned) into s,
 // by whole lines: load i brings chunk 32 i + lane, so each load instruction
-// reads 512 contiguous bytes (FP32) or 256 (BF16). T: float or uint16_t.
+// reads 512 contiguous bytes. T: float or uint16_t (BF16 bits).
 template <typename T>
 __device__ __forceinline__ void stage_row(const T* p, float* s, int lane) {
-  FourOf<T> w[4];
+  constexpr int kLoads = kWideCols * static_cast<int>(sizeof(T)) / (16 * 32);  // 16-byte chunks per lane
+  uint4 w[kLoads];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) w[i] = reinterpret_cast<const FourOf<T>*>(p)[32 * i + lane];
-  float* d = s + 4 * wide_store_chunk(lane);
+  for (int i = 0; i < kLoads; ++i) w[i] = reinterpret_cast<const uint4*>(p)[32 * i + lane];
+  uint4* d = reinterpret_cast<uint4*>(s) + wide_store_chunk(lane, T{});
 #pragma unroll
-  for (int i = 0; i < 4; ++i) store_four(d + 128 * i, w[i]);
+  for (int i = 0; i < kLoads; ++i) d[32 * i] = w[i];
+}
+
+// Lane `lane`'s group (x[r, c0 + 16 lane ..]) from its row staged in s.
+__device__ __forceinline__ void read_row_group(const float* s, int lane, float (&v)[16], float) {
+  const float4* run = reinterpret_cast<const float4*>(s) + ((4 * lane) ^ (lane & 4));
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const float4 f = run[(lane & 3) ^ q];
+    v[4 * q] = f.x;
+    v[4 * q + 1] = f.y;
+    v[4 * q + 2] = f.z;
+    v[4 * q + 3] = f.w;
+  }
+}
+__device__ __forceinline__ void read_row_group(const float* s, int lane, float (&v)[16], uint16_t) {
+  const uint4* pair = reinterpret_cast<const uint4*>(s) + 2 * lane;
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const uint4 w = pair[q ^ ((lane >> 2) & 1)];
+    const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 f = bf16x2_to_float2(words[i]);
+      v[8 * q + 2 * i] = f.x;
+      v[8 * q + 2 * i + 1] = f.y;
+    }
+  }
 }
 
 // max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
@@ -255,27 +285,93 @@ __device__ __forceinline__ void cta_amax_to(float amax, float* tensor, float (&p
   }
 }
 
+// What a kernel knows of its recipe at compile time. Tile layouts read the
+// scale mode and the RHT from their arguments (one kernel per format and
+// rounding serves every recipe); the wide-rows kernels, one per recipe, have
+// them as constants, so that a group runs none of the other recipes' branches
+// (about 50 of its ~500 instructions), and their blocks are one row tall.
+struct ArgsRecipe {
+  static constexpr bool kOneRowBlocks = false;
+  __device__ static ScaleMode scale(const QuantizeArgs& a) { return a.scale.mode; }
+  __device__ static bool rht(const QuantizeArgs& a) { return a.rht; }
+  __device__ static const math::ScaleFacts& scale_facts(const QuantizeArgs& a) { return a.scale; }
+};
+template <ScaleMode kScale, bool kRht>
+struct FixedRecipe {
+  static constexpr bool kOneRowBlocks = true;
+  __device__ static constexpr ScaleMode scale(const QuantizeArgs&) { return kScale; }
+  __device__ static constexpr bool rht(const QuantizeArgs&) { return kRht; }
+  __device__ static math::ScaleFacts scale_facts(const QuantizeArgs& a) {
+    math::ScaleFacts facts = a.scale;
+    facts.mode = kScale;
+    return facts;
+  }
+};
+
+// What a group leaves to be stored: its two words of codes and its block's
+// scale code (kAmaxOnly: its largest finite magnitude instead).
+struct GroupResult {
+  float amax = 0.0f;
+  uint32_t lo = 0;
+  uint32_t hi = 0;
+  uint32_t scale_code = 0;
+};
+
+// Without a tensor scale (every mode but nvfp4) the first group writes the
+// tensor's {amax 0 (not computed), S_enc 1, g 1}.
+__device__ __forceinline__ void store_unit_tensor_scale(const Output& o) {
+  o.tensor[kTensorAmax] = 0.0f;
+  o.tensor[kTensorEncode] = 1.0f;
+  o.tensor[kTensorDecode] = 1.0f;
+}
+
+// Block scale code number idx of an output (1 or 4 bytes each).
+__device__ __forceinline__ void store_scale_code(const Output& o, int64_t idx, uint32_t code) {
+  if (o.scale_bytes == 4) {
+    reinterpret_cast<uint32_t*>(o.scales)[idx] = code;
+  } else {
+    o.scales[idx] = static_cast<uint8_t>(code);
+  }
+}
+
+// The stores of a group anywhere in the tensor: its codes (groups past the end
+// of a line but inside codes_ld write the zero padding) and, from the block's
+// first group where it is live (inside the tensor), the block's scale code.
+__device__ __forceinline__ void store_group(const QuantizeArgs& a, const Output& o, const GroupResult& g, int64_t line,
+                                            int64_t lines, int64_t k0, bool live, ScaleMode mode) {
+  if (line < lines && k0 / 2 < o.codes_ld) {
+    *reinterpret_cast<uint2*>(o.codes + line * o.codes_ld + k0 / 2) = make_uint2(g.lo, g.hi);
+  }
+  const bool block_leader = (k0 & (a.block_cols - 1)) == 0 && (line & (a.block_rows - 1)) == 0;
+  if (live && block_leader) {
+    store_scale_code(o, (line >> a.block_rows_log2) * o.scales_ld + (k0 >> a.block_cols_log2), g.scale_code);
+  }
+  if (line == 0 && k0 == 0 && mode != ScaleMode::kNVFP4) store_unit_tensor_scale(o);
+}
+
 // One group of one direction: RHT16, then either (kAmaxOnly) the group's
-// largest finite magnitude, returned, or the block amax by shuffles, block
-// scale, rounding, packing and the stores. All 32 lanes of the warp must call
-// it. line/lines: the non-contraction index and extent; k0/klen: the group's
-// first contraction index and the contraction length.
-template <bool kAmaxOnly, Format F, bool kStochastic>
-__device__ __forceinline__ float process_group(const QuantizeArgs& a, const Output& o, float (&v)[16], int64_t line,
-                                               int64_t lines, int64_t k0, int64_t klen) {
+// largest finite magnitude or the block amax by shuffles, block scale,
+// rounding and packing. All 32 lanes of the warp must call it. line/lines:
+// the non-contraction index and extent; k0/klen: the group's first
+// contraction index and the contraction length. R: ArgsRecipe or FixedRecipe.
+// kStore: store the codes and the block scale (store_group) before returning.
+template <bool kAmaxOnly, Format F, bool kStochastic, class R, bool kStore>
+__device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, const Output& o, float (&v)[16],
+                                                     int64_t line, int64_t lines, int64_t k0, int64_t klen) {
   const bool live = line < lines && k0 < klen;
+  const ScaleMode mode = R::scale(a);
   // nvfp4: fl(S_enc / gmax), loaded before the RHT so that its latency hides
   // behind it, once tensor_scale_kernel has written it.
   float enc_over_gmax = 0.0f;
-  if (!kAmaxOnly && a.scale.mode == ScaleMode::kNVFP4) {
+  if (!kAmaxOnly && mode == ScaleMode::kNVFP4) {
     wait_for_previous_kernel();
     enc_over_gmax = o.tensor[kTensorEncOverGmax];
   }
   // Without BF16 rounding, the RHT's scaling by c goes to the block amax and,
   // where math::rht16_scale_folds allows, into the block's encode factor: 16
   // multiplies fewer per group, the same codes.
-  const bool fold = a.rht && !a.rht_bf16;
-  if (a.rht && live) {
+  const bool fold = R::rht(a) && !a.rht_bf16;
+  if (R::rht(a) && live) {
     math::rht16_sums(v, a.rht_signs.ones);
     if (a.rht_bf16) math::rht16_scale(v, true);
   }
@@ -286,7 +382,9 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
     for (int j = 0; j < 16; ++j) {
       if (math::is_finite(v[j])) amax = fmaxf(amax, math::abs_of(v[j]));
     }
-    return fold ? math::mul_rn(amax, math::kRht16Scale) : amax;
+    GroupResult g;
+    g.amax = fold ? math::mul_rn(amax, math::kRht16Scale) : amax;
+    return g;
   } else {
     // The block amax and its finiteness in one NaN-propagating max per element:
     // NaN if the block holds a NaN, +Inf if it holds an infinity, else the
@@ -294,7 +392,7 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
     float amax = 0.0f;
 #pragma unroll
     for (int j = 0; j < 16; ++j) amax = max_nan_abs(amax, v[j]);
-    if (a.block_rows == 16) {
+    if (!R::kOneRowBlocks && a.block_rows == 16) {
       for (int m = 2; m <= 16; m *= 2) amax = max_nan_abs(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, m));
     } else if (a.block_cols == 32) {
       amax = max_nan_abs(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
@@ -304,17 +402,17 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
 
     // nvfp4: the tensor scale, fl(S_enc / gmax) and the encode factor of every
     // block-scale code were computed once, after the amax pass (tensor_scale_kernel).
-    const bool nvfp4 = a.scale.mode == ScaleMode::kNVFP4;
-    uint32_t lo = 0, hi = 0;
-    uint32_t scale_code = math::nan_scale_code(a.scale.format);
+    GroupResult g;
+    g.scale_code = math::nan_scale_code(a.scale.format);
     if (finite && live) {
       float encode;
-      if (nvfp4) {
-        scale_code = math::nvfp4_scale_code(amax, enc_over_gmax);
-        encode = o.tensor[kTensorEncodeTable + scale_code];
+      if (mode == ScaleMode::kNVFP4) {
+        g.scale_code = math::nvfp4_scale_code(amax, enc_over_gmax);
+        encode = o.tensor[kTensorEncodeTable + g.scale_code];
       } else {
-        const math::BlockScaleValue s = math::block_scale(a.scale, amax, math::TensorScaleValue{1.0f, 1.0f});
-        scale_code = s.code;
+        const math::BlockScaleValue s =
+            math::block_scale(R::scale_facts(a), amax, math::TensorScaleValue{1.0f, 1.0f});
+        g.scale_code = s.code;
         encode = s.encode;
       }
       uint32_t words[4] = {0u, 0u, 0u, 0u};
@@ -335,29 +433,26 @@ __device__ __forceinline__ float process_group(const QuantizeArgs& a, const Outp
         math::rht16_scale(v, false);
         p = math::group_codes<F, kStochastic>(v, encode, words, a.sr_bits);
       }
-      lo = p.lo;
-      hi = p.hi;
+      g.lo = p.lo;
+      g.hi = p.hi;
     }
-    // Codes: groups past the end of a row but inside codes_ld write the zero padding.
-    if (line < lines && k0 / 2 < o.codes_ld) {
-      *reinterpret_cast<uint2*>(o.codes + line * o.codes_ld + k0 / 2) = make_uint2(lo, hi);
-    }
-    const bool block_leader = (k0 & (a.block_cols - 1)) == 0 && (line & (a.block_rows - 1)) == 0;
-    if (live && block_leader) {
-      const int64_t idx = (line >> a.block_rows_log2) * o.scales_ld + (k0 >> a.block_cols_log2);
-      if (o.scale_bytes == 4) {
-        reinterpret_cast<uint32_t*>(o.scales)[idx] = scale_code;
-      } else {
-        o.scales[idx] = static_cast<uint8_t>(scale_code);
-      }
-    }
-    if (line == 0 && k0 == 0 && !nvfp4) {  // no tensor scale: amax 0 (not computed), S_enc = g = 1
-      o.tensor[kTensorAmax] = 0.0f;
-      o.tensor[kTensorEncode] = 1.0f;
-      o.tensor[kTensorDecode] = 1.0f;
-    }
-    return 0.0f;
+    if constexpr (kStore) store_group(a, o, g, line, lines, k0, live, mode);
+    return g;
   }
+}
+
+// The stores of lane `lane`'s group of a wide-rows tile that lies inside the
+// tensor (row r, columns c0 .. c0 + 511): every group is live, its codes are
+// bytes 8 lane .. of the tile's run of row r, and its block is 1x16 or 1x32.
+template <class R>
+__device__ __forceinline__ void store_row_group(const QuantizeArgs& a, const Output& o, const GroupResult& g,
+                                                int64_t r, int64_t c0, int lane) {
+  *reinterpret_cast<uint2*>(o.codes + r * o.codes_ld + c0 / 2 + 8 * lane) = make_uint2(g.lo, g.hi);
+  const int k = 16 * lane;
+  if ((k & (a.block_cols - 1)) == 0) {
+    store_scale_code(o, r * o.scales_ld + ((c0 + k) >> a.block_cols_log2), g.scale_code);
+  }
+  if (r == 0 && c0 + k == 0 && R::scale(a) != ScaleMode::kNVFP4) store_unit_tensor_scale(o);
 }
 
 // The tile a CTA owns and the order the CTAs start in (launch x fastest).
@@ -376,7 +471,8 @@ static_assert(kWideTileRows * kWideCols <= kTileRows * kSmemStride, "wide rows f
 // persistent CTAs prefetching their next tile into registers, and persistent
 // CTAs double-buffering tiles in shared memory through cp.async.
 // kLayout: the tile shape and the order the CTAs start in; quantize() says which.
-template <bool kAmaxOnly, Format F, bool kStochastic, Layout kLayout>
+// R: ArgsRecipe for the tile layouts, FixedRecipe for wide rows.
+template <bool kAmaxOnly, Format F, bool kStochastic, Layout kLayout, class R = ArgsRecipe>
 __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const QuantizeArgs a) {
   __shared__ alignas(16) Tile tile;
   __shared__ float partial[kThreads / 32];
@@ -394,28 +490,29 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
     const int64_t c0 = static_cast<int64_t>(cta_x) * kWideCols;
     const int64_t c = c0 + 16 * lane;
     float v[16];
-    if (a.vector_loads && r < a.rows && c0 + kWideCols <= a.cols) {  // warp-uniform
+    const bool inside = a.vector_loads && r < a.rows && c0 + kWideCols <= a.cols;  // warp-uniform
+    if (inside) {
       float* s = &tile[0][0] + warp * kWideCols;
       if (a.bf16) {
         stage_row(static_cast<const uint16_t*>(a.x) + r * a.cols + c0, s, lane);
+        __syncwarp();
+        read_row_group(s, lane, v, uint16_t{});
       } else {
         stage_row(static_cast<const float*>(a.x) + r * a.cols + c0, s, lane);
-      }
-      __syncwarp();
-      const int base = wide_read_chunk(lane);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float4 f = *reinterpret_cast<const float4*>(s + 4 * (base ^ q));
-        v[4 * q] = f.x;
-        v[4 * q + 1] = f.y;
-        v[4 * q + 2] = f.z;
-        v[4 * q + 3] = f.w;
+        __syncwarp();
+        read_row_group(s, lane, v, float{});
       }
     } else {
       load_row_group(a, r, c, v);
     }
-    const float amax = process_group<kAmaxOnly, F, kStochastic>(a, a.out[0], v, r, a.rows, c, a.cols);
-    if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[0].tensor, partial);
+    const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R, false>(a, a.out[0], v, r, a.rows, c, a.cols);
+    if constexpr (kAmaxOnly) {
+      cta_amax_to(g.amax, a.out[0].tensor, partial);
+    } else if (inside) {
+      store_row_group<R>(a, a.out[0], g, r, c0, lane);
+    } else {
+      store_group(a, a.out[0], g, r, a.rows, c, r < a.rows && c < a.cols, R::scale(a));
+    }
     return;
   }
 
@@ -447,9 +544,9 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
       }
     }
     if (a.rowwise) {
-      const float amax =
-          process_group<kAmaxOnly, F, kStochastic>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols);
-      if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[0].tensor, partial);
+      const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R, true>(a, a.out[0], v, tile_r0 + tr, a.rows,
+                                                                              tile_c0 + tc, a.cols);
+      if constexpr (kAmaxOnly) cta_amax_to(g.amax, a.out[0].tensor, partial);
     }
   }
   if (a.colwise) {
@@ -459,10 +556,10 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
     float v[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = tile_at(tile, tr, tc)[j * kSmemStride];
-    const float amax =
-        process_group<kAmaxOnly, F, kStochastic>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
+    const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R, true>(a, a.out[1], v, tile_c0 + tc, a.cols,
+                                                                            tile_r0 + tr, a.rows);
     // partial[] is reused: the __syncthreads above orders this after the row-wise read.
-    if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[1].tensor, partial);
+    if constexpr (kAmaxOnly) cta_amax_to(g.amax, a.out[1].tensor, partial);
   }
 }
 
@@ -552,47 +649,71 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t strea
   check(cudaLaunchKernelEx(&config, kernel, args...), name, __FILE__, __LINE__);
 }
 
-// The main pass, or (amax_only) nvfp4's amax pass, which does not depend on
-// the format or the rounding: one instantiation per layout serves all.
-template <Layout kLayout>
-void launch_quantize(bool amax_only, Format format, bool stochastic, dim3 grid, cudaStream_t stream,
+// The main pass of a layout and recipe R: one kernel per format and rounding.
+using QuantizeKernel = void (*)(QuantizeArgs);
+template <Layout kLayout, class R>
+QuantizeKernel main_pass_kernel(Format format, bool stochastic) {
+  switch (format) {
+    case Format::kE2M1:
+      return stochastic ? quantize_tile_kernel<false, Format::kE2M1, true, kLayout, R>
+                        : quantize_tile_kernel<false, Format::kE2M1, false, kLayout, R>;
+    case Format::kE1M2:
+      return stochastic ? quantize_tile_kernel<false, Format::kE1M2, true, kLayout, R>
+                        : quantize_tile_kernel<false, Format::kE1M2, false, kLayout, R>;
+    case Format::kInt4:
+      return stochastic ? quantize_tile_kernel<false, Format::kInt4, true, kLayout, R>
+                        : quantize_tile_kernel<false, Format::kInt4, false, kLayout, R>;
+  }
+  throw std::logic_error("quantize: unknown format");
+}
+
+// nvfp4's amax pass (amax_only) or the main pass. The amax pass does not
+// depend on the format or the rounding: one kernel per layout and R.
+template <Layout kLayout, class R>
+QuantizeKernel pass_kernel(bool amax_only, Format format, bool stochastic) {
+  return amax_only ? quantize_tile_kernel<true, Format::kE2M1, false, kLayout, R>
+                   : main_pass_kernel<kLayout, R>(format, stochastic);
+}
+
+// Wide rows: the kernels of the recipe's scale mode and RHT (an amax pass for
+// nvfp4 alone, the one mode with a tensor scale).
+template <bool kRht>
+QuantizeKernel wide_rows_kernel(bool amax_only, ScaleMode mode, Format format, bool stochastic) {
+  constexpr Layout kWide = Layout::kWideRows;
+  if (mode == ScaleMode::kNVFP4) {
+    return pass_kernel<kWide, FixedRecipe<ScaleMode::kNVFP4, kRht>>(amax_only, format, stochastic);
+  }
+  if (amax_only) throw std::logic_error("quantize: an amax pass without a tensor scale");
+  switch (mode) {
+    case ScaleMode::kFP32:
+      return main_pass_kernel<kWide, FixedRecipe<ScaleMode::kFP32, kRht>>(format, stochastic);
+    case ScaleMode::kMXFloor:
+      return main_pass_kernel<kWide, FixedRecipe<ScaleMode::kMXFloor, kRht>>(format, stochastic);
+    case ScaleMode::kMXCeil:
+      return main_pass_kernel<kWide, FixedRecipe<ScaleMode::kMXCeil, kRht>>(format, stochastic);
+    default:
+      throw std::logic_error("quantize: unknown scale mode");
+  }
+}
+
+void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3 grid, cudaStream_t stream,
                      bool after_previous, const QuantizeArgs& a) {
-  void (*kernel)(QuantizeArgs) = nullptr;
-  if (amax_only) {
-    kernel = quantize_tile_kernel<true, Format::kE2M1, false, kLayout>;
-  } else {
-    switch (format) {
-      case Format::kE2M1:
-        kernel = stochastic ? quantize_tile_kernel<false, Format::kE2M1, true, kLayout>
-                            : quantize_tile_kernel<false, Format::kE2M1, false, kLayout>;
-        break;
-      case Format::kE1M2:
-        kernel = stochastic ? quantize_tile_kernel<false, Format::kE1M2, true, kLayout>
-                            : quantize_tile_kernel<false, Format::kE1M2, false, kLayout>;
-        break;
-      case Format::kInt4:
-        kernel = stochastic ? quantize_tile_kernel<false, Format::kInt4, true, kLayout>
-                            : quantize_tile_kernel<false, Format::kInt4, false, kLayout>;
-        break;
-    }
+  const bool sr = cfg.rounding == Rounding::kStochastic;
+  QuantizeKernel kernel = nullptr;
+  switch (layout) {
+    case Layout::kColumnsFirst:
+      kernel = pass_kernel<Layout::kColumnsFirst, ArgsRecipe>(amax_only, cfg.format, sr);
+      break;
+    case Layout::kRowsFirst:
+      kernel = pass_kernel<Layout::kRowsFirst, ArgsRecipe>(amax_only, cfg.format, sr);
+      break;
+    case Layout::kWideRows:
+      kernel = a.rht ? wide_rows_kernel<true>(amax_only, cfg.scale, cfg.format, sr)
+                     : wide_rows_kernel<false>(amax_only, cfg.scale, cfg.format, sr);
+      break;
   }
   launch(kernel, grid, kThreads, stream, after_previous,
          amax_only ? "launch of quantize_tile_kernel<amax>" : "launch of quantize_tile_kernel", a);
-}
-
-void launch_quantize(Layout layout, bool amax_only, Format format, bool stochastic, dim3 grid, cudaStream_t stream,
-                     bool after_previous, const QuantizeArgs& a) {
-  switch (layout) {
-    case Layout::kColumnsFirst:
-      launch_quantize<Layout::kColumnsFirst>(amax_only, format, stochastic, grid, stream, after_previous, a);
-      break;
-    case Layout::kRowsFirst:
-      launch_quantize<Layout::kRowsFirst>(amax_only, format, stochastic, grid, stream, after_previous, a);
-      break;
-    case Layout::kWideRows:
-      launch_quantize<Layout::kWideRows>(amax_only, format, stochastic, grid, stream, after_previous, a);
-      break;
-  }
 }
 
 Output output_of(DeviceQuantized* q) {
@@ -716,17 +837,16 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   }
   // nvfp4: the amax pass, tensor_scale_kernel and the main pass, chained.
   const bool chained = cfg.scale == ScaleMode::kNVFP4 && has_dependent_launch();
-  const bool sr = cfg.rounding == Rounding::kStochastic;
   if (cfg.scale == ScaleMode::kNVFP4) {
     for (int d = 0; d < 2; ++d) {  // the amax pass takes atomic maxima into a zero
       if ((d == 0 && rowwise == nullptr) || (d == 1 && colwise == nullptr)) continue;
       NIBBLE_CUDA_CHECK(cudaMemsetAsync(a.out[d].tensor, 0, sizeof(float), stream));
     }
-    launch_quantize(layout, true, cfg.format, sr, grid, stream, false, a);
+    launch_quantize(layout, true, cfg, grid, stream, false, a);
     launch(tensor_scale_kernel, dim3(1), dim3(kScaleCodes), stream, chained, "launch of tensor_scale_kernel",
            a.scale, a.rowwise ? a.out[0].tensor : nullptr, a.colwise ? a.out[1].tensor : nullptr);
   }
-  launch_quantize(layout, false, cfg.format, sr, grid, stream, chained, a);
+  launch_quantize(layout, false, cfg, grid, stream, chained, a);
 }
 
 DeviceQuantized quantize_rowwise(const float* x, int64_t rows, int64_t cols, const QuantConfig& cfg) {
