@@ -92,6 +92,18 @@ __device__ __forceinline__ float2 bf16x2_to_float2(uint32_t w) {
   return make_float2(bf16_bits_to_float(w & 0xFFFFu), __uint_as_float(w & 0xFFFF0000u));
 }
 
+// The eight BF16 of a 16-byte chunk (element 0 in the low half of w.x) as
+// floats v[first .. first + 7].
+__device__ __forceinline__ void widen_bf16x8(uint4 w, float (&v)[16], int first) {
+  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = bf16x2_to_float2(words[i]);
+    v[first + 2 * i] = f.x;
+    v[first + 2 * i + 1] = f.y;
+  }
+}
+
 // Programmatic dependent launch (sm_90; no-ops elsewhere). nvfp4 runs three
 // kernels in a row: the amax pass, tensor_scale_kernel and the main pass. Each
 // of the first two lets the next one launch as soon as all its CTAs have
@@ -139,16 +151,7 @@ __device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r,
     const uint16_t* p = static_cast<const uint16_t*>(a.x) + r * a.cols + c0;
     if (full) {
 #pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const uint4 w = reinterpret_cast<const uint4*>(p)[q];
-        const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float2 f = bf16x2_to_float2(words[i]);
-          v[8 * q + 2 * i] = f.x;
-          v[8 * q + 2 * i + 1] = f.y;
-        }
-      }
+      for (int q = 0; q < 2; ++q) widen_bf16x8(reinterpret_cast<const uint4*>(p)[q], v, 8 * q);
     } else {
       for (int j = 0; j < 16 && c0 + j < a.cols; ++j) v[j] = bf16_bits_to_float(p[j]);
     }
@@ -245,16 +248,7 @@ __device__ __forceinline__ void read_row_group(const float* s, int lane, float (
 __device__ __forceinline__ void read_row_group(const float* s, int lane, float (&v)[16], uint16_t) {
   const uint4* pair = reinterpret_cast<const uint4*>(s) + 2 * lane;
 #pragma unroll
-  for (int q = 0; q < 2; ++q) {
-    const uint4 w = pair[q ^ ((lane >> 2) & 1)];
-    const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 f = bf16x2_to_float2(words[i]);
-      v[8 * q + 2 * i] = f.x;
-      v[8 * q + 2 * i + 1] = f.y;
-    }
-  }
+  for (int q = 0; q < 2; ++q) widen_bf16x8(pair[q ^ ((lane >> 2) & 1)], v, 8 * q);
 }
 
 // max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
