@@ -249,7 +249,9 @@ Tensor read_safetensors(const std::string& path, const std::string& name) {
   const auto bytes = read_bytes(file.stream, span, path);
   std::vector<float> values(static_cast<std::size_t>(*numel));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = dtype.to_float(bytes.data() + i * dtype.size);
-  return Tensor{entry.name, entry.shape, std::move(values)};
+  Tensor t{entry.name, entry.shape, std::move(values)};
+  t.bf16 = entry.dtype == "BF16";
+  return t;
 }
 
 void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors) {

@@ -654,6 +654,9 @@ TEST_F(TensorFileTest, SafetensorsF16AndBf16DecodeAllBitPatternsExactly) {
   for (uint32_t pattern = 0; pattern < 65536; ++pattern) {
     EXPECT_EQ(bits_of(brain.data[pattern]), pattern << 16) << pattern;
   }
+  // Only the BF16 tensor says so (the GPU commands then upload it as BF16).
+  EXPECT_TRUE(brain.bf16);
+  EXPECT_FALSE(half.bf16);
 }
 
 TEST_F(TensorFileTest, SafetensorsF64RoundsToNearestEven) {

@@ -24,6 +24,8 @@ struct Tensor {
   std::string name;               // safetensors key, or the file stem for .npy
   std::vector<int64_t> shape;     // row-major; empty shape = scalar
   std::vector<float> data;        // product(shape) elements
+  bool bf16 = false;              // read from bfloat16 (safetensors BF16): every value is exactly a BF16,
+                                  // so its bit pattern's low 16 bits are zero
 
   int64_t numel() const;
   // The tensor seen as a matrix [rows, cols] whose cols is the last axis
