@@ -97,6 +97,30 @@ double elapsed_ms(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A tensor on the device in its file's precision: a BF16 tensor stays two
+// bytes per element (its float32 values are exact BF16, so their top halves
+// are the bits) and goes through the BF16 kernels; any other, float32.
+struct DeviceInput {
+  cuda::DeviceBuffer<float> f32;
+  cuda::DeviceBuffer<uint16_t> bf16;
+  cuda::InputType type = cuda::InputType::kFloat32;
+
+  explicit DeviceInput(const io::Tensor& t) {
+    if (!t.bf16) {
+      f32 = cuda::DeviceBuffer<float>(t.data);
+      return;
+    }
+    std::vector<uint16_t> bits(t.data.size());
+    for (size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<uint16_t>(f32_bits(t.data[i]) >> 16);
+    bf16 = cuda::DeviceBuffer<uint16_t>(bits);
+    type = cuda::InputType::kBFloat16;
+  }
+  const void* data() const {
+    return type == cuda::InputType::kBFloat16 ? static_cast<const void*>(bf16.data()) : f32.data();
+  }
+  const char* name() const { return type == cuda::InputType::kBFloat16 ? "BF16" : "FP32"; }
+};
+
 // ---- gpu-quant -------------------------------------------------------------------
 struct GpuQuantOptions {
   std::string tensor;
@@ -117,19 +141,20 @@ void run_gpu_quant(const GpuQuantOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  cuda::DeviceBuffer<float> x(t.data);
+  const DeviceInput x(t);
   cuda::DeviceQuantized row = cuda::allocate_quantized(rows, cols, cfg);
   std::optional<cuda::DeviceQuantized> col;
   if (o.colwise) col = cuda::allocate_quantized(cols, rows, cfg);
   const auto start = std::chrono::steady_clock::now();
   try {
-    cuda::quantize(x.data(), cuda::InputType::kFloat32, rows, cols, cfg, &row, col ? &*col : nullptr);
+    cuda::quantize(x.data(), x.type, rows, cols, cfg, &row, col ? &*col : nullptr);
   } catch (const std::invalid_argument& e) {  // a shape the configuration cannot take (RHT16 axis)
     throw UsageError(e.what());
   }
   NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
   const double ms = elapsed_ms(start);
-  fmt::print("{} [{} x {}] on {}: {}\n", t.name, rows, cols, cuda::device_name(), describe(cfg));
+  fmt::print("{} [{} x {}] ({} on the device) on {}: {}\n", t.name, rows, cols, x.name(), cuda::device_name(),
+             describe(cfg));
   fmt::print("  quantized in {:.3f} ms (wall clock, first call); row-wise {} bytes{}\n", ms, row.device_bytes(),
              col ? fmt::format(", column-wise {} bytes", col->device_bytes()) : "");
   const QuantizedTensor h = cuda::to_host(row);
@@ -193,9 +218,9 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd) {
   cuda::DeviceQuantized qa = cuda::allocate_quantized(m, k, ca);
   cuda::DeviceQuantized qb = cuda::allocate_quantized(n, k, cb);
   try {
-    cuda::DeviceBuffer<float> da(a.data), db(b.data);
-    cuda::quantize(da.data(), cuda::InputType::kFloat32, m, k, ca, &qa, nullptr);
-    cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, cb, &qb, nullptr);
+    const DeviceInput da(a), db(b);
+    cuda::quantize(da.data(), da.type, m, k, ca, &qa, nullptr);
+    cuda::quantize(db.data(), db.type, n, k, cb, &qb, nullptr);
   } catch (const std::invalid_argument& e) {  // a shape the configuration cannot take (RHT16 axis)
     throw UsageError(e.what());
   }

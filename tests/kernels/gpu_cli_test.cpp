@@ -1,0 +1,99 @@
+// The GPU commands end to end: `nibble gpu-quant` and `nibble gpu-gemm` on
+// tensor files, BF16 .safetensors going to the device as BF16 (the BF16
+// kernels) and float32 files as float32, each checked against golden by the
+// command's own --check. Skips (saying so) where there is no CUDA device.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "../cli/run_command.h"
+#include "gpu_test_util.h"
+#include "nibble/io/tensor_file.h"
+
+namespace nibble {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A one-tensor .safetensors file of BF16 bits (little-endian), written by hand:
+// io writes float32 only.
+void write_bf16_safetensors(const std::string& path, const std::string& name, int64_t rows, int64_t cols,
+                            const std::vector<uint16_t>& bits) {
+  const std::string json = "{\"" + name + "\":{\"dtype\":\"BF16\",\"shape\":[" + std::to_string(rows) + "," +
+                           std::to_string(cols) + "],\"data_offsets\":[0," + std::to_string(2 * bits.size()) + "]}}";
+  std::ofstream out(path, std::ios::binary);
+  const uint64_t size = json.size();
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>((size >> (8 * i)) & 0xFFu));
+  out << json;
+  for (uint16_t b : bits) {
+    out.put(static_cast<char>(b & 0xFFu));
+    out.put(static_cast<char>(b >> 8));
+  }
+}
+
+class GpuCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("nibble_gpu_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& file) const { return (dir_ / file).string(); }
+
+  // The same values as a BF16 file and as a float32 file.
+  void write_pair(const std::string& stem, int64_t rows, int64_t cols, uint64_t seed) {
+    const std::vector<uint16_t> bits = test::to_bf16_bits(test::wide_range_tensor(rows, cols, seed));
+    write_bf16_safetensors(path(stem + "_bf16.safetensors"), stem, rows, cols, bits);
+    io::write_safetensors(path(stem + "_f32.safetensors"),
+                          {io::Tensor{stem, {rows, cols}, test::from_bf16_bits(bits)}});
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(GpuCliTest, QuantizeKeepsBf16FilesBf16AndMatchesGolden) {
+  NIBBLE_REQUIRE_GPU();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  write_pair("x", 64, 608, test::kKernelTestSeed);  // a whole wide-rows tile and a partial one
+  int runs = 0;
+  for (const char* recipe : {"--format e1m2 --block 1x16 --scale fp32 --rounding sr --rht 16",
+                             "--format e2m1 --block 1x16 --scale nvfp4 --rounding rne"}) {
+    for (const char* colwise : {"", " --colwise"}) {
+      for (const auto& [file, kind] :
+           {std::pair{"x_bf16.safetensors", "BF16"}, std::pair{"x_f32.safetensors", "FP32"}}) {
+        const auto r = test::run_nibble("gpu-quant --tensor " + path(file) + " " + recipe + colwise + " --check");
+        SCOPED_TRACE(std::string(recipe) + colwise + " " + file + "\n" + r.output);
+        EXPECT_EQ(r.exit_code, 0);
+        EXPECT_NE(r.output.find(std::string("(") + kind + " on the device)"), std::string::npos);
+        EXPECT_NE(r.output.find("row-wise vs golden: bit-exact"), std::string::npos);
+        if (*colwise != '\0') {
+          EXPECT_NE(r.output.find("column-wise vs golden: bit-exact"), std::string::npos);
+        }
+        ++runs;
+      }
+    }
+  }
+  EXPECT_EQ(runs, 8);
+}
+
+TEST_F(GpuCliTest, GemmOfBf16FilesMatchesGolden) {
+  NIBBLE_REQUIRE_GPU();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed + 1));
+  write_pair("a", 48, 544, test::kKernelTestSeed + 1);
+  write_pair("b", 40, 544, test::kKernelTestSeed + 2);
+  const auto r = test::run_nibble("gpu-gemm --a " + path("a_bf16.safetensors") + " --b " + path("b_bf16.safetensors") +
+                                  " --format e1m2 --block 1x16 --scale fp32 --check");
+  SCOPED_TRACE(r.output);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("vs golden gemm: bit-exact"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nibble
