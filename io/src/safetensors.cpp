@@ -250,7 +250,7 @@ Tensor read_safetensors(const std::string& path, const std::string& name) {
   std::vector<float> values(static_cast<std::size_t>(*numel));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = dtype.to_float(bytes.data() + i * dtype.size);
   Tensor t{entry.name, entry.shape, std::move(values)};
-  t.bf16 = entry.dtype == "BF16";
+  t.bf16 = dtype.to_float == bf16_to_float;  // the values are the file's BF16, exactly
   return t;
 }
 
