@@ -328,11 +328,13 @@ __device__ __forceinline__ void store_scale_code(const Output& o, int64_t idx, u
   }
 }
 
-// The stores of a group anywhere in the tensor: its codes (groups past the end
-// of a line but inside codes_ld write the zero padding) and, from the block's
-// first group where it is live (inside the tensor), the block's scale code.
+// The stores of a group anywhere in the tensor (arguments as process_group's;
+// mode: the recipe's scale mode): its codes (groups past the end of a line but
+// inside codes_ld write the zero padding) and, from the block's first group
+// where it lies inside the tensor, the block's scale code.
 __device__ __forceinline__ void store_group(const QuantizeArgs& a, const Output& o, const GroupResult& g, int64_t line,
-                                            int64_t lines, int64_t k0, bool live, ScaleMode mode) {
+                                            int64_t lines, int64_t k0, int64_t klen, ScaleMode mode) {
+  const bool live = line < lines && k0 < klen;
   if (line < lines && k0 / 2 < o.codes_ld) {
     *reinterpret_cast<uint2*>(o.codes + line * o.codes_ld + k0 / 2) = make_uint2(g.lo, g.hi);
   }
@@ -348,8 +350,7 @@ __device__ __forceinline__ void store_group(const QuantizeArgs& a, const Output&
 // rounding and packing. All 32 lanes of the warp must call it. line/lines:
 // the non-contraction index and extent; k0/klen: the group's first
 // contraction index and the contraction length. R: ArgsRecipe or FixedRecipe.
-// kStore: store the codes and the block scale (store_group) before returning.
-template <bool kAmaxOnly, Format F, bool kStochastic, class R, bool kStore>
+template <bool kAmaxOnly, Format F, bool kStochastic, class R>
 __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, const Output& o, float (&v)[16],
                                                      int64_t line, int64_t lines, int64_t k0, int64_t klen) {
   const bool live = line < lines && k0 < klen;
@@ -430,7 +431,6 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
       g.lo = p.lo;
       g.hi = p.hi;
     }
-    if constexpr (kStore) store_group(a, o, g, line, lines, k0, live, mode);
     return g;
   }
 }
@@ -499,13 +499,13 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
     } else {
       load_row_group(a, r, c, v);
     }
-    const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R, false>(a, a.out[0], v, r, a.rows, c, a.cols);
+    const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, r, a.rows, c, a.cols);
     if constexpr (kAmaxOnly) {
       cta_amax_to(g.amax, a.out[0].tensor, partial);
     } else if (inside) {
       store_row_group<R>(a, a.out[0], g, r, c0, lane);
     } else {
-      store_group(a, a.out[0], g, r, a.rows, c, r < a.rows && c < a.cols, R::scale(a));
+      store_group(a, a.out[0], g, r, a.rows, c, a.cols, R::scale(a));
     }
     return;
   }
@@ -538,9 +538,13 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
       }
     }
     if (a.rowwise) {
-      const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R, true>(a, a.out[0], v, tile_r0 + tr, a.rows,
-                                                                              tile_c0 + tc, a.cols);
-      if constexpr (kAmaxOnly) cta_amax_to(g.amax, a.out[0].tensor, partial);
+      const GroupResult g =
+          process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols);
+      if constexpr (kAmaxOnly) {
+        cta_amax_to(g.amax, a.out[0].tensor, partial);
+      } else {
+        store_group(a, a.out[0], g, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols, R::scale(a));
+      }
     }
   }
   if (a.colwise) {
@@ -550,10 +554,14 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
     float v[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = tile_at(tile, tr, tc)[j * kSmemStride];
-    const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R, true>(a, a.out[1], v, tile_c0 + tc, a.cols,
-                                                                            tile_r0 + tr, a.rows);
-    // partial[] is reused: the __syncthreads above orders this after the row-wise read.
-    if constexpr (kAmaxOnly) cta_amax_to(g.amax, a.out[1].tensor, partial);
+    const GroupResult g =
+        process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
+    if constexpr (kAmaxOnly) {
+      // partial[] is reused: the __syncthreads above orders this after the row-wise read.
+      cta_amax_to(g.amax, a.out[1].tensor, partial);
+    } else {
+      store_group(a, a.out[1], g, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows, R::scale(a));
+    }
   }
 }
 
