@@ -413,11 +413,12 @@ __device__ __forceinline__ ConsumerThread consumer_thread() {
 // 64 cwg + 63 of the tile): per stage, the k-blocks one at a time, then the
 // outputs.
 template <int kStep>
-__device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* smem, uint32_t dec_base, int64_t m0,
-                                               int64_t n0, int64_t stages) {
+__device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* smem, const uint8_t* decoded,
+                                               int64_t m0, int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
   const ConsumerThread c = consumer_thread();
+  const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
 
   float acc[64];
   float p[64];
@@ -626,7 +627,7 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
     if constexpr (kFoldB) {
       consume_e4m3<kStep>(g, smem, decoded, m0, n0, stages);
     } else {
-      consume_scaled<kStep>(g, smem, static_cast<uint32_t>(__cvta_generic_to_shared(decoded)), m0, n0, stages);
+      consume_scaled<kStep>(g, smem, decoded, m0, n0, stages);
     }
   }
 #else
