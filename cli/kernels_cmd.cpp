@@ -217,10 +217,14 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd) {
   }
   cuda::DeviceQuantized qa = cuda::allocate_quantized(m, k, ca);
   cuda::DeviceQuantized qb = cuda::allocate_quantized(n, k, cb);
-  try {
+  const char* a_in = nullptr;
+  const char* b_in = nullptr;
+  try {  // the inputs are freed here: the GEMM holds only the quantized operands
     const DeviceInput da(a), db(b);
     cuda::quantize(da.data(), da.type, m, k, ca, &qa, nullptr);
     cuda::quantize(db.data(), db.type, n, k, cb, &qb, nullptr);
+    a_in = da.name();
+    b_in = db.name();
   } catch (const std::invalid_argument& e) {  // a shape the configuration cannot take (RHT16 axis)
     throw UsageError(e.what());
   }
@@ -230,8 +234,9 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd) {
   NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
   const double ms = elapsed_ms(start);
   const std::vector<float> result = c.download();
-  fmt::print("C [{} x {}] = A [{} x {}] ({}) * B [{} x {}]^T ({}) on {} in {:.3f} ms (wall clock, first call)\n", m,
-             n, m, k, describe(ca), n, k, describe(cb), cuda::device_name(), ms);
+  fmt::print("C [{} x {}] = A [{} x {}] ({}, {} in) * B [{} x {}]^T ({}, {} in) on {} in {:.3f} ms (wall clock, "
+             "first call)\n",
+             m, n, m, k, describe(ca), a_in, n, k, describe(cb), b_in, cuda::device_name(), ms);
   if (o.check) {
     const std::vector<float> want = gemm(cuda::to_host(qa), cuda::to_host(qb));
     size_t differ = 0;

@@ -92,6 +92,9 @@ TEST_F(GpuCliTest, GemmOfBf16FilesMatchesGolden) {
                                   " --format e1m2 --block 1x16 --scale fp32 --check");
   SCOPED_TRACE(r.output);
   EXPECT_EQ(r.exit_code, 0);
+  const size_t a_in = r.output.find(", BF16 in) * B [40 x 544]^T");  // A's input, then B's
+  ASSERT_NE(a_in, std::string::npos);
+  EXPECT_NE(r.output.find(", BF16 in) on ", a_in), std::string::npos);
   EXPECT_NE(r.output.find("vs golden gemm: bit-exact"), std::string::npos);
 }
 
