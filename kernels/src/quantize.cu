@@ -449,6 +449,20 @@ __device__ __forceinline__ void store_row_group(const QuantizeArgs& a, const Out
   if (r == 0 && c0 + k == 0 && R::scale(a) != ScaleMode::kNVFP4) store_unit_tensor_scale(o);
 }
 
+// A group of a 32 x 128 tile (arguments as process_group's), then what its
+// pass keeps of it: the CTA's amax (partial: cta_amax_to's scratch) or the
+// group's stores.
+template <bool kAmaxOnly, Format F, bool kStochastic, class R>
+__device__ __forceinline__ void tile_group(const QuantizeArgs& a, const Output& o, float (&v)[16], int64_t line,
+                                           int64_t lines, int64_t k0, int64_t klen, float (&partial)[kThreads / 32]) {
+  const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, o, v, line, lines, k0, klen);
+  if constexpr (kAmaxOnly) {
+    cta_amax_to(g.amax, o.tensor, partial);
+  } else {
+    store_group(a, o, g, line, lines, k0, klen, R::scale(a));
+  }
+}
+
 // The tile a CTA owns and the order the CTAs start in (launch x fastest).
 enum class Layout {
   kColumnsFirst,  // 32 x 128 tiles, launch x the tile row: CTAs start down the tile columns
@@ -538,13 +552,7 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
       }
     }
     if (a.rowwise) {
-      const GroupResult g =
-          process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols);
-      if constexpr (kAmaxOnly) {
-        cta_amax_to(g.amax, a.out[0].tensor, partial);
-      } else {
-        store_group(a, a.out[0], g, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols, R::scale(a));
-      }
+      tile_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, tile_r0 + tr, a.rows, tile_c0 + tc, a.cols, partial);
     }
   }
   if (a.colwise) {
@@ -554,14 +562,8 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
     float v[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = tile_at(tile, tr, tc)[j * kSmemStride];
-    const GroupResult g =
-        process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows);
-    if constexpr (kAmaxOnly) {
-      // partial[] is reused: the __syncthreads above orders this after the row-wise read.
-      cta_amax_to(g.amax, a.out[1].tensor, partial);
-    } else {
-      store_group(a, a.out[1], g, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows, R::scale(a));
-    }
+    // partial[] is reused: the __syncthreads above orders this after the row-wise read.
+    tile_group<kAmaxOnly, F, kStochastic, R>(a, a.out[1], v, tile_c0 + tc, a.cols, tile_r0 + tr, a.rows, partial);
   }
 }
 
