@@ -75,10 +75,10 @@ struct QuantizeArgs {
   int block_cols;
   int block_rows_log2;  // block sizes are powers of two: no 64-bit divisions per group
   int block_cols_log2;
-  int sr_bits;
+  uint32_t sr_keep;  // math::sr_keep_mask(sr_bits)
   bool rht;
   bool rht_bf16;
-  math::RhtSigns rht_signs;  // -1.0f where RHT negates element i (kernel-parameter constants)
+  math::RhtSigns rht_signs;  // where the RHT negates elements, as factors and odd sign bits (kernel-parameter constants)
   math::PhiloxRoundKeys philox_keys;  // of the seed (SR)
   uint32_t stream;
   bool rowwise;
@@ -286,6 +286,8 @@ __device__ __forceinline__ void cta_amax_to(float amax, float* tensor, float (&p
 // (about 50 of its ~500 instructions), and their blocks are one row tall.
 struct ArgsRecipe {
   static constexpr bool kOneRowBlocks = false;
+  static constexpr bool kClamp = true;
+  static constexpr bool kNegateOddOnRead = false;
   __device__ static ScaleMode scale(const QuantizeArgs& a) { return a.scale.mode; }
   __device__ static bool rht(const QuantizeArgs& a) { return a.rht; }
   __device__ static const math::ScaleFacts& scale_facts(const QuantizeArgs& a) { return a.scale; }
@@ -293,6 +295,11 @@ struct ArgsRecipe {
 template <ScaleMode kScale, bool kRht>
 struct FixedRecipe {
   static constexpr bool kOneRowBlocks = true;
+  static constexpr bool kClamp = !math::products_within_grid(kScale);  // FP32 scales: no clamps
+  // With the RHT, the kernel flips the odd elements' signs as it reads a group
+  // (negate_odd_on_read), and process_group runs the butterflies alone.
+  static constexpr bool kNegateOddOnRead = kRht;
+  static constexpr int kScaleBytes = math::scale_facts(kScale, Format::kE2M1).format == ScaleFormat::kFP32 ? 4 : 1;
   __device__ static constexpr ScaleMode scale(const QuantizeArgs&) { return kScale; }
   __device__ static constexpr bool rht(const QuantizeArgs&) { return kRht; }
   __device__ static math::ScaleFacts scale_facts(const QuantizeArgs& a) {
@@ -319,9 +326,11 @@ __device__ __forceinline__ void store_unit_tensor_scale(const Output& o) {
   o.tensor[kTensorDecode] = 1.0f;
 }
 
-// Block scale code number idx of an output (1 or 4 bytes each).
+// Block scale code number idx of an output (1 or 4 bytes each; kBytes: the
+// size where the caller knows it, 0 to read it from o).
+template <int kBytes = 0>
 __device__ __forceinline__ void store_scale_code(const Output& o, int64_t idx, uint32_t code) {
-  if (o.scale_bytes == 4) {
+  if (kBytes == 4 || (kBytes == 0 && o.scale_bytes == 4)) {
     reinterpret_cast<uint32_t*>(o.scales)[idx] = code;
   } else {
     o.scales[idx] = static_cast<uint8_t>(code);
@@ -367,7 +376,11 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
   // multiplies fewer per group, the same codes.
   const bool fold = R::rht(a) && !a.rht_bf16;
   if (R::rht(a) && live) {
-    math::rht16_sums(v, a.rht_signs.ones);
+    if constexpr (R::kNegateOddOnRead) {
+      math::rht16_butterflies(v, a.rht_signs.ones);
+    } else {
+      math::rht16_sums(v, a.rht_signs.ones);
+    }
     if (a.rht_bf16) math::rht16_scale(v, true);
   }
 
@@ -422,16 +435,29 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
       }
       math::PackedGroup p;
       if (!fold || math::rht16_scale_folds(encode)) {
-        p = math::group_codes<F, kStochastic>(v, fold ? math::mul_rn(encode, math::kRht16Scale) : encode, words,
-                                              a.sr_bits);
+        p = math::group_codes<F, kStochastic, R::kClamp>(v, fold ? math::mul_rn(encode, math::kRht16Scale) : encode,
+                                                         words, a.sr_keep);
       } else {  // rare (extreme block scales): golden's order, each element scaled by c
         math::rht16_scale(v, false);
-        p = math::group_codes<F, kStochastic>(v, encode, words, a.sr_bits);
+        p = math::group_codes<F, kStochastic, R::kClamp>(v, encode, words, a.sr_keep);
       }
       g.lo = p.lo;
       g.hi = p.hi;
     }
     return g;
+  }
+}
+
+// The RHT's negations of a group's odd elements as sign-bit flips (golden's
+// own negation), where R asks for them as the group is read: in the BF16
+// paths the flip merges with the widening of the odd element (both are bit
+// operations on the high half of its word), so the negations cost nothing
+// there, and as much as rht16_negate_odd's products elsewhere.
+template <class R>
+__device__ __forceinline__ void negate_odd_on_read(const QuantizeArgs& a, float (&v)[16]) {
+  if constexpr (R::kNegateOddOnRead) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[2 * k + 1] = __uint_as_float(__float_as_uint(v[2 * k + 1]) ^ a.rht_signs.odd_bits[k]);
   }
 }
 
@@ -444,7 +470,7 @@ __device__ __forceinline__ void store_row_group(const QuantizeArgs& a, const Out
   *reinterpret_cast<uint2*>(o.codes + r * o.codes_ld + c0 / 2 + 8 * lane) = make_uint2(g.lo, g.hi);
   const int k = 16 * lane;
   if ((k & (a.block_cols - 1)) == 0) {
-    store_scale_code(o, r * o.scales_ld + ((c0 + k) >> a.block_cols_log2), g.scale_code);
+    store_scale_code<R::kScaleBytes>(o, r * o.scales_ld + ((c0 + k) >> a.block_cols_log2), g.scale_code);
   }
   if (r == 0 && c0 + k == 0 && R::scale(a) != ScaleMode::kNVFP4) store_unit_tensor_scale(o);
 }
@@ -505,13 +531,16 @@ __global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const Quanti
         stage_row(static_cast<const uint16_t*>(a.x) + r * a.cols + c0, s, lane);
         __syncwarp();
         read_row_group(s, lane, v, uint16_t{});
+        negate_odd_on_read<R>(a, v);
       } else {
         stage_row(static_cast<const float*>(a.x) + r * a.cols + c0, s, lane);
         __syncwarp();
         read_row_group(s, lane, v, float{});
+        negate_odd_on_read<R>(a, v);
       }
     } else {
       load_row_group(a, r, c, v);
+      negate_odd_on_read<R>(a, v);
     }
     const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, r, a.rows, c, a.cols);
     if constexpr (kAmaxOnly) {
@@ -796,7 +825,7 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   a.block_cols = block_cols(cfg.block);
   a.block_rows_log2 = log2_of(a.block_rows);
   a.block_cols_log2 = log2_of(a.block_cols);
-  a.sr_bits = cfg.sr_bits;
+  a.sr_keep = math::sr_keep_mask(cfg.sr_bits);
   a.rht = cfg.rht.enabled();
   a.rht_bf16 = cfg.rht.round_bf16;
   a.rht_signs = math::rht16_signs(a.rht ? rht_signs(cfg.seed)[0] : 0u);

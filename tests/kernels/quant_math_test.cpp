@@ -75,7 +75,7 @@ uint32_t golden_code(Format f, float x, float scale, Rounding rounding, uint32_t
 // Returns false (after one failure message) at the first difference.
 template <Format F, bool kStochastic>
 bool check_group(const float (&x)[16], float encode, const uint32_t (&words)[4], int bits) {
-  const math::PackedGroup p = math::group_codes<F, kStochastic>(x, encode, words, bits);
+  const math::PackedGroup p = math::group_codes<F, kStochastic>(x, encode, words, math::sr_keep_mask(bits));
   for (int j = 0; j < 16; ++j) {
     const uint32_t got = ((j < 8 ? p.lo : p.hi) >> (4 * (j % 8))) & 0xFu;
     const uint32_t byte = (words[j / 4] >> (8 * (j % 4))) & 0xFFu;
@@ -239,10 +239,22 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
                                           static_cast<int>(rng() % 40) - 30);
         if (rng() % 8 == 0) want_x[i] = got_x[i] = (rng() % 2 == 0) ? 0.0f : -0.0f;  // signed zeros
       }
+      // The odd elements' negations as sign-bit flips (the wide-rows kernels'
+      // reads), then the butterflies alone: the same sums.
+      const math::RhtSigns rs = math::rht16_signs(signs[0]);
+      float flipped_x[16];
+      for (int i = 0; i < 16; ++i) {
+        flipped_x[i] = i % 2 == 0 ? got_x[i] : f32_from_bits(f32_bits(got_x[i]) ^ rs.odd_bits[i / 2]);
+      }
       rht_group(want_x, 16, signs, bf16);
-      math::rht16_sums(got_x, math::rht16_signs(signs[0]).ones);
+      math::rht16_sums(got_x, rs.ones);
       math::rht16_scale(got_x, bf16);
-      for (int i = 0; i < 16; ++i) ASSERT_EQ(f32_bits(got_x[i]), f32_bits(want_x[i])) << "element " << i;
+      math::rht16_butterflies(flipped_x, rs.ones);
+      math::rht16_scale(flipped_x, bf16);
+      for (int i = 0; i < 16; ++i) {
+        ASSERT_EQ(f32_bits(got_x[i]), f32_bits(want_x[i])) << "element " << i;
+        ASSERT_EQ(f32_bits(flipped_x[i]), f32_bits(want_x[i])) << "element " << i << ", odd signs flipped first";
+      }
       ++cases;
     }
   }
@@ -273,7 +285,7 @@ size_t check_folded_rht_scale(std::mt19937_64& rng, int groups) {
     uint32_t words[4];
     for (uint32_t& w : words) w = static_cast<uint32_t>(rng());
     const int bits = kStochastic ? 1 + static_cast<int>(rng() % 8) : 8;
-    const math::PackedGroup p = math::group_codes<F, kStochastic>(s, math::mul_rn(c, e), words, bits);
+    const math::PackedGroup p = math::group_codes<F, kStochastic>(s, math::mul_rn(c, e), words, math::sr_keep_mask(bits));
     float amax_s = 0.0f, amax_y = 0.0f;
     for (int j = 0; j < 16; ++j) {
       const uint32_t got = ((j < 8 ? p.lo : p.hi) >> (4 * (j % 8))) & 0xFu;
@@ -292,6 +304,76 @@ size_t check_folded_rht_scale(std::mt19937_64& rng, int groups) {
     EXPECT_EQ(f32_bits(math::mul_rn(amax_s, c)), f32_bits(amax_y));
   }
   return cases;
+}
+
+// FP32 block scales: the largest scaled element of every block stays below
+// gmax (1 + 2^-20) (math::products_within_grid), with and without the RHT's
+// folded factor, and the codes without the clamps equal those with them
+// (golden's, by GroupCodesMatchGolden) for blocks of amax, its neighbours and
+// their negatives under random SR words. Amax runs through every binade of
+// binary32 with edge and random mantissas.
+template <Format F>
+size_t check_products_within_grid(std::mt19937_64& rng, size_t& above_gmax) {
+  const math::ScaleFacts facts = math::scale_facts(ScaleMode::kFP32, F);
+  static_assert(math::products_within_grid(ScaleMode::kFP32));
+  const double bound = static_cast<double>(facts.gmax) * (1.0 + 0x1p-20);
+  const float c = math::kRht16Scale;
+  size_t cases = 0;
+  for (uint32_t exp_field = 0; exp_field < 255; ++exp_field) {
+    for (int m = 0; m < 40; ++m) {
+      const uint32_t edges[] = {0u, 1u, 2u, 0x400000u, 0x7FFFFEu, 0x7FFFFFu};
+      const uint32_t mantissa = m < 6 ? edges[m] : static_cast<uint32_t>(rng()) & 0x7FFFFFu;
+      const float amax = f32_from_bits((exp_field << 23) | mantissa);
+      for (bool rht : {false, true}) {
+        // As the kernel: the block amax of the RHT sums s is fl(c max |s|) = fl(c amax).
+        const float block_amax = rht ? math::mul_rn(amax, c) : amax;
+        const float e = math::block_scale(facts, block_amax, math::TensorScaleValue{1.0f, 1.0f}).encode;
+        const bool fold = rht && math::rht16_scale_folds(e);
+        const float top = fold ? math::mul_rn(amax, math::mul_rn(e, c)) : math::mul_rn(block_amax, e);
+        if (!(static_cast<double>(top) < bound)) {
+          ADD_FAILURE() << name(F) << " amax " << test::hex32(f32_bits(amax)) << (rht ? " RHT" : "") << ": scaled "
+                        << test::hex32(f32_bits(top)) << " reaches gmax (1 + 2^-20)";
+          return cases;
+        }
+        above_gmax += top > facts.gmax ? 1u : 0u;
+        // A block of amax and its lower neighbours, both signs, as group_codes
+        // sees it: the RHT's sums with fl(c e), or the elements with e.
+        float x[16];
+        for (int j = 0; j < 16; ++j) {
+          const float v = f32_from_bits(f32_bits(amax) - (f32_bits(amax) > static_cast<uint32_t>(j / 2) ? j / 2 : 0));
+          x[j] = j % 2 == 0 ? v : -v;
+          if (rht && !fold) x[j] = math::mul_rn(x[j], c);
+        }
+        const float encode = fold ? math::mul_rn(e, c) : e;
+        uint32_t words[4];
+        for (uint32_t& w : words) w = static_cast<uint32_t>(rng());
+        const uint32_t keep = math::sr_keep_mask(1 + static_cast<int>(rng() % 8));
+        const math::PackedGroup rne = math::group_codes<F, false, true>(x, encode, words, keep);
+        const math::PackedGroup rne_free = math::group_codes<F, false, false>(x, encode, words, keep);
+        const math::PackedGroup sr = math::group_codes<F, true, true>(x, encode, words, keep);
+        const math::PackedGroup sr_free = math::group_codes<F, true, false>(x, encode, words, keep);
+        if (rne.lo != rne_free.lo || rne.hi != rne_free.hi || sr.lo != sr_free.lo || sr.hi != sr_free.hi) {
+          ADD_FAILURE() << name(F) << " amax " << test::hex32(f32_bits(amax)) << (rht ? " RHT" : "")
+                        << ": the codes without the clamps differ";
+          return cases;
+        }
+        ++cases;
+      }
+    }
+  }
+  return cases;
+}
+
+TEST(QuantMath, Fp32BlockScalesKeepEveryProductWithinTheGrid) {
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  std::mt19937_64 rng(test::kKernelTestSeed + 29);
+  size_t above_gmax = 0;
+  size_t cases = check_products_within_grid<Format::kE2M1>(rng, above_gmax);
+  cases += check_products_within_grid<Format::kE1M2>(rng, above_gmax);
+  cases += check_products_within_grid<Format::kInt4>(rng, above_gmax);
+  std::printf("%zu blocks, %zu with a scaled amax above gmax\n", cases, above_gmax);
+  EXPECT_EQ(cases, 3u * 255u * 40u * 2u);
+  EXPECT_GT(above_gmax, 0u);  // the unclamped path saw magnitudes past the grid
 }
 
 TEST(QuantMath, Rht16ScaleFoldsIntoTheEncodeFactorInsideItsRange) {

@@ -370,26 +370,33 @@ NIBBLE_HD uint32_t uniform_sr_nibbles(const float (&a)[8], uint32_t r0, uint32_t
   return byte_perm(even[0], even[1], 0x7531u) | (byte_perm(odd[0], odd[1], 0x7531u) << 4);
 }
 
+// SR with B random bits per element (B in 1..8): the mask that keeps the top
+// B bits of each byte of a random word, R = r 2^(8 - B) in place.
+NIBBLE_HD uint32_t sr_keep_mask(int sr_bits) { return ((0xFFu << (8 - sr_bits)) & 0xFFu) * 0x01010101u; }
+
 // The 16 codes of one group, x[j] * encode rounded to format F (golden
 // quantize's inner loop: round_to_grid of fl(x * encode), then quantizer_code),
 // packed as the device layout stores them: element j in nibble j % 8 of word
 // j / 8. encode > 0 (every block scale's encode factor is). SR: element j
-// takes byte j % 4 of random[j / 4], whose top sr_bits bits are golden's r.
+// takes byte j % 4 of random[j / 4], whose top B bits are golden's r
+// (sr_keep: sr_keep_mask(B)). kClamp false: the caller knows that no
+// |x[j]| * encode exceeds the largest grid value by 2^-20 of it or more
+// (products_within_grid), which both roundings take to the largest code as
+// they do the clamped value, so the 16 clamps are left out.
 struct PackedGroup {
   uint32_t lo;
   uint32_t hi;
 };
-template <Format F, bool kStochastic>
-NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint32_t (&random)[4], int sr_bits) {
+template <Format F, bool kStochastic, bool kClamp = true>
+NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint32_t (&random)[4], uint32_t sr_keep) {
   using G = FormatGrid<F>;
   static_assert(G::kMaxCode < 8u, "magnitude codes fit in three bits");
   uint32_t r4[4] = {0u, 0u, 0u, 0u};
   if (kStochastic) {
-    const uint32_t keep = ((0xFFu << (8 - sr_bits)) & 0xFFu) * 0x01010101u;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int q = 0; q < 4; ++q) r4[q] = random[q] & keep;  // R = r 2^(8 - B) of 4 elements, one per byte
+    for (int q = 0; q < 4; ++q) r4[q] = random[q] & sr_keep;  // R = r 2^(8 - B) of 4 elements, one per byte
   }
   uint32_t words[2];
 #if defined(__CUDA_ARCH__)
@@ -403,7 +410,8 @@ NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint
 #endif
     for (int i = 0; i < 8; ++i) {
       u[i] = bits_of(x[8 * h + i]);
-      a[i] = clamp_magnitude(abs_mul_rn(x[8 * h + i], encode), G::kMaxValueBits);
+      a[i] = abs_mul_rn(x[8 * h + i], encode);
+      if (kClamp) a[i] = clamp_magnitude(a[i], G::kMaxValueBits);
     }
     uint32_t mags;
     if constexpr (kStochastic && G::kUniform) {
@@ -534,6 +542,21 @@ NIBBLE_HD float nvfp4_encode_of_code(uint32_t code, float t_decode) {
   return min_finite(div_rn(1.0f, mul_rn(decode_scale_code(ScaleFormat::kE4M3, code), t_decode)));
 }
 
+// Whether every element of a finite block, scaled by its block's encode factor
+// e, stays below gmax (1 + 2^-20) (group_codes' kClamp). FP32 scales: with
+// d = fl(amax / gmax) and e = min_finite(fl(1 / d)), fl(|x| e) <= fl(amax e)
+// (rounding is monotone). Where fl(1 / d) overflows, d <= 2^-128, so
+// amax < gmax (2^-128 + 2^-150) and amax FLT_MAX < gmax (1 + 2^-22). Elsewhere
+// d >= 2^-128, so d is amax / gmax within 2^-22 of it (subnormal d; 2^-24 if
+// normal); e >= 2^-127.2 (d <= FLT_MAX / 1.75) is 1 / d within 2^-21.8 of it
+// (2^-24 if normal), and only one of d and e can be subnormal: the product
+// is within 2^-21 of gmax. The RHT's folded factor fl(c e) keeps the bound
+// (rht16_scale_folds: c amax and c e exact), and so does its unfolded order
+// (fl(c s) <= fl(c amax) = amax). The other modes round their scale to a power
+// of two or E4M3, which may leave amax e well above gmax: they clamp.
+// quant_math_test checks the bound in every binade of amax and each format.
+NIBBLE_HD constexpr bool products_within_grid(ScaleMode m) { return m == ScaleMode::kFP32; }
+
 // golden block_scale (finite blocks).
 NIBBLE_HD BlockScaleValue block_scale(const ScaleFacts& s, float amax, const TensorScaleValue& t) {
   switch (s.mode) {
@@ -608,16 +631,25 @@ NIBBLE_HD float fma_rn(float a, float b, float c) {
 // The RHT16's negations and butterflies: golden rht_group with n = 16 before
 // its scaling by c (kRht16Scale). sign_ones[i]: -1.0f if element i is negated,
 // else +1.0f. Golden negates (a sign-bit flip: zeros included), then runs the
-// butterflies. The first butterfly of a pair is folded with the negations: with
-// t = s1 * y1 (exact), s0 y0 + t = fma(y0, s0, t) and s0 y0 - t = fma(y0, s0, -t),
-// each one rounding of the same exact value golden rounds (NaN payloads aside: a
-// block holding a NaN is not finite, and its codes do not depend on them).
-NIBBLE_HD void rht16_sums(float (&y)[16], const float (&sign_ones)[16]) {
+// butterflies. The odd elements are negated first (rht16_negate_odd; a caller
+// that flips their sign bits itself, as the BF16 widening can for free, runs
+// rht16_butterflies alone); the even elements' negations fold into the first
+// butterfly: with t = y1 already negated, s0 y0 + t = fma(y0, s0, t) and
+// s0 y0 - t = fma(y0, s0, -t), each one rounding of the same exact value golden
+// rounds (NaN payloads aside: a block holding a NaN is not finite, and its
+// codes do not depend on them).
+NIBBLE_HD void rht16_negate_odd(float (&y)[16], const float (&sign_ones)[16]) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 1; i < 16; i += 2) y[i] = mul_rn(y[i], sign_ones[i]);
+}
+NIBBLE_HD void rht16_butterflies(float (&y)[16], const float (&sign_ones)[16]) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int i = 0; i < 16; i += 2) {
-    const float t = mul_rn(y[i + 1], sign_ones[i + 1]);
+    const float t = y[i + 1];
     const float a = y[i];
     y[i] = fma_rn(a, sign_ones[i], t);
     y[i + 1] = fma_rn(a, sign_ones[i], -t);
@@ -637,6 +669,10 @@ NIBBLE_HD void rht16_sums(float (&y)[16], const float (&sign_ones)[16]) {
       y[i + h] = sub_rn(a, b);
     }
   }
+}
+NIBBLE_HD void rht16_sums(float (&y)[16], const float (&sign_ones)[16]) {
+  rht16_negate_odd(y, sign_ones);
+  rht16_butterflies(y, sign_ones);
 }
 
 // c = 2^-2 exactly for n = 16.
@@ -668,13 +704,17 @@ NIBBLE_HD void rht16_scale(float (&y)[16], bool round_bf16) {
 // quant_math_test checks the equality (and that it fails outside the range).
 NIBBLE_HD bool rht16_scale_folds(float encode) { return encode >= 0x1p-124f && encode <= 0x1p100f; }
 
-// signs: bit i set = element i negated (golden rht_signs word 0).
+// signs: bit i set = element i negated (golden rht_signs word 0). ones: as
+// rht16_sums takes them; odd_bits[k]: the sign bit (0x80000000) where element
+// 2k + 1 is negated, else 0 (an XOR with it is rht16_negate_odd's product).
 struct RhtSigns {
   float ones[16];
+  uint32_t odd_bits[8];
 };
 inline RhtSigns rht16_signs(uint32_t signs) {
   RhtSigns s{};
   for (int i = 0; i < 16; ++i) s.ones[i] = ((signs >> i) & 1u) != 0 ? -1.0f : 1.0f;
+  for (int k = 0; k < 8; ++k) s.odd_bits[k] = ((signs >> (2 * k + 1)) & 1u) << 31;
   return s;
 }
 
