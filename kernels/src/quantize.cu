@@ -472,7 +472,10 @@ __device__ __forceinline__ void store_row_group(const QuantizeArgs& a, const Out
   if ((k & (a.block_cols - 1)) == 0) {
     store_scale_code<R::kScaleBytes>(o, r * o.scales_ld + ((c0 + k) >> a.block_cols_log2), g.scale_code);
   }
-  if (r == 0 && c0 + k == 0 && R::scale(a) != ScaleMode::kNVFP4) store_unit_tensor_scale(o);
+  // The tensor's first group (r == 0, c0 + k == 0) is thread 0 of CTA (0, 0)
+  // in the main pass (the only caller, which walks the tiles in launch
+  // order): one test of three 32-bit indices instead of two 64-bit ones.
+  if ((blockIdx.x | blockIdx.y | threadIdx.x) == 0u && R::scale(a) != ScaleMode::kNVFP4) store_unit_tensor_scale(o);
 }
 
 // A group of a 32 x 128 tile (arguments as process_group's), then what its
