@@ -78,7 +78,7 @@ struct QuantizeArgs {
   uint32_t sr_keep;  // math::sr_keep_mask(sr_bits)
   bool rht;
   bool rht_bf16;
-  math::RhtSigns rht_signs;  // where the RHT negates elements, as factors and odd sign bits (kernel-parameter constants)
+  math::RhtSigns rht_signs;  // where the RHT negates elements: factors and odd sign bits (kernel parameters)
   math::PhiloxRoundKeys philox_keys;  // of the seed (SR)
   uint32_t stream;
   bool rowwise;
@@ -504,13 +504,23 @@ static_assert(kWideTileRows * kWideCols <= kTileRows * kSmemStride, "wide rows f
 // constants; kStochastic: the rounding, so the inner loop has no branches.
 // Six CTAs per SM (40 registers, no spills; 48 by default would allow five):
 // the extra warps hide more of each tile's load latency (5 % faster on an H200).
+// The wide-rows RNE kernels run eight (32 registers; a few spill 4 to 8
+// bytes): up to 3 % faster with BF16 input on an H100, the same with FP32
+// (docs/results/kernels.md, nineteenth run). The SR kernels stay at six:
+// at 32 registers they spill, or, with the random bits drawn after the
+// group's codes are folded into a few words, issue 5 % more instructions and
+// gain nothing.
 // Two variants measured slower and were not kept (docs/results/kernels.md):
 // persistent CTAs prefetching their next tile into registers, and persistent
 // CTAs double-buffering tiles in shared memory through cp.async.
 // kLayout: the tile shape and the order the CTAs start in; quantize() says which.
 // R: ArgsRecipe for the tile layouts, FixedRecipe for wide rows.
+constexpr int ctas_per_sm(Layout layout, bool stochastic) {
+  return layout == Layout::kWideRows && !stochastic ? 8 : 6;
+}
 template <bool kAmaxOnly, Format F, bool kStochastic, Layout kLayout, class R = ArgsRecipe>
-__global__ void __launch_bounds__(kThreads, 6) quantize_tile_kernel(const QuantizeArgs a) {
+__global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic))
+    quantize_tile_kernel(const QuantizeArgs a) {
   __shared__ alignas(16) Tile tile;
   __shared__ float partial[kThreads / 32];
   if constexpr (kAmaxOnly) allow_dependent_launch();

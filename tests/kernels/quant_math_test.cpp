@@ -285,7 +285,8 @@ size_t check_folded_rht_scale(std::mt19937_64& rng, int groups) {
     uint32_t words[4];
     for (uint32_t& w : words) w = static_cast<uint32_t>(rng());
     const int bits = kStochastic ? 1 + static_cast<int>(rng() % 8) : 8;
-    const math::PackedGroup p = math::group_codes<F, kStochastic>(s, math::mul_rn(c, e), words, math::sr_keep_mask(bits));
+    const math::PackedGroup p =
+        math::group_codes<F, kStochastic>(s, math::mul_rn(c, e), words, math::sr_keep_mask(bits));
     float amax_s = 0.0f, amax_y = 0.0f;
     for (int j = 0; j < 16; ++j) {
       const uint32_t got = ((j < 8 ? p.lo : p.hi) >> (4 * (j % 8))) & 0xFu;
