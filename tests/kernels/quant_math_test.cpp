@@ -307,6 +307,38 @@ size_t check_folded_rht_scale(std::mt19937_64& rng, int groups) {
   return cases;
 }
 
+// The FP32 block scale's division by gmax (div_by_constant_rn) against the
+// IEEE division: every significand of a in [1, 2), which by its comment
+// settles every binade from 2^-96 up, for each format's gmax; plus the edges
+// of that range, the slow path below it and random magnitudes everywhere.
+TEST(QuantMath, DivisionByGmaxMatchesIeeeDivision) {
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  std::mt19937_64 rng(test::kKernelTestSeed + 31);
+  size_t cases = 0;
+  for (Format f : kAllFormats) {
+    const math::ScaleFacts facts = math::scale_facts(ScaleMode::kFP32, f);
+    std::vector<float> values;
+    for (uint32_t m = 0; m < (1u << 23); ++m) values.push_back(f32_from_bits(0x3F800000u | m));
+    for (uint32_t bits : {0x17800000u, 0x177FFFFFu, 0x17800001u, 0x7F7FFFFFu, 0x7F000000u, 0x00000001u, 0x007FFFFFu,
+                          0x00800000u, 0u}) {
+      values.push_back(f32_from_bits(bits));  // 2^-96 and its neighbours, the top, subnormals, zero
+    }
+    for (int i = 0; i < 1000000; ++i) values.push_back(f32_from_bits(static_cast<uint32_t>(rng()) % 0x7F800000u));
+    for (float a : values) {
+      const float got = math::div_by_constant_rn(a, facts.gmax, facts.inv_gmax);
+      const float want = math::div_rn(a, facts.gmax);
+      if (f32_bits(got) != f32_bits(want)) {
+        ADD_FAILURE() << name(f) << " a " << test::hex32(f32_bits(a)) << ": " << test::hex32(f32_bits(got))
+                      << ", IEEE " << test::hex32(f32_bits(want));
+        return;
+      }
+      ++cases;
+    }
+  }
+  std::printf("%zu quotients compared\n", cases);
+  EXPECT_EQ(cases, 3u * ((1u << 23) + 9u + 1000000u));
+}
+
 // FP32 block scales: the largest scaled element of every block stays below
 // gmax (1 + 2^-20) (math::products_within_grid), with and without the RHT's
 // folded factor, and the codes without the clamps equal those with them

@@ -85,6 +85,36 @@ NIBBLE_HD float div_rn(float a, float b) {
   return a / b;
 #endif
 }
+NIBBLE_HD float fma_rn(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+// fl(1 / a): the same correctly rounded quotient as div_rn(1, a), by the
+// device's reciprocal sequence instead of its general division.
+NIBBLE_HD float rcp_rn(float a) {
+#if defined(__CUDA_ARCH__)
+  return __frcp_rn(a);
+#else
+  return 1.0f / a;
+#endif
+}
+// fl(a / b) for a divisor b > 0 known in advance with r = fl(1 / b): for
+// a >= 2^-96, q0 = fl(a r), then the remainder a - q0 b (exact by one FMA)
+// corrects q0 in a second FMA (Markstein); below that, and for NaN, div_rn.
+// Three operations instead of the IEEE division's ten or so. Correctly
+// rounded for every a >= 2^-96: there every intermediate is a multiple of
+// 2^-149 without overflow and q0, the result normal, so the three operations
+// scale exactly by powers of two, and quant_math_test compares every
+// significand of a against div_rn for each format's gmax (and the edges of
+// the range).
+NIBBLE_HD float div_by_constant_rn(float a, float b, float r) {
+  if (!(a >= 0x1p-96f)) return div_rn(a, b);
+  const float q0 = mul_rn(a, r);
+  return fma_rn(fma_rn(-q0, b, a), r, q0);
+}
 NIBBLE_HD int msb_index32(uint32_t v) {  // v != 0
 #if defined(__CUDA_ARCH__)
   return 31 - __clz(v);
@@ -561,8 +591,8 @@ NIBBLE_HD constexpr bool products_within_grid(ScaleMode m) { return m == ScaleMo
 NIBBLE_HD BlockScaleValue block_scale(const ScaleFacts& s, float amax, const TensorScaleValue& t) {
   switch (s.mode) {
     case ScaleMode::kFP32: {
-      const float d = div_rn(amax, s.gmax);
-      return {bits_of(d), d, min_finite(div_rn(1.0f, d))};
+      const float d = div_by_constant_rn(amax, s.gmax, s.inv_gmax);
+      return {bits_of(d), d, min_finite(rcp_rn(d))};
     }
     case ScaleMode::kNVFP4: {
       const uint32_t code = nvfp4_scale_code(amax, mul_rn(t.encode, s.inv_gmax));
@@ -620,13 +650,6 @@ NIBBLE_HD r123array4x32 philox_words(const PhiloxRoundKeys& keys, uint64_t group
 }
 
 // ---- RHT16 in registers (golden rht_group with n = 16) -----------------------------
-NIBBLE_HD float fma_rn(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
 
 // The RHT16's negations and butterflies: golden rht_group with n = 16 before
 // its scaling by c (kRht16Scale). sign_ones[i]: -1.0f if element i is negated,
