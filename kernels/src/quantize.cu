@@ -299,6 +299,7 @@ struct FixedRecipe {
   // With the RHT, the kernel flips the odd elements' signs as it reads a group
   // (negate_odd_on_read), and process_group runs the butterflies alone.
   static constexpr bool kNegateOddOnRead = kRht;
+  // The scale format depends on the scale mode alone (any element format will do).
   static constexpr int kScaleBytes = math::scale_facts(kScale, Format::kE2M1).format == ScaleFormat::kFP32 ? 4 : 1;
   __device__ static constexpr ScaleMode scale(const QuantizeArgs&) { return kScale; }
   __device__ static constexpr bool rht(const QuantizeArgs&) { return kRht; }

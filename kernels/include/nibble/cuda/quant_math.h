@@ -105,11 +105,11 @@ NIBBLE_HD float rcp_rn(float a) {
 // a >= 2^-96, q0 = fl(a r), then the remainder a - q0 b (exact by one FMA)
 // corrects q0 in a second FMA (Markstein); below that, and for NaN, div_rn.
 // Three operations instead of the IEEE division's ten or so. Correctly
-// rounded for every a >= 2^-96: there every intermediate is a multiple of
-// 2^-149 without overflow and q0, the result normal, so the three operations
-// scale exactly by powers of two, and quant_math_test compares every
-// significand of a against div_rn for each format's gmax (and the edges of
-// the range).
+// rounded for every a >= 2^-96: there q0 and the result are normal, the
+// remainder is exact (a multiple of 2^-149) and nothing overflows, so the
+// three operations scale exactly by powers of two from one binade of a to
+// the next, and quant_math_test compares every significand of a with div_rn
+// for each format's gmax (and the edges of the range).
 NIBBLE_HD float div_by_constant_rn(float a, float b, float r) {
   if (!(a >= 0x1p-96f)) return div_rn(a, b);
   const float q0 = mul_rn(a, r);
