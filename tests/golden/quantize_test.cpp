@@ -139,6 +139,36 @@ TEST(QuantizeTensor, ZeroBlocksAndPartialBlocks) {
   EXPECT_EQ(q.scales[0], 0u);  // an all-zero block's fp32 scale is +0
 }
 
+// docs/numerics.md, scale underflow: an FP32 scale rounds to 0 exactly when
+// amax <= gmax 2^-150 (E2M1 and INT4 have such amax; E1M2, whose gmax is
+// 1.75, none); the encode factor is then FLT_MAX, which keeps the block's
+// elements far below the grid's first step. For the smallest amax, with the
+// scale 0 or a few subnormal steps, every code is 0 and the block
+// dequantizes to zeros.
+TEST(QuantizeTensor, Fp32ScaleUnderflowGivesZeroCodes) {
+  size_t cases = 0, zero_scales = 0;
+  for (Format f : kAllFormats) {
+    for (uint32_t k = 1; k <= 8; ++k) {
+      const float amax = f32_from_bits(k);  // k * 2^-149
+      std::vector<float> x(16, 0.0f);
+      x[0] = amax;
+      x[1] = -amax;
+      x[2] = f32_from_bits(k / 2);
+      QuantConfig cfg;
+      cfg.format = f;
+      const QuantizedTensor q = quantize(x.data(), 1, 16, cfg);
+      const bool zero_scale = static_cast<double>(amax) <= static_cast<double>(max_value(f)) * 0x1p-150;
+      EXPECT_EQ(q.scales[0] == 0u, zero_scale) << name(f) << " amax " << k << " * 2^-149";
+      for (uint8_t c : q.codes) EXPECT_EQ(c, 0) << name(f) << " amax " << k << " * 2^-149";
+      for (float y : dequantize(q)) EXPECT_EQ(y, 0.0f) << name(f) << " amax " << k << " * 2^-149";
+      zero_scales += zero_scale ? 1u : 0u;
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 24u);
+  EXPECT_EQ(zero_scales, 6u);  // E2M1: 1..3 * 2^-149; INT4: 1..3 * 2^-149
+}
+
 TEST(QuantizeTensor, SixteenBySixteenBlocksShareOneScale) {
   std::vector<float> x(32 * 32);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 37) - 18.0f;
