@@ -38,16 +38,6 @@ BlockScale power_of_two_scale(int k) {
 
 }  // namespace
 
-ScaleFormat scale_format(ScaleMode m) {
-  switch (m) {
-    case ScaleMode::kFP32: return ScaleFormat::kFP32;
-    case ScaleMode::kNVFP4: return ScaleFormat::kE4M3;
-    case ScaleMode::kMXFloor:
-    case ScaleMode::kMXCeil: return ScaleFormat::kUE8M0;
-  }
-  throw std::invalid_argument("scale_format: unknown scale mode");
-}
-
 std::optional<ScaleMode> parse_scale_mode(std::string_view n) {
   for (ScaleMode m : kAllScaleModes) {
     if (name(m) == n) return m;

@@ -299,8 +299,7 @@ struct FixedRecipe {
   // With the RHT, the kernel flips the odd elements' signs as it reads a group
   // (negate_odd_on_read), and process_group runs the butterflies alone.
   static constexpr bool kNegateOddOnRead = kRht;
-  // The scale format depends on the scale mode alone (any element format will do).
-  static constexpr int kScaleBytes = math::scale_facts(kScale, Format::kE2M1).format == ScaleFormat::kFP32 ? 4 : 1;
+  static constexpr int kScaleBytes = info(scale_format(kScale)).bits / 8;
   __device__ static constexpr ScaleMode scale(const QuantizeArgs&) { return kScale; }
   __device__ static constexpr bool rht(const QuantizeArgs&) { return kRht; }
   __device__ static math::ScaleFacts scale_facts(const QuantizeArgs& a) {
@@ -505,7 +504,7 @@ static_assert(kWideTileRows * kWideCols <= kTileRows * kSmemStride, "wide rows f
 // constants; kStochastic: the rounding, so the inner loop has no branches.
 // Six CTAs per SM (40 registers, no spills; 48 by default would allow five):
 // the extra warps hide more of each tile's load latency (5 % faster on an H200).
-// The wide-rows RNE kernels run eight (32 registers; a few spill 4 to 8
+// The wide-rows RNE kernels run eight (32 registers; five of them spill 4
 // bytes): up to 3 % faster with BF16 input on an H100, the same with FP32
 // (docs/results/kernels.md, nineteenth run). The SR kernels stay at six:
 // at 32 registers they spill, or, with the random bits drawn after the
@@ -805,7 +804,7 @@ DeviceQuantized allocate_quantized(int64_t rows, int64_t cols, const QuantConfig
   q.scale_rows = (rows + block_rows(cfg.block) - 1) / block_rows(cfg.block);
   q.scale_cols = (cols + block_cols(cfg.block) - 1) / block_cols(cfg.block);
   q.scales_ld = round_up(q.scale_cols, 16);
-  q.scale_bytes = scale_format(cfg.scale) == ScaleFormat::kFP32 ? 4 : 1;
+  q.scale_bytes = info(scale_format(cfg.scale)).bits / 8;
   q.codes = DeviceBuffer<uint8_t>(static_cast<size_t>(rows * q.codes_ld));
   q.scales = DeviceBuffer<uint8_t>(static_cast<size_t>(q.scale_rows * q.scales_ld * q.scale_bytes));
   q.tensor = DeviceBuffer<float>(kTensorFloats);

@@ -60,7 +60,6 @@ TEST(QuantMath, FormatFactsMatchGolden) {
       const math::ScaleFacts sf = math::scale_facts(m, f);
       EXPECT_EQ(sf.gmax, max_value(f));
       EXPECT_EQ(sf.emax, emax(f));
-      EXPECT_EQ(sf.format, scale_format(m));
     }
   }
 }

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "nibble/formats.h"
@@ -31,7 +32,17 @@ enum class ScaleMode : uint8_t { kFP32, kNVFP4, kMXFloor, kMXCeil };
 inline constexpr std::array<ScaleMode, 4> kAllScaleModes = {ScaleMode::kFP32, ScaleMode::kNVFP4,
                                                             ScaleMode::kMXFloor, ScaleMode::kMXCeil};
 
-ScaleFormat scale_format(ScaleMode m);
+// The scale format a mode stores (constexpr: the CUDA kernels size their
+// scale stores from it at compile time).
+constexpr ScaleFormat scale_format(ScaleMode m) {
+  switch (m) {
+    case ScaleMode::kFP32: return ScaleFormat::kFP32;
+    case ScaleMode::kNVFP4: return ScaleFormat::kE4M3;
+    case ScaleMode::kMXFloor:
+    case ScaleMode::kMXCeil: return ScaleFormat::kUE8M0;
+  }
+  throw std::invalid_argument("scale_format: unknown scale mode");
+}
 std::optional<ScaleMode> parse_scale_mode(std::string_view name);
 std::string_view name(ScaleMode m);
 

@@ -98,7 +98,7 @@ NIBBLE_HD float rcp_rn(float a) {
 #if defined(__CUDA_ARCH__)
   return __frcp_rn(a);
 #else
-  return 1.0f / a;
+  return div_rn(1.0f, a);
 #endif
 }
 // fl(a / b) for a divisor b > 0 known in advance with r = fl(1 / b): for
@@ -528,9 +528,7 @@ struct ScaleFacts {
   int emax;        // golden emax(format)
 };
 inline constexpr ScaleFacts scale_facts(ScaleMode m, Format f) {
-  const ScaleFormat sf = m == ScaleMode::kFP32 ? ScaleFormat::kFP32
-                         : m == ScaleMode::kNVFP4 ? ScaleFormat::kE4M3
-                                                  : ScaleFormat::kUE8M0;
+  const ScaleFormat sf = scale_format(m);
   const int lsb = lsb_exp(f);
   float gmax = static_cast<float>(max_units(f));
   for (int i = 0; i < -lsb; ++i) gmax /= 2.0f;  // exact: a power-of-two division
