@@ -13,6 +13,7 @@
 #include "nibble/cuda/gemm_v3_layout.h"
 #include "nibble/cuda/quant_math.h"
 #include "nibble/cuda/quantize.h"
+#include "cp_async.cuh"
 
 namespace nibble::cuda::detail {
 
@@ -53,26 +54,6 @@ struct Args {
   float magic_value;  // 1.5 * 2^(23+u)
   float* c;
 };
-
-// ---- cp.async ------------------------------------------------------------------
-// src_bytes = 0 copies nothing from global memory and fills the destination with zeros.
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
-  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-template <int kBytes>
-__device__ __forceinline__ void cp_async_small(void* dst, const void* src, bool valid) {
-  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(kBytes),
-               "r"(valid ? kBytes : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
 
 // The copies of a raw stage that one of kNumThreads threads (the first
 // kNumThreads of the CTA: v2's 128, or v3's producer warpgroup) issues: 16-byte
