@@ -26,6 +26,11 @@
 // 32 x 128 tiles a warp's codes and scales go to 16 rows, a few bytes each).
 // CTAs start along the tile rows. Its kernels are one per recipe: the scale
 // mode and the RHT are compile-time constants there (FixedRecipe).
+// Both ways (a column-wise output, blocks one row tall): a CTA owns 64 rows x
+// 128 columns, stages them once in shared memory and quantizes two row
+// groups and two column groups per thread (quantize_both_ways), one kernel per
+// recipe as for wide rows. The 32 x 128 tiles above serve 16x16 blocks and
+// the row-wise output alone where wide rows do not apply.
 // Traffic per element: 4 B read (2 for BF16), 0.5 B of codes written per
 // direction plus one scale code per block (1 or 4 B per 16/32/256 elements).
 // nvfp4 reads x twice: an amax pass (the same kernel, walking the tiles
@@ -43,6 +48,8 @@
 #include "nibble/cuda/quantize.h"
 #include "nibble/philox.h"
 #include "nibble/rht.h"
+
+#include "cp_async.cuh"
 
 namespace nibble::cuda {
 namespace {
@@ -497,8 +504,181 @@ enum class Layout {
   kColumnsFirst,  // 32 x 128 tiles, launch x the tile row: CTAs start down the tile columns
   kRowsFirst,     // 32 x 128 tiles, launch x the tile column: along the tile rows
   kWideRows,      // 8 x 512 tiles (row-wise output alone, 1x16 / 1x32 blocks), along the tile rows
+  kBothWays,      // 64 x 128 tiles (a column-wise output, 1x16 / 1x32 blocks), down the tile columns
 };
 static_assert(kWideTileRows * kWideCols <= kTileRows * kSmemStride, "wide rows fit the shared tile");
+
+// ---- Both ways: 64 x 128 tiles for a column-wise output of one-row blocks ----
+//
+// A CTA quantizes its tile in both directions from one copy in shared memory,
+// held as floats in rows of 128 without padding. Warp w stages rows 8w ..
+// 8w + 7 (FP32 by cp.async, a whole 512-byte row per instruction; BF16
+// through registers, widened, two rows per instruction) and quantizes their
+// 64 row groups, two per lane (lane = 8 * row + group); after one barrier it
+// quantizes columns 16w .. 16w + 15, two column groups per lane (lane = 4 *
+// column + group: the four groups of a column, 64 rows, are four lanes, whose
+// codes are one whole 32-byte sector of that column's line). 64 rows, against
+// the 32 of the 32 x 128 tiles, make every column-wise code store a whole sector.
+constexpr int kBothRows = 64;
+constexpr int kBothCols = kTileCols;
+static_assert(kBothRows * kBothCols == 2 * kThreads * 16, "two groups per thread and direction");
+
+// Float offset of element (r, c) in the both-ways tile. The 16-byte chunk ch =
+// c / 4 of row r lies at ch ^ (ch / 8 % 4) ^ 2 (r / 16 % 4), inside its aligned
+// run of 8 chunks (128 bytes, the 32 banks), so that each access is free of
+// bank conflicts: a row-pass phase (8 lanes, one row, groups 0 .. 7, chunk q
+// of each) reads 8 distinct bank quads; a column-pass read (8 columns of one
+// run of 8 x 4 bytes, in rows 16 g + j for g = 0 .. 3) 32 distinct banks; a
+// staging phase (8 consecutive chunks of a row, or for BF16 every other chunk
+// of 16) 8 distinct bank quads.
+__device__ __forceinline__ int both_offset(int r, int c) {
+  const int ch = c >> 2;
+  return r * kBothCols + 4 * (ch ^ ((ch >> 3) & 3) ^ (2 * ((r >> 4) & 3))) + (c & 3);
+}
+
+// Warp `warp`'s rows 8 warp .. 8 warp + 7 of the tile at x[r0, c0] (inside x,
+// 16-byte loads allowed) into s. FP32 by cp.async, one row per instruction,
+// without registers.
+__device__ __forceinline__ void stage_both_rows(const float* x, int64_t cols, float* s, int64_t r0, int64_t c0,
+                                                int warp, int lane) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int r = 8 * warp + i;
+    detail::cp_async_16(s + both_offset(r, 4 * lane), x + (r0 + r) * cols + c0 + 4 * lane, true);
+  }
+  detail::cp_async_commit();
+  detail::cp_async_wait<0>();
+}
+// BF16: lane l loads chunk l % 16 (eight BF16) of row 2 i + l / 16 and
+// stores it widened, as two chunks of floats.
+__device__ __forceinline__ void stage_both_rows(const uint16_t* x, int64_t cols, float* s, int64_t r0, int64_t c0,
+                                                int warp, int lane) {
+  const int ch = lane & 15;
+  uint4 w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int r = 8 * warp + 2 * i + (lane >> 4);
+    w[i] = *reinterpret_cast<const uint4*>(x + (r0 + r) * cols + c0 + 8 * ch);
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int r = 8 * warp + 2 * i + (lane >> 4);
+    store_four(s + both_offset(r, 8 * ch), make_uint2(w[i].x, w[i].y));
+    store_four(s + both_offset(r, 8 * ch + 4), make_uint2(w[i].z, w[i].w));
+  }
+}
+
+// The whole tile, element by element, zero outside x (tiles on the tensor's
+// edge, or rows not 16-byte aligned). All threads call it.
+__device__ __forceinline__ void stage_both_edge(const QuantizeArgs& a, float* s, int64_t r0, int64_t c0) {
+  for (int e = static_cast<int>(threadIdx.x); e < kBothRows * kBothCols; e += kThreads) {
+    const int r = e / kBothCols, c = e % kBothCols;
+    float x = 0.0f;
+    if (r0 + r < a.rows && c0 + c < a.cols) {
+      const int64_t i = (r0 + r) * a.cols + c0 + c;
+      x = a.bf16 ? bf16_bits_to_float(static_cast<const uint16_t*>(a.x)[i]) : static_cast<const float*>(a.x)[i];
+    }
+    s[both_offset(r, c)] = x;
+  }
+}
+
+// Group gi of tile row r (16 consecutive floats, four chunks).
+__device__ __forceinline__ void read_both_row(const float* s, int r, int gi, float (&v)[16]) {
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const float4 f = *reinterpret_cast<const float4*>(s + both_offset(r, 16 * gi + 4 * q));
+    v[4 * q] = f.x;
+    v[4 * q + 1] = f.y;
+    v[4 * q + 2] = f.z;
+    v[4 * q + 3] = f.w;
+  }
+}
+
+// Group g of tile column c: rows 16 g .. 16 g + 15 (one offset plus constants).
+__device__ __forceinline__ void read_both_column(const float* s, int g, int c, float (&v)[16]) {
+  const float* p = s + both_offset(16 * g, c);
+#pragma unroll
+  for (int j = 0; j < 16; ++j) v[j] = p[j * kBothCols];
+}
+
+// The stores of a group of a both-ways tile that lies inside the tensor (line,
+// k0: its line and first contraction index in output o): its codes and, from
+// the block's first group, the scale code. The tensor's first group of each
+// output is thread 0 of CTA (0, 0) in its first pass (main pass only).
+template <class R>
+__device__ __forceinline__ void store_both_group(const QuantizeArgs& a, const Output& o, const GroupResult& g,
+                                                 int64_t line, int64_t k0, bool first_pass) {
+  *reinterpret_cast<uint2*>(o.codes + line * o.codes_ld + k0 / 2) = make_uint2(g.lo, g.hi);
+  if ((k0 & (a.block_cols - 1)) == 0) {
+    store_scale_code<R::kScaleBytes>(o, line * o.scales_ld + (k0 >> a.block_cols_log2), g.scale_code);
+  }
+  if (first_pass && (blockIdx.x | blockIdx.y | threadIdx.x) == 0u && R::scale(a) != ScaleMode::kNVFP4) {
+    store_unit_tensor_scale(o);
+  }
+}
+
+// One both-ways tile (launch x: the tile row). R: FixedRecipe.
+template <bool kAmaxOnly, Format F, bool kStochastic, class R>
+__device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float* s, float (&partial)[kThreads / 32],
+                                                   unsigned tile_row, unsigned tile_col) {
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t r0 = static_cast<int64_t>(tile_row) * kBothRows;
+  const int64_t c0 = static_cast<int64_t>(tile_col) * kBothCols;
+  const bool inside = a.vector_loads && r0 + kBothRows <= a.rows && c0 + kBothCols <= a.cols;  // CTA-uniform
+  if (inside) {
+    if (a.bf16) {
+      stage_both_rows(static_cast<const uint16_t*>(a.x), a.cols, s, r0, c0, warp, lane);
+    } else {
+      stage_both_rows(static_cast<const float*>(a.x), a.cols, s, r0, c0, warp, lane);
+    }
+    __syncwarp();
+  } else {
+    stage_both_edge(a, s, r0, c0);
+    __syncthreads();
+  }
+
+  float amax = 0.0f;  // kAmaxOnly: this thread's largest magnitude of the direction
+  if (a.rowwise) {
+#pragma unroll 1
+    for (int p = 0; p < 2; ++p) {
+      const int r = 8 * warp + 4 * p + (lane >> 3), gi = lane & 7;
+      float v[16];
+      read_both_row(s, r, gi, v);
+      negate_odd_on_read<R>(a, v);
+      const int64_t line = r0 + r, k0 = c0 + 16 * gi;
+      const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, line, a.rows, k0, a.cols);
+      if constexpr (kAmaxOnly) {
+        amax = fmaxf(amax, g.amax);
+      } else if (inside) {
+        store_both_group<R>(a, a.out[0], g, line, k0, p == 0);
+      } else {
+        store_group(a, a.out[0], g, line, a.rows, k0, a.cols, R::scale(a));
+      }
+    }
+    if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[0].tensor, partial);
+  }
+  __syncthreads();  // every row staged (and partial[] read by thread 0)
+
+  amax = 0.0f;
+#pragma unroll 1
+  for (int p = 0; p < 2; ++p) {
+    const int c = 16 * warp + 8 * p + (lane >> 2), g4 = lane & 3;
+    float v[16];
+    read_both_column(s, g4, c, v);
+    negate_odd_on_read<R>(a, v);
+    const int64_t line = c0 + c, k0 = r0 + 16 * g4;
+    const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[1], v, line, a.cols, k0, a.rows);
+    if constexpr (kAmaxOnly) {
+      amax = fmaxf(amax, g.amax);
+    } else if (inside) {
+      store_both_group<R>(a, a.out[1], g, line, k0, p == 0);
+    } else {
+      store_group(a, a.out[1], g, line, a.cols, k0, a.rows, R::scale(a));
+    }
+  }
+  if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[1].tensor, partial);
+}
 
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
@@ -521,7 +701,9 @@ constexpr int ctas_per_sm(Layout layout, bool stochastic) {
 template <bool kAmaxOnly, Format F, bool kStochastic, Layout kLayout, class R = ArgsRecipe>
 __global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic))
     quantize_tile_kernel(const QuantizeArgs a) {
-  __shared__ alignas(16) Tile tile;
+  constexpr int kSharedFloats = kLayout == Layout::kBothWays ? kBothRows * kBothCols : kTileRows * kSmemStride;
+  __shared__ alignas(16) float shared[kSharedFloats];
+  Tile& tile = *reinterpret_cast<Tile*>(shared);
   __shared__ float partial[kThreads / 32];
   if constexpr (kAmaxOnly) allow_dependent_launch();
   const int warp = static_cast<int>(threadIdx.x / 32);
@@ -532,6 +714,10 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic))
   const unsigned cta_x = kAmaxOnly ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const unsigned cta_y = kAmaxOnly ? gridDim.y - 1 - blockIdx.y : blockIdx.y;
 
+  if constexpr (kLayout == Layout::kBothWays) {
+    quantize_both_ways<kAmaxOnly, F, kStochastic, R>(a, shared, partial, cta_x, cta_y);
+    return;
+  }
   if constexpr (kLayout == Layout::kWideRows) {  // launch x: the tile column
     const int64_t r = static_cast<int64_t>(cta_y) * kWideTileRows + warp;
     const int64_t c0 = static_cast<int64_t>(cta_x) * kWideCols;
@@ -721,22 +907,21 @@ QuantizeKernel pass_kernel(bool amax_only, Format format, bool stochastic) {
                    : main_pass_kernel<kLayout, R>(format, stochastic);
 }
 
-// Wide rows: the kernels of the recipe's scale mode and RHT (an amax pass for
-// nvfp4 alone, the one mode with a tensor scale).
-template <bool kRht>
-QuantizeKernel wide_rows_kernel(bool amax_only, ScaleMode mode, Format format, bool stochastic) {
-  constexpr Layout kWide = Layout::kWideRows;
+// Wide rows and both ways: the kernels of the recipe's scale mode and RHT (an
+// amax pass for nvfp4 alone, the one mode with a tensor scale).
+template <Layout kLayout, bool kRht>
+QuantizeKernel fixed_recipe_kernel(bool amax_only, ScaleMode mode, Format format, bool stochastic) {
   if (mode == ScaleMode::kNVFP4) {
-    return pass_kernel<kWide, FixedRecipe<ScaleMode::kNVFP4, kRht>>(amax_only, format, stochastic);
+    return pass_kernel<kLayout, FixedRecipe<ScaleMode::kNVFP4, kRht>>(amax_only, format, stochastic);
   }
   if (amax_only) throw std::logic_error("quantize: an amax pass without a tensor scale");
   switch (mode) {
     case ScaleMode::kFP32:
-      return main_pass_kernel<kWide, FixedRecipe<ScaleMode::kFP32, kRht>>(format, stochastic);
+      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kFP32, kRht>>(format, stochastic);
     case ScaleMode::kMXFloor:
-      return main_pass_kernel<kWide, FixedRecipe<ScaleMode::kMXFloor, kRht>>(format, stochastic);
+      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kMXFloor, kRht>>(format, stochastic);
     case ScaleMode::kMXCeil:
-      return main_pass_kernel<kWide, FixedRecipe<ScaleMode::kMXCeil, kRht>>(format, stochastic);
+      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kMXCeil, kRht>>(format, stochastic);
     default:
       throw std::logic_error("quantize: unknown scale mode");
   }
@@ -754,8 +939,12 @@ void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3
       kernel = pass_kernel<Layout::kRowsFirst, ArgsRecipe>(amax_only, cfg.format, sr);
       break;
     case Layout::kWideRows:
-      kernel = a.rht ? wide_rows_kernel<true>(amax_only, cfg.scale, cfg.format, sr)
-                     : wide_rows_kernel<false>(amax_only, cfg.scale, cfg.format, sr);
+      kernel = a.rht ? fixed_recipe_kernel<Layout::kWideRows, true>(amax_only, cfg.scale, cfg.format, sr)
+                     : fixed_recipe_kernel<Layout::kWideRows, false>(amax_only, cfg.scale, cfg.format, sr);
+      break;
+    case Layout::kBothWays:
+      kernel = a.rht ? fixed_recipe_kernel<Layout::kBothWays, true>(amax_only, cfg.scale, cfg.format, sr)
+                     : fixed_recipe_kernel<Layout::kBothWays, false>(amax_only, cfg.scale, cfg.format, sr);
       break;
   }
   launch(kernel, grid, kThreads, stream, after_previous,
@@ -862,7 +1051,10 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   //   those recipes slower). Where a tile row's row-wise scales fill whole
   //   32-byte sectors (FP32 scales of 16-wide blocks) and there is no
   //   column-wise output, along the tile rows: running CTAs then read whole
-  //   rows of x (thirteenth run).
+  //   rows of x (thirteenth run);
+  // - with a column-wise output of blocks one row tall, 64 x 128 tiles, down
+  //   the tile columns, one kernel per recipe: each column-wise code store
+  //   fills a whole 32-byte sector.
   const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
   const int64_t col_tiles = (cols + kTileCols - 1) / kTileCols;
   const int64_t wide_row_tiles = (rows + kWideTileRows - 1) / kWideTileRows;
@@ -871,6 +1063,10 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   if (colwise == nullptr && a.block_rows == 1 && cols >= kWideCols && wide_row_tiles <= 65535) {
     layout = Layout::kWideRows;
     grid = dim3(static_cast<unsigned>((cols + kWideCols - 1) / kWideCols), static_cast<unsigned>(wide_row_tiles));
+  } else if (colwise != nullptr && a.block_rows == 1) {
+    layout = Layout::kBothWays;
+    if (col_tiles > 65535) throw std::invalid_argument("quantize: the tensor has too many tiles for one launch");
+    grid = dim3(static_cast<unsigned>((rows + kBothRows - 1) / kBothRows), static_cast<unsigned>(col_tiles));
   } else if (colwise == nullptr && (kTileCols / a.block_cols) * rowwise->scale_bytes % 32 == 0 &&
              row_tiles <= 65535) {
     layout = Layout::kRowsFirst;

@@ -18,10 +18,11 @@ struct Outcome {
   size_t mismatches = 0;
 };
 
-// Quantize x ([rows, cols]) on the device in both directions and compare with
-// golden quantize(x) and quantize(x^T); also the row-wise output alone (a
-// launch of its own tile shape and order: wide rows for 1x16 / 1x32 blocks and
-// at least 512 columns, see quantize()), and dequantize the row-wise result.
+// Quantize x ([rows, cols]) on the device in both directions (64 x 128 tiles
+// for blocks one row tall, 32 x 128 for 16x16, see quantize()) and compare
+// with golden quantize(x) and quantize(x^T); also each output alone (the
+// row-wise one a launch of its own tile shape and order: wide rows for 1x16 /
+// 1x32 blocks and at least 512 columns), and dequantize the row-wise result.
 void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t cols, const QuantConfig& cfg,
                            bool bf16_input, Outcome& out) {
   const std::string label = test::describe(cfg) + (bf16_input ? "/bf16-in" : "") + " " + std::to_string(rows) + "x" +
@@ -52,11 +53,16 @@ void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t co
   cuda::quantize(dx, bf16_input ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32, rows, cols, cfg, &row_alone,
                  nullptr);
   out.mismatches += test::count_quantized_mismatches(cuda::to_host(row_alone), want_row, label + " row-wise alone");
+  cuda::DeviceQuantized col_alone = cuda::allocate_quantized(cols, rows, cfg);
+  cuda::quantize(dx, bf16_input ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32, rows, cols, cfg, nullptr,
+                 &col_alone);
+  out.mismatches +=
+      test::count_quantized_mismatches(cuda::to_host(col_alone), want_col, label + " column-wise alone");
 
   cuda::DeviceBuffer<float> deq(static_cast<size_t>(rows * cols));
   cuda::dequantize(row, deq.data());
   out.mismatches += test::count_float_mismatches(deq.download(), dequantize(want_row), cols, label + " dequantize");
-  out.cases += 4;
+  out.cases += 5;
 }
 
 TEST(GpuQuantize, EveryConfigurationMatchesGoldenBothDirections) {
@@ -81,12 +87,12 @@ TEST(GpuQuantize, EveryConfigurationMatchesGoldenBothDirections) {
             cfg.seed = test::kKernelTestSeed + index;
             cfg.stream = static_cast<uint32_t>(index * 7);
             // RHT16 needs both axes to be multiples of 16; otherwise odd shapes.
-            // 48 x 656 and 37 x 676 hold whole 32 x 128 and 8 x 512 (wide
-            // rows) tiles, loaded by whole lines, beside partial ones loaded
-            // directly (37 x 676's last group is 4 wide, its last wide tile
-            // row 5 rows tall); 37 x 595's rows are not 16-byte aligned, so
-            // every group is loaded directly.
-            const int64_t rows = rht.enabled() ? 48 : 37;
+            // 80 x 656 and 69 x 676 hold whole 32 x 128, 64 x 128 (both ways)
+            // and 8 x 512 (wide rows) tiles, loaded by whole lines, beside
+            // partial ones loaded directly (69 x 676's last group is 4 wide,
+            // its last wide tile row 5 rows tall); 69 x 595's rows are not
+            // 16-byte aligned, so every group is loaded directly.
+            const int64_t rows = rht.enabled() ? 80 : 69;
             const int64_t cols = rht.enabled() ? 656 : index % 2 ? 595 : 676;
             const std::vector<float> x = test::wide_range_tensor(rows, cols, test::kKernelTestSeed ^ index);
             check_both_directions(x, rows, cols, cfg, false, out);
