@@ -198,6 +198,10 @@ void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out) {
       {"int4 1x16 fp32 SR", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0, false},
       {"e1m2 1x16 fp32 SR RHT16 row+col (ufp4 dY)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
        Rounding::kStochastic, 16, true},
+      {"e1m2 1x16 fp32 SR row+col", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0,
+       true},
+      {"e1m2 1x16 fp32 RNE RHT16 row+col (ufp4 X)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
+       Rounding::kNearestEven, 16, true},
   };
   double previous_rht_ms = 0.0;
   for (const QuantRecipe& r : recipes) {
