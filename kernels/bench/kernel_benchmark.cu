@@ -101,11 +101,17 @@ size_t free_device_bytes() {
 
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
+// Which outputs a quantize call writes: the row-wise one, the column-wise one
+// (x^T quantized: what a GEMM that contracts over x's rows takes), or both.
+enum class Outputs { kRow, kColumn, kBoth };
+bool has_row(Outputs w) { return w != Outputs::kColumn; }
+bool has_column(Outputs w) { return w != Outputs::kRow; }
+
 // Validates a configuration before it is timed: the first `rows` rows of x
 // ([rows_total, cols], row-major, FP32 or BF16) quantized on the device in the
 // requested directions, compared with golden (of the values as floats) in full.
 void validate_quantize(const void* dx, InputType type, int64_t rows, int64_t cols, const QuantConfig& cfg,
-                       bool colwise, const std::string& label) {
+                       Outputs outputs, const std::string& label) {
   std::vector<float> host(static_cast<size_t>(rows * cols));
   if (type == InputType::kBFloat16) {
     std::vector<uint16_t> bits(host.size());
@@ -114,17 +120,18 @@ void validate_quantize(const void* dx, InputType type, int64_t rows, int64_t col
   } else {
     NIBBLE_CUDA_CHECK(cudaMemcpy(host.data(), dx, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
   }
-  DeviceQuantized row = allocate_quantized(rows, cols, cfg);
+  DeviceQuantized row;
   DeviceQuantized col;
-  if (colwise) col = allocate_quantized(cols, rows, cfg);
-  quantize(dx, type, rows, cols, cfg, &row, colwise ? &col : nullptr);
+  if (has_row(outputs)) row = allocate_quantized(rows, cols, cfg);
+  if (has_column(outputs)) col = allocate_quantized(cols, rows, cfg);
+  quantize(dx, type, rows, cols, cfg, has_row(outputs) ? &row : nullptr, has_column(outputs) ? &col : nullptr);
   auto same = [](const QuantizedTensor& a, const QuantizedTensor& b) {
     return a.codes == b.codes && a.scales == b.scales && f32_bits(a.tensor.decode) == f32_bits(b.tensor.decode);
   };
-  if (!same(to_host(row), nibble::quantize(host.data(), rows, cols, cfg))) {
+  if (has_row(outputs) && !same(to_host(row), nibble::quantize(host.data(), rows, cols, cfg))) {
     throw std::runtime_error("bench-kernels: " + label + " row-wise differs from golden");
   }
-  if (colwise) {
+  if (has_column(outputs)) {
     std::vector<float> t(host.size());
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) t[static_cast<size_t>(c * rows + r)] = host[static_cast<size_t>(r * cols + c)];
@@ -141,7 +148,7 @@ struct QuantRecipe {
   ScaleMode scale;
   Rounding rounding;
   int rht;
-  bool colwise;
+  Outputs outputs;
 };
 
 // The quantize recipes on one input type (FP32 or BF16), against a copy of
@@ -170,38 +177,50 @@ void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out) {
   out << format("  %-44s %9s    %8s %9s %9s %8s\n", "recipe", "time", "GB/s", "vs copy", "vs noRHT", "extra MiB");
 
   const QuantRecipe recipes[] = {
-      {"e2m1 1x16 nvfp4 SR RHT16 (slowest)", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4,
-       Rounding::kStochastic, 16, false},
-      {"e2m1 1x16 nvfp4 SR", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kStochastic, 0, false},
-      {"e2m1 1x16 nvfp4 RNE", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kNearestEven, 0, false},
-      {"e2m1 1x32 mx-floor SR RHT16", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor, Rounding::kStochastic,
-       16, false},
+      {"e2m1 1x16 nvfp4 SR RHT16 (slowest)", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kStochastic,
+       16, Outputs::kRow},
+      {"e2m1 1x16 nvfp4 SR", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kStochastic, 0,
+       Outputs::kRow},
+      {"e2m1 1x16 nvfp4 RNE", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kNearestEven, 0,
+       Outputs::kRow},
+      {"e2m1 1x32 mx-floor SR RHT16", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor, Rounding::kStochastic, 16,
+       Outputs::kRow},
       {"e2m1 1x32 mx-floor SR", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor, Rounding::kStochastic, 0,
-       false},
+       Outputs::kRow},
       {"e2m1 1x16 fp32 SR RHT16", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 16,
-       false},
-      {"e2m1 1x16 fp32 SR", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0, false},
-      {"e2m1 1x16 nvfp4 SR RHT16 row+col", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4,
-       Rounding::kStochastic, 16, true},
+       Outputs::kRow},
+      {"e2m1 1x16 fp32 SR", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0,
+       Outputs::kRow},
+      {"e2m1 1x16 nvfp4 SR RHT16 row+col", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kStochastic,
+       16, Outputs::kBoth},
       {"e2m1 1x16 nvfp4 SR row+col", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, Rounding::kStochastic, 0,
-       true},
+       Outputs::kBoth},
       // The UFP4 recipes' own quantizations (train/src/recipe.cpp): uniform
       // grids, 1x16 blocks, FP32 scales, RHT16; SR for dY, RNE for X and W.
-      {"e1m2 1x16 fp32 SR RHT16 (ufp4 dY)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
-       Rounding::kStochastic, 16, false},
-      {"e1m2 1x16 fp32 SR", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0, false},
+      {"e1m2 1x16 fp32 SR RHT16 (ufp4 dY)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic,
+       16, Outputs::kRow},
+      {"e1m2 1x16 fp32 SR", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0,
+       Outputs::kRow},
       {"e1m2 1x16 fp32 RNE RHT16 (ufp4 X, W)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
-       Rounding::kNearestEven, 16, false},
-      {"e1m2 1x16 fp32 RNE", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kNearestEven, 0, false},
+       Rounding::kNearestEven, 16, Outputs::kRow},
+      {"e1m2 1x16 fp32 RNE", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kNearestEven, 0,
+       Outputs::kRow},
       {"int4 1x16 fp32 SR RHT16 (ufp4-int4 dY)", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32,
-       Rounding::kStochastic, 16, false},
-      {"int4 1x16 fp32 SR", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0, false},
+       Rounding::kStochastic, 16, Outputs::kRow},
+      {"int4 1x16 fp32 SR", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0,
+       Outputs::kRow},
       {"e1m2 1x16 fp32 SR RHT16 row+col (ufp4 dY)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
-       Rounding::kStochastic, 16, true},
+       Rounding::kStochastic, 16, Outputs::kBoth},
       {"e1m2 1x16 fp32 SR row+col", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, Rounding::kStochastic, 0,
-       true},
+       Outputs::kBoth},
       {"e1m2 1x16 fp32 RNE RHT16 row+col (ufp4 X)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
-       Rounding::kNearestEven, 16, true},
+       Rounding::kNearestEven, 16, Outputs::kBoth},
+      // The column-wise output alone, as the training harness quantizes the
+      // operands of dW = dY^T X (each GEMM operand by a call of its own).
+      {"e1m2 1x16 fp32 SR RHT16 col (ufp4 dY, dW)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
+       Rounding::kStochastic, 16, Outputs::kColumn},
+      {"e1m2 1x16 fp32 RNE RHT16 col (ufp4 X, dW)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32,
+       Rounding::kNearestEven, 16, Outputs::kColumn},
   };
   double previous_rht_ms = 0.0;
   for (const QuantRecipe& r : recipes) {
@@ -212,18 +231,20 @@ void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out) {
     cfg.rounding = r.rounding;
     cfg.rht = RhtConfig{r.rht, false};
     cfg.seed = 42;
-    validate_quantize(x.data(), type, std::min<int64_t>(rows, 256), cols, cfg, r.colwise, r.name);
-    DeviceQuantized row = allocate_quantized(rows, cols, cfg);
+    validate_quantize(x.data(), type, std::min<int64_t>(rows, 256), cols, cfg, r.outputs, r.name);
+    DeviceQuantized row;
     DeviceQuantized col;
-    if (r.colwise) col = allocate_quantized(cols, rows, cfg);
+    if (has_row(r.outputs)) row = allocate_quantized(rows, cols, cfg);
+    if (has_column(r.outputs)) col = allocate_quantized(cols, rows, cfg);
+    DeviceQuantized* row_out = has_row(r.outputs) ? &row : nullptr;
+    DeviceQuantized* col_out = has_column(r.outputs) ? &col : nullptr;
     const size_t before = free_device_bytes();
-    const double ms = time_ms(
-        [&] { quantize(x.data(), type, rows, cols, cfg, &row, r.colwise ? &col : nullptr); },
-        o.warmup, o.iterations);
+    const double ms =
+        time_ms([&] { quantize(x.data(), type, rows, cols, cfg, row_out, col_out); }, o.warmup, o.iterations);
     const size_t after = free_device_bytes();
     // The minimum traffic of the operation: the input read once, every output written once.
     const double bytes = static_cast<double>(in_bytes) + static_cast<double>(row.device_bytes()) +
-                         (r.colwise ? static_cast<double>(col.device_bytes()) : 0.0);
+                         static_cast<double>(col.device_bytes());
     const double gbs = bytes / (ms * 1e-3) / 1e9;
     const bool has_rht = r.rht != 0;
     std::string vs_no_rht = "";
@@ -350,8 +371,8 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
           const float have = got[static_cast<size_t>(m * s.n + n)];
           if (f32_bits(want) != f32_bits(have)) {
             throw std::runtime_error(format("GEMM %s %s differs from golden at (%lld, %lld): got 0x%08x want 0x%08x",
-                                            name(kernel), r.name, static_cast<long long>(m),
-                                            static_cast<long long>(n), f32_bits(have), f32_bits(want)));
+                                            name(kernel), r.name, static_cast<long long>(m), static_cast<long long>(n),
+                                            f32_bits(have), f32_bits(want)));
           }
         }
         const size_t before = free_device_bytes();
@@ -377,8 +398,8 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
         },
         o.warmup, o.iterations);
     if (!cublas_done) {
-      cublas_ms = time_ms([&] { cublas_bf16_gemm(handle, a16.data(), b16.data(), c.data(), s.m, s.n, s.k); },
-                          o.warmup, o.iterations);
+      cublas_ms = time_ms([&] { cublas_bf16_gemm(handle, a16.data(), b16.data(), c.data(), s.m, s.n, s.k); }, o.warmup,
+                          o.iterations);
       out << format("  %-60s %9.3f %9.1f %8.2fx %10.0f\n", "cuBLAS BF16 (FP32 accumulate)", cublas_ms,
                     flops / (cublas_ms * 1e-3) / 1e12, 1.0,
                     mib(static_cast<double>(a16.bytes() + b16.bytes() + c.bytes())));
@@ -394,11 +415,11 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     for (GemmKernel kernel : kAllGemmKernels) {
       const double t = ms[static_cast<int>(kernel)];
       if (t <= 0.0) continue;  // failed above
-      out << format("  %-60s %9.3f %9.1f %8.2fx %10.0f\n",
-                    (std::string("bit-exact ") + name(kernel) + " " + r.name + " [" + gemm_datapath(qa, qb, kernel) +
-                     "]")
-                        .c_str(),
-                    t, flops / (t * 1e-3) / 1e12, cublas_ms / t, ours_mib);
+      out << format(
+          "  %-60s %9.3f %9.1f %8.2fx %10.0f\n",
+          (std::string("bit-exact ") + name(kernel) + " " + r.name + " [" + gemm_datapath(qa, qb, kernel) + "]")
+              .c_str(),
+          t, flops / (t * 1e-3) / 1e12, cublas_ms / t, ours_mib);
     }
     out << format("  %-60s %9.3f %9.1f %8.2fx %10.0f\n",
                   (std::string("emulation ") + r.name + " (dequant+cuBLAS)").c_str(), emu_ms,
