@@ -363,13 +363,13 @@ __device__ __forceinline__ void store_group(const QuantizeArgs& a, const Output&
 
 // One group of one direction: RHT16, then either (kAmaxOnly) the group's
 // largest finite magnitude or the block amax by shuffles, block scale,
-// rounding and packing. All 32 lanes of the warp must call it. line/lines:
-// the non-contraction index and extent; k0/klen: the group's first
-// contraction index and the contraction length. R: ArgsRecipe or FixedRecipe.
+// rounding and packing. All 32 lanes of the warp must call it. line: the
+// non-contraction index; k0: the group's first contraction index; live: the
+// group lies inside the tensor (the overload below tests it from the extents
+// of both). R: ArgsRecipe or FixedRecipe.
 template <bool kAmaxOnly, Format F, bool kStochastic, class R>
 __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, const Output& o, float (&v)[16],
-                                                     int64_t line, int64_t lines, int64_t k0, int64_t klen) {
-  const bool live = line < lines && k0 < klen;
+                                                     int64_t line, int64_t k0, bool live) {
   const ScaleMode mode = R::scale(a);
   // nvfp4: fl(S_enc / gmax), loaded before the RHT so that its latency hides
   // behind it, once tensor_scale_kernel has written it.
@@ -455,6 +455,12 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
   }
 }
 
+template <bool kAmaxOnly, Format F, bool kStochastic, class R>
+__device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, const Output& o, float (&v)[16],
+                                                     int64_t line, int64_t lines, int64_t k0, int64_t klen) {
+  return process_group<kAmaxOnly, F, kStochastic, R>(a, o, v, line, k0, line < lines && k0 < klen);
+}
+
 // The RHT's negations of a group's odd elements as sign-bit flips (golden's
 // own negation), where R asks for them as the group is read: in the BF16
 // paths the flip merges with the widening of the odd element (both are bit
@@ -530,10 +536,15 @@ static_assert(kBothRows * kBothCols == 2 * kThreads * 16, "two groups per thread
 // of each) reads 8 distinct bank quads; a column-pass read (8 columns of one
 // run of 8 x 4 bytes, in rows 16 g + j for g = 0 .. 3) 32 distinct banks; a
 // staging phase (8 consecutive chunks of a row, or for BF16 every other chunk
-// of 16) 8 distinct bank quads.
+// of 16) 8 distinct bank quads. Rows 16 k .. 16 k + 15 share the row's term
+// (both_row_xor), and a group's four chunks stay one aligned run of four,
+// chunk q at offset o ^ 4 q from chunk 0's o.
+__device__ __forceinline__ int both_row_xor(int r) { return 2 * ((r >> 4) & 3); }
+__device__ __forceinline__ int both_chunk_offset(int ch, int row_xor) {
+  return 4 * (ch ^ ((ch >> 3) & 3) ^ row_xor);
+}
 __device__ __forceinline__ int both_offset(int r, int c) {
-  const int ch = c >> 2;
-  return r * kBothCols + 4 * (ch ^ ((ch >> 3) & 3) ^ (2 * ((r >> 4) & 3))) + (c & 3);
+  return r * kBothCols + both_chunk_offset(c >> 2, both_row_xor(r)) + (c & 3);
 }
 
 // Warp `warp`'s rows 8 warp .. 8 warp + 7 of the tile at x[r0, c0] (inside x,
@@ -541,30 +552,28 @@ __device__ __forceinline__ int both_offset(int r, int c) {
 // without registers.
 __device__ __forceinline__ void stage_both_rows(const float* x, int64_t cols, float* s, int64_t r0, int64_t c0,
                                                 int warp, int lane) {
+  const float* p = x + (r0 + 8 * warp) * cols + c0 + 4 * lane;
+  float* d = s + 8 * warp * kBothCols + both_chunk_offset(lane, both_row_xor(8 * warp));
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int r = 8 * warp + i;
-    detail::cp_async_16(s + both_offset(r, 4 * lane), x + (r0 + r) * cols + c0 + 4 * lane, true);
-  }
+  for (int i = 0; i < 8; ++i) detail::cp_async_16(d + i * kBothCols, p + i * cols, true);
   detail::cp_async_commit();
   detail::cp_async_wait<0>();
 }
 // BF16: lane l loads chunk l % 16 (eight BF16) of row 2 i + l / 16 and
-// stores it widened, as two chunks of floats.
+// stores it widened, as float chunks 2 (l % 16) and 2 (l % 16) + 1.
 __device__ __forceinline__ void stage_both_rows(const uint16_t* x, int64_t cols, float* s, int64_t r0, int64_t c0,
                                                 int warp, int lane) {
   const int ch = lane & 15;
+  const int row = 8 * warp + (lane >> 4);
+  const uint16_t* p = x + (r0 + row) * cols + c0 + 8 * ch;
+  const int o0 = row * kBothCols + both_chunk_offset(2 * ch, both_row_xor(8 * warp));
   uint4 w[4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int r = 8 * warp + 2 * i + (lane >> 4);
-    w[i] = *reinterpret_cast<const uint4*>(x + (r0 + r) * cols + c0 + 8 * ch);
-  }
+  for (int i = 0; i < 4; ++i) w[i] = *reinterpret_cast<const uint4*>(p + 2 * i * cols);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const int r = 8 * warp + 2 * i + (lane >> 4);
-    store_four(s + both_offset(r, 8 * ch), make_uint2(w[i].x, w[i].y));
-    store_four(s + both_offset(r, 8 * ch + 4), make_uint2(w[i].z, w[i].w));
+    store_four(s + o0 + 2 * i * kBothCols, make_uint2(w[i].x, w[i].y));
+    store_four(s + (o0 ^ 4) + 2 * i * kBothCols, make_uint2(w[i].z, w[i].w));
   }
 }
 
@@ -584,9 +593,10 @@ __device__ __forceinline__ void stage_both_edge(const QuantizeArgs& a, float* s,
 
 // Group gi of tile row r (16 consecutive floats, four chunks).
 __device__ __forceinline__ void read_both_row(const float* s, int r, int gi, float (&v)[16]) {
+  const int o = both_offset(r, 16 * gi);
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
-    const float4 f = *reinterpret_cast<const float4*>(s + both_offset(r, 16 * gi + 4 * q));
+    const float4 f = *reinterpret_cast<const float4*>(s + (o ^ (4 * q)));
     v[4 * q] = f.x;
     v[4 * q + 1] = f.y;
     v[4 * q + 2] = f.z;
@@ -601,19 +611,35 @@ __device__ __forceinline__ void read_both_column(const float* s, int g, int c, f
   for (int j = 0; j < 16; ++j) v[j] = p[j * kBothCols];
 }
 
-// The stores of a group of a both-ways tile that lies inside the tensor (line,
-// k0: its line and first contraction index in output o): its codes and, from
-// the block's first group, the scale code. The tensor's first group of each
-// output is thread 0 of CTA (0, 0) in its first pass (main pass only).
+// Where a tile that lies inside the tensor writes one output: its corner of
+// the codes and of the scale codes, so that a group's stores take 32-bit
+// offsets from there (quantize() keeps both-ways tiles to outputs where they fit).
+struct TileOutput {
+  uint8_t* codes;
+  uint8_t* scales;
+  uint32_t codes_ld;
+  uint32_t scales_ld;
+};
 template <class R>
-__device__ __forceinline__ void store_both_group(const QuantizeArgs& a, const Output& o, const GroupResult& g,
-                                                 int64_t line, int64_t k0, bool first_pass) {
-  *reinterpret_cast<uint2*>(o.codes + line * o.codes_ld + k0 / 2) = make_uint2(g.lo, g.hi);
-  if ((k0 & (a.block_cols - 1)) == 0) {
-    store_scale_code<R::kScaleBytes>(o, line * o.scales_ld + (k0 >> a.block_cols_log2), g.scale_code);
-  }
-  if (first_pass && (blockIdx.x | blockIdx.y | threadIdx.x) == 0u && R::scale(a) != ScaleMode::kNVFP4) {
-    store_unit_tensor_scale(o);
+__device__ __forceinline__ TileOutput tile_output(const QuantizeArgs& a, const Output& o, int64_t line0, int64_t k0) {
+  const int64_t scale_index = line0 * o.scales_ld + (k0 >> a.block_cols_log2);
+  return {o.codes + line0 * o.codes_ld + k0 / 2, o.scales + scale_index * R::kScaleBytes,
+          static_cast<uint32_t>(o.codes_ld), static_cast<uint32_t>(o.scales_ld)};
+}
+
+// The stores of a group of a tile inside the tensor (line, k: its line and
+// first contraction index within the tile's corner t of the output).
+template <class R>
+__device__ __forceinline__ void store_both_group(const QuantizeArgs& a, const TileOutput& t, const GroupResult& g,
+                                                 uint32_t line, uint32_t k) {
+  *reinterpret_cast<uint2*>(t.codes + line * t.codes_ld + k / 2) = make_uint2(g.lo, g.hi);
+  if ((k & (a.block_cols - 1)) == 0) {
+    const uint32_t i = line * t.scales_ld + (k >> a.block_cols_log2);
+    if constexpr (R::kScaleBytes == 4) {
+      reinterpret_cast<uint32_t*>(t.scales)[i] = g.scale_code;
+    } else {
+      t.scales[i] = static_cast<uint8_t>(g.scale_code);
+    }
   }
 }
 
@@ -626,6 +652,13 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
   const int64_t r0 = static_cast<int64_t>(tile_row) * kBothRows;
   const int64_t c0 = static_cast<int64_t>(tile_col) * kBothCols;
   const bool inside = a.vector_loads && r0 + kBothRows <= a.rows && c0 + kBothCols <= a.cols;  // CTA-uniform
+  if constexpr (!kAmaxOnly) {
+    // The tensor's first group is in CTA (0, 0), the first tile launched.
+    if (R::scale(a) != ScaleMode::kNVFP4 && (blockIdx.x | blockIdx.y | threadIdx.x) == 0u) {
+      if (a.rowwise) store_unit_tensor_scale(a.out[0]);
+      store_unit_tensor_scale(a.out[1]);
+    }
+  }
   if (inside) {
     if (a.bf16) {
       stage_both_rows(static_cast<const uint16_t*>(a.x), a.cols, s, r0, c0, warp, lane);
@@ -640,18 +673,20 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
 
   float amax = 0.0f;  // kAmaxOnly: this thread's largest magnitude of the direction
   if (a.rowwise) {
+    const TileOutput t = tile_output<R>(a, a.out[0], r0, c0);
 #pragma unroll 1
     for (int p = 0; p < 2; ++p) {
-      const int r = 8 * warp + 4 * p + (lane >> 3), gi = lane & 7;
+      const int r = 8 * warp + 4 * p + (lane >> 3), k = 16 * (lane & 7);
       float v[16];
-      read_both_row(s, r, gi, v);
+      read_both_row(s, r, lane & 7, v);
       negate_odd_on_read<R>(a, v);
-      const int64_t line = r0 + r, k0 = c0 + 16 * gi;
-      const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, line, a.rows, k0, a.cols);
+      const int64_t line = r0 + r, k0 = c0 + k;
+      const bool live = inside || (line < a.rows && k0 < a.cols);
+      const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, line, k0, live);
       if constexpr (kAmaxOnly) {
         amax = fmaxf(amax, g.amax);
       } else if (inside) {
-        store_both_group<R>(a, a.out[0], g, line, k0, p == 0);
+        store_both_group<R>(a, t, g, r, k);
       } else {
         store_group(a, a.out[0], g, line, a.rows, k0, a.cols, R::scale(a));
       }
@@ -661,18 +696,20 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
   __syncthreads();  // every row staged (and partial[] read by thread 0)
 
   amax = 0.0f;
+  const TileOutput t = tile_output<R>(a, a.out[1], c0, r0);
 #pragma unroll 1
   for (int p = 0; p < 2; ++p) {
-    const int c = 16 * warp + 8 * p + (lane >> 2), g4 = lane & 3;
+    const int c = 16 * warp + 8 * p + (lane >> 2), k = 16 * (lane & 3);
     float v[16];
-    read_both_column(s, g4, c, v);
+    read_both_column(s, lane & 3, c, v);
     negate_odd_on_read<R>(a, v);
-    const int64_t line = c0 + c, k0 = r0 + 16 * g4;
-    const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[1], v, line, a.cols, k0, a.rows);
+    const int64_t line = c0 + c, k0 = r0 + k;
+    const bool live = inside || (line < a.cols && k0 < a.rows);
+    const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[1], v, line, k0, live);
     if constexpr (kAmaxOnly) {
       amax = fmaxf(amax, g.amax);
     } else if (inside) {
-      store_both_group<R>(a, a.out[1], g, line, k0, p == 0);
+      store_both_group<R>(a, t, g, c, k);
     } else {
       store_group(a, a.out[1], g, line, a.cols, k0, a.rows, R::scale(a));
     }
@@ -689,17 +726,21 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
 // (docs/results/kernels.md, nineteenth run). The SR kernels stay at six:
 // at 32 registers they spill, or, with the random bits drawn after the
 // group's codes are folded into a few words, issue 5 % more instructions and
-// gain nothing.
+// gain nothing. The both-ways RNE main passes run five (48 registers): 6 %
+// to 9 % faster with BF16 input on an H100; the SR ones were no faster at
+// five (twentieth run).
 // Two variants measured slower and were not kept (docs/results/kernels.md):
 // persistent CTAs prefetching their next tile into registers, and persistent
 // CTAs double-buffering tiles in shared memory through cp.async.
 // kLayout: the tile shape and the order the CTAs start in; quantize() says which.
-// R: ArgsRecipe for the tile layouts, FixedRecipe for wide rows.
-constexpr int ctas_per_sm(Layout layout, bool stochastic) {
-  return layout == Layout::kWideRows && !stochastic ? 8 : 6;
+// R: ArgsRecipe for the 32 x 128 tile layouts, FixedRecipe for wide rows and both ways.
+constexpr int ctas_per_sm(Layout layout, bool stochastic, bool amax_only) {
+  if (stochastic) return 6;
+  if (layout == Layout::kWideRows) return 8;
+  return layout == Layout::kBothWays && !amax_only ? 5 : 6;
 }
 template <bool kAmaxOnly, Format F, bool kStochastic, Layout kLayout, class R = ArgsRecipe>
-__global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic))
+__global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic, kAmaxOnly))
     quantize_tile_kernel(const QuantizeArgs a) {
   constexpr int kSharedFloats = kLayout == Layout::kBothWays ? kBothRows * kBothCols : kTileRows * kSmemStride;
   __shared__ alignas(16) float shared[kSharedFloats];
@@ -963,6 +1004,14 @@ Output output_of(DeviceQuantized* q) {
   return o;
 }
 
+// Both-ways tiles store through 32-bit offsets from their corner of each
+// output (TileOutput): up to kBothCols lines of codes or scale codes.
+bool tile_offsets_fit(const DeviceQuantized* q) {
+  if (q == nullptr) return true;
+  const uint64_t widest = static_cast<uint64_t>(std::max(q->codes_ld, q->scales_ld * q->scale_bytes));
+  return static_cast<uint64_t>(kBothCols) * widest < (uint64_t{1} << 32);
+}
+
 void expect_shape(const DeviceQuantized* q, int64_t rows, int64_t cols, const QuantConfig& cfg, const char* what) {
   if (q == nullptr) return;
   if (q->rows != rows || q->cols != cols || q->config.format != cfg.format || q->config.block != cfg.block ||
@@ -1054,7 +1103,7 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   //   rows of x (thirteenth run);
   // - with a column-wise output of blocks one row tall, 64 x 128 tiles, down
   //   the tile columns, one kernel per recipe: each column-wise code store
-  //   fills a whole 32-byte sector.
+  //   fills a whole 32-byte sector (outputs whose rows are under 32 MiB).
   const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
   const int64_t col_tiles = (cols + kTileCols - 1) / kTileCols;
   const int64_t wide_row_tiles = (rows + kWideTileRows - 1) / kWideTileRows;
@@ -1063,7 +1112,7 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   if (colwise == nullptr && a.block_rows == 1 && cols >= kWideCols && wide_row_tiles <= 65535) {
     layout = Layout::kWideRows;
     grid = dim3(static_cast<unsigned>((cols + kWideCols - 1) / kWideCols), static_cast<unsigned>(wide_row_tiles));
-  } else if (colwise != nullptr && a.block_rows == 1) {
+  } else if (colwise != nullptr && a.block_rows == 1 && tile_offsets_fit(rowwise) && tile_offsets_fit(colwise)) {
     layout = Layout::kBothWays;
     if (col_tiles > 65535) throw std::invalid_argument("quantize: the tensor has too many tiles for one launch");
     grid = dim3(static_cast<unsigned>((rows + kBothRows - 1) / kBothRows), static_cast<unsigned>(col_tiles));
