@@ -727,8 +727,8 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
 // at 32 registers they spill, or, with the random bits drawn after the
 // group's codes are folded into a few words, issue 5 % more instructions and
 // gain nothing. The both-ways RNE main passes run five (48 registers): 6 %
-// to 9 % faster with BF16 input on an H100; the SR ones were no faster at
-// five (twentieth run).
+// to 9 % faster with BF16 input on an H100; the SR RHT16 ones (UFP4's dY)
+// were no faster at five (twentieth run).
 // Two variants measured slower and were not kept (docs/results/kernels.md):
 // persistent CTAs prefetching their next tile into registers, and persistent
 // CTAs double-buffering tiles in shared memory through cp.async.
