@@ -296,6 +296,7 @@ struct ArgsRecipe {
   static constexpr bool kClamp = true;
   static constexpr bool kNegateOddOnRead = false;
   __device__ static ScaleMode scale(const QuantizeArgs& a) { return a.scale.mode; }
+  __device__ static ScaleFormat scale_format(const QuantizeArgs& a) { return a.scale.format; }
   __device__ static bool rht(const QuantizeArgs& a) { return a.rht; }
   __device__ static const math::ScaleFacts& scale_facts(const QuantizeArgs& a) { return a.scale; }
 };
@@ -306,8 +307,9 @@ struct FixedRecipe {
   // With the RHT, the kernel flips the odd elements' signs as it reads a group
   // (negate_odd_on_read), and process_group runs the butterflies alone.
   static constexpr bool kNegateOddOnRead = kRht;
-  static constexpr int kScaleBytes = info(scale_format(kScale)).bits / 8;
+  static constexpr int kScaleBytes = info(::nibble::scale_format(kScale)).bits / 8;
   __device__ static constexpr ScaleMode scale(const QuantizeArgs&) { return kScale; }
+  __device__ static constexpr ScaleFormat scale_format(const QuantizeArgs&) { return ::nibble::scale_format(kScale); }
   __device__ static constexpr bool rht(const QuantizeArgs&) { return kRht; }
   __device__ static math::ScaleFacts scale_facts(const QuantizeArgs& a) {
     math::ScaleFacts facts = a.scale;
@@ -418,7 +420,7 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
     // nvfp4: the tensor scale, fl(S_enc / gmax) and the encode factor of every
     // block-scale code were computed once, after the amax pass (tensor_scale_kernel).
     GroupResult g;
-    g.scale_code = math::nan_scale_code(a.scale.format);
+    g.scale_code = math::nan_scale_code(R::scale_format(a));
     if (finite && live) {
       float encode;
       if (mode == ScaleMode::kNVFP4) {
