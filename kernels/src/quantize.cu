@@ -295,6 +295,7 @@ struct ArgsRecipe {
   static constexpr bool kOneRowBlocks = false;
   static constexpr bool kClamp = true;
   static constexpr bool kNegateOddOnRead = false;
+  static constexpr bool kNoRht = false;  // no RHT, known at compile time
   __device__ static ScaleMode scale(const QuantizeArgs& a) { return a.scale.mode; }
   __device__ static ScaleFormat scale_format(const QuantizeArgs& a) { return a.scale.format; }
   __device__ static bool rht(const QuantizeArgs& a) { return a.rht; }
@@ -307,6 +308,7 @@ struct FixedRecipe {
   // With the RHT, the kernel flips the odd elements' signs as it reads a group
   // (negate_odd_on_read), and process_group runs the butterflies alone.
   static constexpr bool kNegateOddOnRead = kRht;
+  static constexpr bool kNoRht = !kRht;
   static constexpr int kScaleBytes = info(::nibble::scale_format(kScale)).bits / 8;
   __device__ static constexpr ScaleMode scale(const QuantizeArgs&) { return kScale; }
   __device__ static constexpr ScaleFormat scale_format(const QuantizeArgs&) { return ::nibble::scale_format(kScale); }
@@ -677,9 +679,12 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
     __syncthreads();
   }
 
+  // Without the RHT both directions see the same elements: the amax pass takes
+  // the tile's largest magnitude from the row groups alone, for both outputs.
+  constexpr bool kShareAmax = kAmaxOnly && R::kNoRht;
   float amax = 0.0f;  // kAmaxOnly: this thread's largest magnitude of the direction
-  if (a.rowwise) {
-    const TileOutput t = tile_output<R>(a, a.out[0], r0, c0);
+  if (a.rowwise || kShareAmax) {
+    const TileOutput t = kAmaxOnly ? TileOutput{} : tile_output<R>(a, a.out[0], r0, c0);
 #pragma unroll 1
     for (int p = 0; p < 2; ++p) {
       const int r = 8 * warp + 4 * p + (lane >> 3), k = 16 * (lane & 7);
@@ -697,7 +702,14 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
         store_group(a, a.out[0], g, line, a.rows, k0, a.cols, R::scale(a));
       }
     }
-    if constexpr (kAmaxOnly) cta_amax_to(amax, a.out[0].tensor, partial);
+    if constexpr (kAmaxOnly) {
+      if (a.rowwise) cta_amax_to(amax, a.out[0].tensor, partial);
+    }
+    if constexpr (kShareAmax) {
+      __syncthreads();  // partial[] read by thread 0
+      cta_amax_to(amax, a.out[1].tensor, partial);
+      return;
+    }
   }
   __syncthreads();  // every row staged (and partial[] read by thread 0)
 
