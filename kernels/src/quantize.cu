@@ -295,7 +295,6 @@ struct ArgsRecipe {
   static constexpr bool kOneRowBlocks = false;
   static constexpr bool kClamp = true;
   static constexpr bool kNegateOddOnRead = false;
-  static constexpr bool kNoRht = false;  // no RHT, known at compile time
   __device__ static ScaleMode scale(const QuantizeArgs& a) { return a.scale.mode; }
   __device__ static ScaleFormat scale_format(const QuantizeArgs& a) { return a.scale.format; }
   __device__ static bool rht(const QuantizeArgs& a) { return a.rht; }
@@ -337,14 +336,22 @@ __device__ __forceinline__ void store_unit_tensor_scale(const Output& o) {
   o.tensor[kTensorDecode] = 1.0f;
 }
 
-// Block scale code number idx of an output (1 or 4 bytes each; kBytes: the
-// size where the caller knows it, 0 to read it from o).
-template <int kBytes = 0>
-__device__ __forceinline__ void store_scale_code(const Output& o, int64_t idx, uint32_t code) {
-  if (kBytes == 4 || (kBytes == 0 && o.scale_bytes == 4)) {
-    reinterpret_cast<uint32_t*>(o.scales)[idx] = code;
+// Block scale code number idx of scale codes of kBytes bytes each (1 or 4),
+// from scales; and of an output, whose width is known at run time.
+template <int kBytes>
+__device__ __forceinline__ void store_scale_code(uint8_t* scales, int64_t idx, uint32_t code) {
+  static_assert(kBytes == 1 || kBytes == 4, "scale codes are 1 or 4 bytes");
+  if constexpr (kBytes == 4) {
+    reinterpret_cast<uint32_t*>(scales)[idx] = code;
   } else {
-    o.scales[idx] = static_cast<uint8_t>(code);
+    scales[idx] = static_cast<uint8_t>(code);
+  }
+}
+__device__ __forceinline__ void store_scale_code(const Output& o, int64_t idx, uint32_t code) {
+  if (o.scale_bytes == 4) {
+    store_scale_code<4>(o.scales, idx, code);
+  } else {
+    store_scale_code<1>(o.scales, idx, code);
   }
 }
 
@@ -487,7 +494,7 @@ __device__ __forceinline__ void store_row_group(const QuantizeArgs& a, const Out
   *reinterpret_cast<uint2*>(o.codes + r * o.codes_ld + c0 / 2 + 8 * lane) = make_uint2(g.lo, g.hi);
   const int k = 16 * lane;
   if ((k & (a.block_cols - 1)) == 0) {
-    store_scale_code<R::kScaleBytes>(o, r * o.scales_ld + ((c0 + k) >> a.block_cols_log2), g.scale_code);
+    store_scale_code<R::kScaleBytes>(o.scales, r * o.scales_ld + ((c0 + k) >> a.block_cols_log2), g.scale_code);
   }
   // The tensor's first group (r == 0, c0 + k == 0) is thread 0 of CTA (0, 0)
   // in the main pass (the only caller, which walks the tiles in launch
@@ -638,12 +645,7 @@ __device__ __forceinline__ void store_both_group(const QuantizeArgs& a, const Ti
                                                  uint32_t line, uint32_t k) {
   *reinterpret_cast<uint2*>(t.codes + line * t.codes_ld + k / 2) = make_uint2(g.lo, g.hi);
   if ((k & (a.block_cols - 1)) == 0) {
-    const uint32_t i = line * t.scales_ld + (k >> a.block_cols_log2);
-    if constexpr (R::kScaleBytes == 4) {
-      reinterpret_cast<uint32_t*>(t.scales)[i] = g.scale_code;
-    } else {
-      t.scales[i] = static_cast<uint8_t>(g.scale_code);
-    }
+    store_scale_code<R::kScaleBytes>(t.scales, line * t.scales_ld + (k >> a.block_cols_log2), g.scale_code);
   }
 }
 
