@@ -20,9 +20,10 @@
 // Wide rows (row-wise output alone, blocks one row tall, at least 512
 // columns): a CTA owns 8 rows x 512 columns instead, a warp one row and lane g
 // its g-th group (a 1x32 block is lanes {g, g^1}). The warp reads its row by
-// whole lines into its own 2 KB of the shared tile (BF16 as it is, widened as
-// it is read back) and writes its row's codes and block scales as contiguous
-// runs (256 B of codes, 32 to 128 B of scales per store instruction; in
+// whole lines into its own 2 KB of the shared tile (FP32; with BF16 input
+// each lane loads its own 32-byte group, one sector, directly: the staging's
+// stores, reads and addresses cost 22 instructions of a group's ~415) and
+// writes its row's codes and block scales as contiguous runs (256 B of codes, 32 to 128 B of scales per store instruction; in
 // 32 x 128 tiles a warp's codes and scales go to 16 rows, a few bytes each).
 // CTAs start along the tile rows. Its kernels are one per recipe: the scale
 // mode and the RHT are compile-time constants there (FixedRecipe).
@@ -129,6 +130,12 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 #endif
 }
 
+// v = p[0 .. 15] by two 16-byte loads (p: 16 BF16, 16-byte aligned), widened.
+__device__ __forceinline__ void load_16_bf16(const uint16_t* p, float (&v)[16]) {
+#pragma unroll
+  for (int q = 0; q < 2; ++q) widen_bf16x8(reinterpret_cast<const uint4*>(p)[q], v, 8 * q);
+}
+
 // v = p[0 .. 15] by four 16-byte loads (p 16-byte aligned; global or shared).
 __device__ __forceinline__ void load_16_floats(const float* p, float (&v)[16]) {
 #pragma unroll
@@ -157,8 +164,7 @@ __device__ __forceinline__ void load_row_group(const QuantizeArgs& a, int64_t r,
   } else {
     const uint16_t* p = static_cast<const uint16_t*>(a.x) + r * a.cols + c0;
     if (full) {
-#pragma unroll
-      for (int q = 0; q < 2; ++q) widen_bf16x8(reinterpret_cast<const uint4*>(p)[q], v, 8 * q);
+      load_16_bf16(p, v);
     } else {
       for (int j = 0; j < 16 && c0 + j < a.cols; ++j) v[j] = bf16_bits_to_float(p[j]);
     }
@@ -219,29 +225,23 @@ __device__ __forceinline__ void stage_subtile(const T* x, int64_t cols, Tile& ti
 // lane < 32 the swizzle of chunk 32 i + lane is 32 i + (lane ^ (lane / 4) % 8),
 // and that of chunk 4 lane + q is 4 lane ^ (lane % 8) ^ q: the run of four
 // chunks at 4 lane ^ (lane & 4), read in the order (lane % 4) ^ q.
-// BF16: the row's 64 chunks of eight BF16 stay as they are (widened as they
-// are read), chunk ch at ch ^ ((ch / 8) % 2): lane g reads chunks 2g and
-// 2g + 1, and a phase's eight lanes read chunks 2g + (q ^ (g / 4) % 2), again
-// 8 distinct bank quads; a phase's stores are 8 consecutive chunks.
-__device__ __forceinline__ int wide_store_chunk(int lane, float) { return lane ^ ((lane >> 2) & 7); }
-__device__ __forceinline__ int wide_store_chunk(int lane, uint16_t) { return lane ^ ((lane >> 3) & 1); }
+// (BF16 rows are not staged: a lane's group is one whole sector.)
 
-// A warp's row x[r, c0 .. c0 + 511] (p = &x[r, c0], 16-byte aligned) into s,
-// by whole lines: load i brings chunk 32 i + lane, so each load instruction
-// reads 512 contiguous bytes. T: float or uint16_t (BF16 bits).
-template <typename T>
-__device__ __forceinline__ void stage_row(const T* p, float* s, int lane) {
-  constexpr int kLoads = kWideCols * static_cast<int>(sizeof(T)) / (16 * 32);  // 16-byte chunks per lane
+// A warp's FP32 row x[r, c0 .. c0 + 511] (p = &x[r, c0], 16-byte aligned)
+// into s, by whole lines: load i brings chunk 32 i + lane, so each load
+// instruction reads 512 contiguous bytes.
+__device__ __forceinline__ void stage_row(const float* p, float* s, int lane) {
+  constexpr int kLoads = kWideCols * static_cast<int>(sizeof(float)) / (16 * 32);  // 16-byte chunks per lane
   uint4 w[kLoads];
 #pragma unroll
   for (int i = 0; i < kLoads; ++i) w[i] = reinterpret_cast<const uint4*>(p)[32 * i + lane];
-  uint4* d = reinterpret_cast<uint4*>(s) + wide_store_chunk(lane, T{});
+  uint4* d = reinterpret_cast<uint4*>(s) + (lane ^ ((lane >> 2) & 7));
 #pragma unroll
   for (int i = 0; i < kLoads; ++i) d[32 * i] = w[i];
 }
 
 // Lane `lane`'s group (x[r, c0 + 16 lane ..]) from its row staged in s.
-__device__ __forceinline__ void read_row_group(const float* s, int lane, float (&v)[16], float) {
+__device__ __forceinline__ void read_row_group(const float* s, int lane, float (&v)[16]) {
   const float4* run = reinterpret_cast<const float4*>(s) + ((4 * lane) ^ (lane & 4));
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
@@ -251,11 +251,6 @@ __device__ __forceinline__ void read_row_group(const float* s, int lane, float (
     v[4 * q + 2] = f.z;
     v[4 * q + 3] = f.w;
   }
-}
-__device__ __forceinline__ void read_row_group(const float* s, int lane, float (&v)[16], uint16_t) {
-  const uint4* pair = reinterpret_cast<const uint4*>(s) + 2 * lane;
-#pragma unroll
-  for (int q = 0; q < 2; ++q) widen_bf16x8(pair[q ^ ((lane >> 2) & 1)], v, 8 * q);
 }
 
 // max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
@@ -786,18 +781,15 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic, kA
     float v[16];
     const bool inside = a.vector_loads && r < a.rows && c0 + kWideCols <= a.cols;  // warp-uniform
     if (inside) {
-      float* s = &tile[0][0] + warp * kWideCols;
       if (a.bf16) {
-        stage_row(static_cast<const uint16_t*>(a.x) + r * a.cols + c0, s, lane);
-        __syncwarp();
-        read_row_group(s, lane, v, uint16_t{});
-        negate_odd_on_read<R>(a, v);
+        load_16_bf16(static_cast<const uint16_t*>(a.x) + r * a.cols + c, v);
       } else {
+        float* s = &tile[0][0] + warp * kWideCols;
         stage_row(static_cast<const float*>(a.x) + r * a.cols + c0, s, lane);
         __syncwarp();
-        read_row_group(s, lane, v, float{});
-        negate_odd_on_read<R>(a, v);
+        read_row_group(s, lane, v);
       }
+      negate_odd_on_read<R>(a, v);
     } else {
       load_row_group(a, r, c, v);
       negate_odd_on_read<R>(a, v);
