@@ -76,6 +76,7 @@ struct QuantizeArgs {
   const void* x;
   bool bf16;
   bool vector_loads;  // rows start on 16-byte boundaries: 16-byte loads allowed
+  uint32_t wide_tiles_inside;  // wide rows: tile columns inside the tensor, loaded by 16 bytes (else 0)
   int64_t rows;
   int64_t cols;
   math::ScaleFacts scale;
@@ -775,21 +776,27 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic, kA
     return;
   }
   if constexpr (kLayout == Layout::kWideRows) {  // launch x: the tile column
-    const int64_t r = static_cast<int64_t>(cta_y) * kWideTileRows + warp;
+    // Row indices in 32 bits (quantize() launches at most 65535 tile rows
+    // here), and the warp-uniform "inside" test in two 32-bit compares: the
+    // 64-bit forms cost ~10 instructions a group.
+    const uint32_t r = cta_y * kWideTileRows + warp;
     const int64_t c0 = static_cast<int64_t>(cta_x) * kWideCols;
     const int64_t c = c0 + 16 * lane;
     float v[16];
-    const bool inside = a.vector_loads && r < a.rows && c0 + kWideCols <= a.cols;  // warp-uniform
+    const bool inside = cta_x < a.wide_tiles_inside && r < static_cast<uint32_t>(a.rows);
+    // Each path negates as it reads (in the BF16 one the flips merge with
+    // the widening only there: 12 instructions a group more after the join).
     if (inside) {
       if (a.bf16) {
         load_16_bf16(static_cast<const uint16_t*>(a.x) + r * a.cols + c, v);
+        negate_odd_on_read<R>(a, v);
       } else {
         float* s = &tile[0][0] + warp * kWideCols;
         stage_row(static_cast<const float*>(a.x) + r * a.cols + c0, s, lane);
         __syncwarp();
         read_row_group(s, lane, v);
+        negate_odd_on_read<R>(a, v);
       }
-      negate_odd_on_read<R>(a, v);
     } else {
       load_row_group(a, r, c, v);
       negate_odd_on_read<R>(a, v);
@@ -1123,6 +1130,7 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   dim3 grid;
   if (colwise == nullptr && a.block_rows == 1 && cols >= kWideCols && wide_row_tiles <= 65535) {
     layout = Layout::kWideRows;
+    a.wide_tiles_inside = a.vector_loads ? static_cast<uint32_t>(std::min<int64_t>(cols / kWideCols, UINT32_MAX)) : 0u;
     grid = dim3(static_cast<unsigned>((cols + kWideCols - 1) / kWideCols), static_cast<unsigned>(wide_row_tiles));
   } else if (colwise != nullptr && a.block_rows == 1 && tile_offsets_fit(rowwise) && tile_offsets_fit(colwise)) {
     layout = Layout::kBothWays;
