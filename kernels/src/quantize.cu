@@ -294,10 +294,12 @@ struct ArgsRecipe {
   __device__ static ScaleMode scale(const QuantizeArgs& a) { return a.scale.mode; }
   __device__ static ScaleFormat scale_format(const QuantizeArgs& a) { return a.scale.format; }
   __device__ static bool rht(const QuantizeArgs& a) { return a.rht; }
+  __device__ static int block_cols(const QuantizeArgs& a) { return a.block_cols; }
   __device__ static const math::ScaleFacts& scale_facts(const QuantizeArgs& a) { return a.scale; }
 };
-template <ScaleMode kScale, bool kRht>
+template <ScaleMode kScale, bool kRht, int kBlockCols>
 struct FixedRecipe {
+  static_assert(kBlockCols == 16 || kBlockCols == 32, "fixed recipes have 1x16 or 1x32 blocks");
   static constexpr bool kOneRowBlocks = true;
   static constexpr bool kClamp = !math::products_within_grid(kScale);  // FP32 scales: no clamps
   // With the RHT, the kernel flips the odd elements' signs as it reads a group
@@ -308,6 +310,8 @@ struct FixedRecipe {
   __device__ static constexpr ScaleMode scale(const QuantizeArgs&) { return kScale; }
   __device__ static constexpr ScaleFormat scale_format(const QuantizeArgs&) { return ::nibble::scale_format(kScale); }
   __device__ static constexpr bool rht(const QuantizeArgs&) { return kRht; }
+  __device__ static constexpr int block_cols(const QuantizeArgs&) { return kBlockCols; }
+  __device__ static constexpr int block_cols_log2(const QuantizeArgs&) { return kBlockCols == 32 ? 5 : 4; }
   __device__ static math::ScaleFacts scale_facts(const QuantizeArgs& a) {
     math::ScaleFacts facts = a.scale;
     facts.mode = kScale;
@@ -416,7 +420,7 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
     for (int j = 0; j < 16; ++j) amax = max_nan_abs(amax, v[j]);
     if (!R::kOneRowBlocks && a.block_rows == 16) {
       for (int m = 2; m <= 16; m *= 2) amax = max_nan_abs(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, m));
-    } else if (a.block_cols == 32) {
+    } else if (R::block_cols(a) == 32) {
       amax = max_nan_abs(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
     }
     if (fold) amax = math::mul_rn(amax, math::kRht16Scale);
@@ -489,8 +493,8 @@ __device__ __forceinline__ void store_row_group(const QuantizeArgs& a, const Out
                                                 int64_t r, int64_t c0, int lane) {
   *reinterpret_cast<uint2*>(o.codes + r * o.codes_ld + c0 / 2 + 8 * lane) = make_uint2(g.lo, g.hi);
   const int k = 16 * lane;
-  if ((k & (a.block_cols - 1)) == 0) {
-    store_scale_code<R::kScaleBytes>(o.scales, r * o.scales_ld + ((c0 + k) >> a.block_cols_log2), g.scale_code);
+  if ((k & (R::block_cols(a) - 1)) == 0) {
+    store_scale_code<R::kScaleBytes>(o.scales, r * o.scales_ld + ((c0 + k) >> R::block_cols_log2(a)), g.scale_code);
   }
   // The tensor's first group (r == 0, c0 + k == 0) is thread 0 of CTA (0, 0)
   // in the main pass (the only caller, which walks the tiles in launch
@@ -629,7 +633,7 @@ struct TileOutput {
 };
 template <class R>
 __device__ __forceinline__ TileOutput tile_output(const QuantizeArgs& a, const Output& o, int64_t line0, int64_t k0) {
-  const int64_t scale_index = line0 * o.scales_ld + (k0 >> a.block_cols_log2);
+  const int64_t scale_index = line0 * o.scales_ld + (k0 >> R::block_cols_log2(a));
   return {o.codes + line0 * o.codes_ld + k0 / 2, o.scales + scale_index * R::kScaleBytes,
           static_cast<uint32_t>(o.codes_ld), static_cast<uint32_t>(o.scales_ld)};
 }
@@ -640,8 +644,8 @@ template <class R>
 __device__ __forceinline__ void store_both_group(const QuantizeArgs& a, const TileOutput& t, const GroupResult& g,
                                                  uint32_t line, uint32_t k) {
   *reinterpret_cast<uint2*>(t.codes + line * t.codes_ld + k / 2) = make_uint2(g.lo, g.hi);
-  if ((k & (a.block_cols - 1)) == 0) {
-    store_scale_code<R::kScaleBytes>(t.scales, line * t.scales_ld + (k >> a.block_cols_log2), g.scale_code);
+  if ((k & (R::block_cols(a) - 1)) == 0) {
+    store_scale_code<R::kScaleBytes>(t.scales, line * t.scales_ld + (k >> R::block_cols_log2(a)), g.scale_code);
   }
 }
 
@@ -967,24 +971,34 @@ QuantizeKernel pass_kernel(bool amax_only, Format format, bool stochastic) {
                    : main_pass_kernel<kLayout, R>(format, stochastic);
 }
 
-// Wide rows and both ways: the kernels of the recipe's scale mode and RHT (an
-// amax pass for nvfp4 alone, the one mode with a tensor scale).
-template <Layout kLayout, bool kRht>
+// Wide rows and both ways: the kernels of the recipe's scale mode, RHT and
+// block width (an amax pass for nvfp4 alone, the one mode with a tensor scale).
+template <Layout kLayout, bool kRht, int kBlockCols>
 QuantizeKernel fixed_recipe_kernel(bool amax_only, ScaleMode mode, Format format, bool stochastic) {
   if (mode == ScaleMode::kNVFP4) {
-    return pass_kernel<kLayout, FixedRecipe<ScaleMode::kNVFP4, kRht>>(amax_only, format, stochastic);
+    return pass_kernel<kLayout, FixedRecipe<ScaleMode::kNVFP4, kRht, kBlockCols>>(amax_only, format, stochastic);
   }
   if (amax_only) throw std::logic_error("quantize: an amax pass without a tensor scale");
   switch (mode) {
     case ScaleMode::kFP32:
-      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kFP32, kRht>>(format, stochastic);
+      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kFP32, kRht, kBlockCols>>(format, stochastic);
     case ScaleMode::kMXFloor:
-      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kMXFloor, kRht>>(format, stochastic);
+      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kMXFloor, kRht, kBlockCols>>(format, stochastic);
     case ScaleMode::kMXCeil:
-      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kMXCeil, kRht>>(format, stochastic);
+      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kMXCeil, kRht, kBlockCols>>(format, stochastic);
     default:
       throw std::logic_error("quantize: unknown scale mode");
   }
+}
+template <Layout kLayout>
+QuantizeKernel fixed_recipe_kernel(const QuantizeArgs& a, bool amax_only, ScaleMode mode, Format format,
+                                   bool stochastic) {
+  if (a.block_cols == 32) {
+    return a.rht ? fixed_recipe_kernel<kLayout, true, 32>(amax_only, mode, format, stochastic)
+                 : fixed_recipe_kernel<kLayout, false, 32>(amax_only, mode, format, stochastic);
+  }
+  return a.rht ? fixed_recipe_kernel<kLayout, true, 16>(amax_only, mode, format, stochastic)
+               : fixed_recipe_kernel<kLayout, false, 16>(amax_only, mode, format, stochastic);
 }
 
 void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3 grid, cudaStream_t stream,
@@ -999,12 +1013,10 @@ void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3
       kernel = pass_kernel<Layout::kRowsFirst, ArgsRecipe>(amax_only, cfg.format, sr);
       break;
     case Layout::kWideRows:
-      kernel = a.rht ? fixed_recipe_kernel<Layout::kWideRows, true>(amax_only, cfg.scale, cfg.format, sr)
-                     : fixed_recipe_kernel<Layout::kWideRows, false>(amax_only, cfg.scale, cfg.format, sr);
+      kernel = fixed_recipe_kernel<Layout::kWideRows>(a, amax_only, cfg.scale, cfg.format, sr);
       break;
     case Layout::kBothWays:
-      kernel = a.rht ? fixed_recipe_kernel<Layout::kBothWays, true>(amax_only, cfg.scale, cfg.format, sr)
-                     : fixed_recipe_kernel<Layout::kBothWays, false>(amax_only, cfg.scale, cfg.format, sr);
+      kernel = fixed_recipe_kernel<Layout::kBothWays>(a, amax_only, cfg.scale, cfg.format, sr);
       break;
   }
   launch(kernel, grid, kThreads, stream, after_previous,
