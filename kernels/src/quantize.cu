@@ -23,10 +23,11 @@
 // whole lines into its own 2 KB of the shared tile (FP32; with BF16 input
 // each lane loads its own 32-byte group, one sector, directly: the staging's
 // stores, reads and addresses cost 22 instructions of a group's ~415) and
-// writes its row's codes and block scales as contiguous runs (256 B of codes, 32 to 128 B of scales per store instruction; in
-// 32 x 128 tiles a warp's codes and scales go to 16 rows, a few bytes each).
-// CTAs start along the tile rows. Its kernels are one per recipe: the scale
-// mode and the RHT are compile-time constants there (FixedRecipe).
+// writes its row's codes and block scales as contiguous runs (256 B of
+// codes, 32 to 128 B of scales per store instruction; in 32 x 128 tiles a
+// warp's codes and scales go to 16 rows, a few bytes each). CTAs start along
+// the tile rows. Its kernels are one per recipe: the scale mode, the RHT and
+// the block width are compile-time constants there (FixedRecipe).
 // Both ways (a column-wise output, blocks one row tall): a CTA owns 64 rows x
 // 128 columns, stages them once in shared memory and quantizes two row
 // groups and two column groups per thread (quantize_both_ways), one kernel per
@@ -284,9 +285,10 @@ __device__ __forceinline__ void cta_amax_to(float amax, float* tensor, float (&p
 
 // What a kernel knows of its recipe at compile time. Tile layouts read the
 // scale mode and the RHT from their arguments (one kernel per format and
-// rounding serves every recipe); the wide-rows kernels, one per recipe, have
-// them as constants, so that a group runs none of the other recipes' branches
-// (about 50 of its ~500 instructions), and their blocks are one row tall.
+// rounding serves every recipe); the wide-rows and both-ways kernels, one per
+// recipe, have them as constants, so that a group runs none of the other
+// recipes' branches (about 50 of its ~500 instructions), and their blocks are
+// one row tall and kBlockCols wide.
 struct ArgsRecipe {
   static constexpr bool kOneRowBlocks = false;
   static constexpr bool kClamp = true;
@@ -739,11 +741,13 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
 
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
-// Six CTAs per SM (40 registers, no spills; 48 by default would allow five):
-// the extra warps hide more of each tile's load latency (5 % faster on an H200).
-// The wide-rows RNE kernels run eight (32 registers; five of them spill 4
-// bytes): up to 3 % faster with BF16 input on an H100, the same with FP32
-// (docs/results/kernels.md, nineteenth run). The SR kernels stay at six:
+// Six CTAs per SM (40 registers; 48 by default would allow five): the extra
+// warps hide more of each tile's load latency (5 % faster on an H200); the
+// wide-rows SR kernels of FP32 scales, 1x32 blocks and RHT16 spill 8 bytes.
+// The wide-rows RNE kernels run eight (32 registers; the six nvfp4 RHT16 ones
+// spill 8 bytes): up to 3 % faster with BF16 input on an H100, the same with
+// FP32 (docs/results/kernels.md, nineteenth run; six were slower again in the
+// twenty-first). The SR kernels stay at six:
 // at 32 registers they spill, or, with the random bits drawn after the
 // group's codes are folded into a few words, issue 5 % more instructions and
 // gain nothing. The both-ways RNE main passes run five (48 registers): 6 %
