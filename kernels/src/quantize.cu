@@ -19,10 +19,11 @@
 //   reads (rows r and r + 16 in one instruction) are both conflict-free.
 // Wide rows (row-wise output alone, blocks one row tall, at least 512
 // columns): a CTA owns 8 rows x 512 columns instead, a warp one row and lane g
-// its g-th group (a 1x32 block is lanes {g, g^1}). The warp reads its row by
-// whole lines into its own 2 KB of the shared tile (FP32; with BF16 input
-// each lane loads its own 32-byte group, one sector, directly: the staging's
-// stores, reads and addresses cost 22 instructions of a group's ~415) and
+// its g-th group (a 1x32 block is lanes {g, g^1}). Each lane loads its own
+// group (one 32-byte sector of BF16, two of FP32: the second load
+// instruction of a sector finds it in L1) rather than the warp staging its
+// row by whole lines through shared memory, whose stores, reads, swizzled
+// addresses and barrier cost ~22 instructions of a group's ~415. The warp
 // writes its row's codes and block scales as contiguous runs (256 B of
 // codes, 32 to 128 B of scales per store instruction; in 32 x 128 tiles a
 // warp's codes and scales go to 16 rows, a few bytes each). CTAs start along
@@ -217,42 +218,6 @@ __device__ __forceinline__ void stage_subtile(const T* x, int64_t cols, Tile& ti
   for (int i = 0; i < kLoads; ++i) w[i] = *reinterpret_cast<const uint4*>(p + kRowsPerLoad * i * cols);
 #pragma unroll
   for (int i = 0; i < kLoads; ++i) store_chunk(s + kRowsPerLoad * i * kSmemStride, w[i], T{});
-}
-
-// Wide rows, FP32: the four floats x[c0 + 4 ch ..] of a warp's row lie at
-// chunk ch ^ ((ch / 4) % 8) of its 512 floats of shared memory, which stays
-// inside ch's aligned run of 8 chunks (128 bytes, all 32 banks): the eight
-// lanes of a 16-byte access phase store 8 consecutive chunks, or read chunk
-// 4g + q for 8 consecutive g, and both land on 8 distinct bank quads. For
-// lane < 32 the swizzle of chunk 32 i + lane is 32 i + (lane ^ (lane / 4) % 8),
-// and that of chunk 4 lane + q is 4 lane ^ (lane % 8) ^ q: the run of four
-// chunks at 4 lane ^ (lane & 4), read in the order (lane % 4) ^ q.
-// (BF16 rows are not staged: a lane's group is one whole sector.)
-
-// A warp's FP32 row x[r, c0 .. c0 + 511] (p = &x[r, c0], 16-byte aligned)
-// into s, by whole lines: load i brings chunk 32 i + lane, so each load
-// instruction reads 512 contiguous bytes.
-__device__ __forceinline__ void stage_row(const float* p, float* s, int lane) {
-  constexpr int kLoads = kWideCols * static_cast<int>(sizeof(float)) / (16 * 32);  // 16-byte chunks per lane
-  uint4 w[kLoads];
-#pragma unroll
-  for (int i = 0; i < kLoads; ++i) w[i] = reinterpret_cast<const uint4*>(p)[32 * i + lane];
-  uint4* d = reinterpret_cast<uint4*>(s) + (lane ^ ((lane >> 2) & 7));
-#pragma unroll
-  for (int i = 0; i < kLoads; ++i) d[32 * i] = w[i];
-}
-
-// Lane `lane`'s group (x[r, c0 + 16 lane ..]) from its row staged in s.
-__device__ __forceinline__ void read_row_group(const float* s, int lane, float (&v)[16]) {
-  const float4* run = reinterpret_cast<const float4*>(s) + ((4 * lane) ^ (lane & 4));
-#pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    const float4 f = run[(lane & 3) ^ q];
-    v[4 * q] = f.x;
-    v[4 * q + 1] = f.y;
-    v[4 * q + 2] = f.z;
-    v[4 * q + 3] = f.w;
-  }
 }
 
 // max(m, |x|) that returns NaN when either is NaN (max.NaN: SM 8.0 and later,
@@ -525,7 +490,6 @@ enum class Layout {
   kWideRows,      // 8 x 512 tiles (row-wise output alone, 1x16 / 1x32 blocks), along the tile rows
   kBothWays,      // 64 x 128 tiles (a column-wise output, 1x16 / 1x32 blocks), down the tile columns
 };
-static_assert(kWideTileRows * kWideCols <= kTileRows * kSmemStride, "wide rows fit the shared tile");
 
 // ---- Both ways: 64 x 128 tiles for a column-wise output of one-row blocks ----
 //
@@ -799,10 +763,7 @@ __global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic, kA
         load_16_bf16(static_cast<const uint16_t*>(a.x) + r * a.cols + c, v);
         negate_odd_on_read<R>(a, v);
       } else {
-        float* s = &tile[0][0] + warp * kWideCols;
-        stage_row(static_cast<const float*>(a.x) + r * a.cols + c0, s, lane);
-        __syncwarp();
-        read_row_group(s, lane, v);
+        load_16_floats(static_cast<const float*>(a.x) + r * a.cols + c, v);
         negate_odd_on_read<R>(a, v);
       }
     } else {
