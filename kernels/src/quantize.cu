@@ -705,9 +705,8 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
 
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
-// Six CTAs per SM (40 registers; 48 by default would allow five): the extra
-// warps hide more of each tile's load latency (5 % faster on an H200); the
-// wide-rows SR kernels of FP32 scales, 1x32 blocks and RHT16 spill 8 bytes.
+// Six CTAs per SM (40 registers, no spills; 48 by default would allow five):
+// the extra warps hide more of each tile's load latency (5 % faster on an H200).
 // The wide-rows RNE kernels run eight (32 registers; the six nvfp4 RHT16 ones
 // spill 8 bytes): up to 3 % faster with BF16 input on an H100, the same with
 // FP32 (docs/results/kernels.md, nineteenth run; six were slower again in the
