@@ -87,11 +87,13 @@ TEST(GpuQuantize, EveryConfigurationMatchesGoldenBothDirections) {
             cfg.seed = test::kKernelTestSeed + index;
             cfg.stream = static_cast<uint32_t>(index * 7);
             // RHT16 needs both axes to be multiples of 16; otherwise odd shapes.
-            // 80 x 656 and 69 x 676 hold whole 32 x 128, 64 x 128 (both ways)
-            // and 8 x 512 (wide rows) tiles, loaded by whole lines, beside
-            // partial ones loaded directly (69 x 676's last group is 4 wide,
-            // its last wide tile row 5 rows tall); 69 x 595's rows are not
-            // 16-byte aligned, so every group is loaded directly.
+            // 80 x 656 and 69 x 676 hold whole 32 x 128 and 64 x 128 (both
+            // ways) tiles, loaded by whole lines, and whole 8 x 512 (wide
+            // rows) tiles, each lane's group by 16-byte loads, beside partial
+            // tiles whose groups are loaded with bounds checks (69 x 676's
+            // last group is 4 wide, its last wide tile row 5 rows tall);
+            // 69 x 595's rows are not 16-byte aligned, so every group is
+            // loaded element by element.
             const int64_t rows = rht.enabled() ? 80 : 69;
             const int64_t cols = rht.enabled() ? 656 : index % 2 ? 595 : 676;
             const std::vector<float> x = test::wide_range_tensor(rows, cols, test::kKernelTestSeed ^ index);
