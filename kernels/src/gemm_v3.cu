@@ -250,21 +250,24 @@ __device__ __forceinline__ void a_scales_decoded(const uint8_t* stage, int bi, i
 // Golden's three roundings per output and block: s = fl(sa * sb),
 // r = fl(P' * s) (P' = P * 2^(lsb_a + lsb_b), exact from the wgmma of the
 // operands' values), acc = fl(acc + r). Output j's column is
-// 8 (j / 4) + 2 quad + j % 2 (one 8-byte load per column pair), its row
-// row0 + 8 ((j / 2) % 2). Measured against two variants that issue fewer
-// instructions and run slower (docs/results/kernels.md): each load's offset
-// computed from constants, and every load issued before the wgmma wait.
+// 8 (j / 4) + 2 quad + j % 2, its row row0 + 8 ((j / 2) % 2); the B scales of
+// columns 8 i + 2 quad, +1 for i = 2 m, 2 m + 1 are one 16-byte load
+// (v3::b_scales_offset: the eight loads of a block differ by constants).
 __device__ __forceinline__ void add_block_scaled(float (&acc)[64], float (&p)[64], const float (&sa)[2],
                                                  const uint8_t* stage, int bi, int quad) {
   fence_operand(p);
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    const float2 sb = *reinterpret_cast<const float2*>(stage + v3::b_scale_offset(bi, 8 * i + 2 * quad));
+  for (int m = 0; m < 8; ++m) {
+    const float4 sb4 = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, quad, m));
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int j = 4 * i + 2 * r;
-      acc[j] = __fadd_rn(acc[j], __fmul_rn(p[j], __fmul_rn(sa[r], sb.x)));
-      acc[j + 1] = __fadd_rn(acc[j + 1], __fmul_rn(p[j + 1], __fmul_rn(sa[r], sb.y)));
+    for (int h = 0; h < 2; ++h) {
+      const float2 sb = h == 0 ? make_float2(sb4.x, sb4.y) : make_float2(sb4.z, sb4.w);
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int j = 4 * (2 * m + h) + 2 * r;
+        acc[j] = __fadd_rn(acc[j], __fmul_rn(p[j], __fmul_rn(sa[r], sb.x)));
+        acc[j + 1] = __fadd_rn(acc[j + 1], __fmul_rn(p[j + 1], __fmul_rn(sa[r], sb.y)));
+      }
     }
   }
 }

@@ -822,15 +822,25 @@ TEST(GemmV3Layout, ScaledDatapathScalesFillThePaddingAndLoadWithoutBankConflicts
       ++phases;
     }
     // A consumer's loads: lane (group, quad) reads columns 8 i + 2 quad, +1
-    // (the same for every group: broadcast), one 8-byte load per lane.
-    for (int i = 0; i < 16; ++i) {
+    // for i = 2 m, 2 m + 1 (the same for every group: broadcast), one 16-byte
+    // load per lane and m, at a constant step from m = 0.
+    for (int m = 0; m < 8; ++m) {
       std::vector<std::pair<int, int>> reads;
-      for (int quad = 0; quad < 4; ++quad) reads.push_back({v3::b_scale_offset(bi, 8 * i + 2 * quad), 8});
-      EXPECT_TRUE(conflict_free(reads)) << "block " << bi << " pair " << i;
+      for (int quad = 0; quad < 4; ++quad) {
+        const int off = v3::b_scales_offset(bi, quad, m);
+        EXPECT_EQ(off % 16, 0);
+        EXPECT_EQ(off - v3::b_scales_offset(bi, quad, 0), m * (v3::b_scales_offset(0, 0, 1) - v3::b_scales_offset(0, 0, 0)));
+        for (int w = 0; w < 4; ++w) {
+          const int column = 8 * (2 * m + w / 2) + 2 * quad + w % 2;
+          EXPECT_EQ(v3::b_scale_offset(bi, column), off + 4 * w) << "block " << bi << " column " << column;
+        }
+        reads.push_back({off, 16});
+      }
+      EXPECT_TRUE(conflict_free(reads)) << "block " << bi << " m " << m;
       ++phases;
     }
   }
-  EXPECT_EQ(phases, v3::kMaxBlocksPerStage * (4 + 16));
+  EXPECT_EQ(phases, v3::kMaxBlocksPerStage * (4 + 8));
 }
 
 TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflicts) {

@@ -50,15 +50,25 @@ static_assert(kSmemBytes <= 227 * 1024, "one CTA per SM must fit");
 // scale of each of their rows of A and columns of B. The producer decodes
 // them once per stage into the raw stage, where nothing else reads: A's into
 // the row's own scale window (block b at byte 4 b), B's into the 16 padding
-// bytes after each of the stage's 256 code rows (kBlocks x 128 columns =
-// 1024 words = 256 x 4): word b * 128 + n, so that the two columns 2j, 2j + 1
-// of an accumulator pair are one aligned 8-byte load.
+// bytes ("slots") after each of the stage's 256 code rows (kBlocks x 128
+// columns = 1024 words = 256 x 4). A consumer thread of quad q needs, per
+// block, the column pairs 8 i + 2 q, +1 (i = 0..15): slot 32 b + q + 4 m holds
+// its pairs i = 2 m and 2 m + 1, so that its 32 scales of a block are eight
+// 16-byte loads at constant offsets from one address per thread
+// (b_scales_offset), with no index arithmetic per load.
 inline constexpr int kMaxBlocksPerStage = v2::kBK / kSliceK;  // 8
+inline constexpr int kBScaleSlotsPerBlock = 32;
 NIBBLE_HD int a_scale_offset(int row, int block) { return v2::scale_offset(0, row) + 4 * block; }
-NIBBLE_HD int b_scale_offset(int block, int n) {
-  const int word = block * v2::kBN + n;
-  return (word / 4) * v2::kRowBytes + v2::kCodeBytesPerRow + 4 * (word % 4);
+// The slot of block b, quad q, pair-of-pairs m, as a byte offset.
+NIBBLE_HD int b_scales_offset(int block, int quad, int m) {
+  return (kBScaleSlotsPerBlock * block + quad + 4 * m) * v2::kRowBytes + v2::kCodeBytesPerRow;
 }
+// The word of column n (i = n / 8, quad = n / 2 % 4, n % 2) in its slot.
+NIBBLE_HD int b_scale_offset(int block, int n) {
+  const int i = n / 8;
+  return b_scales_offset(block, (n / 2) % 4, i / 2) + 4 * (2 * (i % 2) + n % 2);
+}
+static_assert(4 * kBScaleSlotsPerBlock == v2::kBN, "a block's slots hold one scale per column");
 static_assert(kMaxBlocksPerStage * v2::kBN == (v2::kBM + v2::kBN) * (v2::kRowBytes - v2::kCodeBytesPerRow) / 4,
               "B's decoded scales fill the code rows' padding");
 static_assert(4 * kMaxBlocksPerStage <= v2::kScaleRowBytes, "A's decoded scales fit the row's scale window");
