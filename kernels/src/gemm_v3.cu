@@ -32,13 +32,12 @@
 //     fragments from the raw stage into registers (wgmma's register-A form),
 //     and run each block as kParts n-parts of m64n32k16 with kDepth of them in
 //     flight while they add another (consume_e4m3);
-//   * every other pair (FP32, UE8M0 or mixed scales): A and B decoded by the
-//     producer as their values q * 2^lsb, so the wgmma (m64n128k16, both
-//     operands in shared memory) gives P' = P * 2^u exactly; the producer also
-//     decodes the stage's scales to binary32, and the epilogue is golden's
-//     three roundings, s = fl(sa * sb), r = fl(P' * s), acc = fl(acc + r). One
-//     block at a time (scaled_block); the other consumer warpgroup's work
-//     fills the SM while a warpgroup waits.
+//   * every other pair (FP32, UE8M0 or mixed scales): A and B as their values
+//     q * 2^lsb, so the wgmma gives P' = P * 2^u exactly, and the epilogue is
+//     golden's three roundings, s = fl(sa * sb), r = fl(P' * s),
+//     acc = fl(acc + r). The producer decodes B and both operands' scales (to
+//     binary32, into the raw stage); the consumers decode their A fragments
+//     and run the E4M3 datapath's n-part pipeline (consume_scaled).
 // Measured: docs/results/kernels.md.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -68,38 +67,14 @@ using v2::kStageBytes;
 using v2::kStages;
 
 // ---- wgmma ---------------------------------------------------------------------
-// D (64 x 128, FP32) = A (64 x 16) * B (16 x 128) [+ D], both FP16 in shared
-// memory, K-major, described by nibble/cuda/gemm_v3_layout.h: the scaled
-// datapath's block.
+
+// D (64 x 32, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
+// 32, FP16 in shared memory, K-major, described by nibble/cuda/gemm_v3_layout.h)
+// [+ D]: one n-part of a consumer of either datapath.
 // kAccumulate = false: D = A * B (scale-d 0: D is only written); true:
 // D += A * B. D is a read-write operand either way: each partial-sum array
 // then keeps one set of registers from wgmma to wgmma, which is what lets
-// ptxas keep a wgmma in flight while other instructions read the other array.
-#define NIBBLE_WGMMA_M64N128K16                                                                  \
-  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "                                         \
-  "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
-  "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, " \
-  "%64, %65, %66, 1, 1, 0, 0;\n"
-// The 64 accumulator operands, each with constraint C.
-#define NIBBLE_WGMMA_D64(C)                                                                                          \
-  C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), C(d[8]), C(d[9]), C(d[10]), C(d[11]),       \
-      C(d[12]), C(d[13]), C(d[14]), C(d[15]), C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), C(d[22]),    \
-      C(d[23]), C(d[24]), C(d[25]), C(d[26]), C(d[27]), C(d[28]), C(d[29]), C(d[30]), C(d[31]), C(d[32]), C(d[33]),    \
-      C(d[34]), C(d[35]), C(d[36]), C(d[37]), C(d[38]), C(d[39]), C(d[40]), C(d[41]), C(d[42]), C(d[43]), C(d[44]),    \
-      C(d[45]), C(d[46]), C(d[47]), C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), C(d[54]), C(d[55]),    \
-      C(d[56]), C(d[57]), C(d[58]), C(d[59]), C(d[60]), C(d[61]), C(d[62]), C(d[63])
-template <bool kAccumulate>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(NIBBLE_WGMMA_M64N128K16
-               : NIBBLE_WGMMA_D64("+f")
-               : "l"(desc_a), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
-}
-#undef NIBBLE_WGMMA_D64
-#undef NIBBLE_WGMMA_M64N128K16
-
-// D (64 x 32, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
-// 32, FP16 in shared memory, K-major) [+ D]: one n-part of the E4M3
-// datapath's consumer.
+// ptxas keep a wgmma in flight while other instructions read the other arrays.
 #define NIBBLE_WGMMA_M64N32K16_RS                                                                \
   "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "                                          \
   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, %21, 1, 1, 0;\n"
@@ -136,31 +111,21 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
   return *reinterpret_cast<const uint32_t*>(&r);
 }
 
-// Operand kOp (0: A, 1: B) of g.
-template <int kOp>
-__device__ __forceinline__ const Operand& operand(const Args& g) {
-  if constexpr (kOp == 0) {
-    return g.a;
-  } else {
-    return g.b;
-  }
-}
-
-// Decodes row n of operand kOp of a stage, in two passes of 32 raw bytes (two
-// 16-byte loads each), per 16-k slice two chunks of 8 codes (the k-halves),
-// through the operand's FP16 table (o.half_high). E4M3 datapath (kFoldB, B
-// only): B as units * sb * 2^lsb_b (the slice's scale from lut_b), in the
-// k order of A's register fragments (nibble/cuda/gemm_v3_layout.h); scaled
-// datapath: both as their values, units * 2^lsb, in k order. Every slice is
-// decoded (no branch between them); those past the last k-block (the last
-// stage's padding) are then overwritten with zeros: the E4M3 datapath runs
-// whole stages.
-template <int kOp, bool kFoldB>
+// Decodes row n of B of a stage (the consumers decode A themselves), in two
+// passes of 32 raw bytes (two 16-byte loads each), per 16-k slice two chunks
+// of 8 codes (the k-halves), through B's FP16 table (g.b.half_high), in the k
+// order of A's register fragments (nibble/cuda/gemm_v3_layout.h). E4M3
+// datapath (kFoldB): as units * sb * 2^lsb_b (the slice's scale from lut_b);
+// scaled datapath: as its values, units * 2^lsb_b. Every slice is decoded (no
+// branch between them); those past the last k-block (the last stage's
+// padding) are then overwritten with zeros: the consumers run whole stages.
+template <bool kFoldB>
 __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
-  constexpr bool kScaled = kOp == 1 && kFoldB;
+  constexpr int kOp = 1;  // B
+  constexpr bool kScaled = kFoldB;
   constexpr int kPassSlices = v3::kSlices / 2;  // a pass: half the row, 32 raw bytes
-  const Operand& o = operand<kOp>(g);
+  const Operand& o = g.b;
 #pragma unroll
   for (int pass = 0; pass < 2; ++pass) {
     uint32_t w[2 * kPassSlices];
@@ -194,8 +159,8 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, half)) =
-            make_uint4(pairs[v3::chunk_pair(half, 0, kScaled)], pairs[v3::chunk_pair(half, 1, kScaled)],
-                       pairs[v3::chunk_pair(half, 2, kScaled)], pairs[v3::chunk_pair(half, 3, kScaled)]);
+            make_uint4(pairs[v3::chunk_pair(half, 0, true)], pairs[v3::chunk_pair(half, 1, true)],
+                       pairs[v3::chunk_pair(half, 2, true)], pairs[v3::chunk_pair(half, 3, true)]);
       }
     }
   }
@@ -205,28 +170,15 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
   }
 }
 
-// The wgmma(s) of k-block bi into p, one commit group: kChunks wgmmas of
-// 16 k, the first with C = 0, the next adding. The caller has fenced.
-// desc_a, desc_b: the stage's descriptors of this warpgroup's rows of A and
-// of B at slice 0.
-template <int kChunks>
-__device__ __forceinline__ void issue_block(float (&p)[64], uint64_t desc_a, uint64_t desc_b, int bi) {
-  const int s = bi * kChunks;
-  wgmma_m64n128k16<false>(p, desc_a + v3::slice_step(s), desc_b + v3::slice_step(s));
-  if constexpr (kChunks == 2) {
-    wgmma_m64n128k16<true>(p, desc_a + v3::slice_step(s + 1), desc_b + v3::slice_step(s + 1));
-  }
-  wgmma_commit();
-}
-
 // ---- the scaled datapath (every scale pair but E4M3 x E4M3) ----------------------
 // The producer decodes row t's scales of A and B for every k-block of the
-// stage to binary32, into the raw stage (layout: nibble/cuda/gemm_v3_layout.h).
-// A row's window is read whole before it is overwritten; B's words land in
-// the code rows' padding, which no other thread reads before the consumers.
+// stage to binary32, into the raw stage (layout: nibble/cuda/gemm_v3_layout.h),
+// 0 past the last k-block (blocks: those holding data). A row's window is
+// read whole before it is overwritten; B's words land in the code rows'
+// padding, which no other thread reads before the consumers.
 template <int kStep>
 __device__ __forceinline__ void decode_scales(const Args& g, uint8_t* stage, int t, const uint32_t* lut_a,
-                                              const uint32_t* lut_b) {
+                                              const uint32_t* lut_b, int blocks) {
   constexpr int kBlocks = kBK / kStep;
   uint32_t sa[kBlocks], sb[kBlocks];
 #pragma unroll
@@ -236,8 +188,8 @@ __device__ __forceinline__ void decode_scales(const Args& g, uint8_t* stage, int
   }
 #pragma unroll
   for (int bi = 0; bi < kBlocks; ++bi) {
-    *reinterpret_cast<uint32_t*>(stage + v3::a_scale_offset(t, bi)) = sa[bi];
-    *reinterpret_cast<uint32_t*>(stage + v3::b_scale_offset(bi, t)) = sb[bi];
+    *reinterpret_cast<uint32_t*>(stage + v3::a_scale_offset(t, bi)) = bi < blocks ? sa[bi] : 0u;
+    *reinterpret_cast<uint32_t*>(stage + v3::b_scale_offset(bi, t)) = bi < blocks ? sb[bi] : 0u;
   }
 }
 
@@ -247,48 +199,9 @@ __device__ __forceinline__ void a_scales_decoded(const uint8_t* stage, int bi, i
   sa[1] = *reinterpret_cast<const float*>(stage + v3::a_scale_offset(row0 + 8, bi));
 }
 
-// Golden's three roundings per output and block: s = fl(sa * sb),
-// r = fl(P' * s) (P' = P * 2^(lsb_a + lsb_b), exact from the wgmma of the
-// operands' values), acc = fl(acc + r). Output j's column is
-// 8 (j / 4) + 2 quad + j % 2, its row row0 + 8 ((j / 2) % 2); the B scales of
-// columns 8 i + 2 quad, +1 for i = 2 m, 2 m + 1 are one 16-byte load
-// (v3::b_scales_offset: the eight loads of a block differ by constants).
-__device__ __forceinline__ void add_block_scaled(float (&acc)[64], float (&p)[64], const float (&sa)[2],
-                                                 const uint8_t* stage, int bi, int quad) {
-  fence_operand(p);
-#pragma unroll
-  for (int m = 0; m < 8; ++m) {
-    const float4 sb4 = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, quad, m));
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float2 sb = h == 0 ? make_float2(sb4.x, sb4.y) : make_float2(sb4.z, sb4.w);
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int j = 4 * (2 * m + h) + 2 * r;
-        acc[j] = __fadd_rn(acc[j], __fmul_rn(p[j], __fmul_rn(sa[r], sb.x)));
-        acc[j + 1] = __fadd_rn(acc[j + 1], __fmul_rn(p[j + 1], __fmul_rn(sa[r], sb.y)));
-      }
-    }
-  }
-}
-
-// One k-block of the scaled datapath. (A second block in flight leaves too
-// few registers: ptxas then hoists the B scale loads and spills. The other
-// consumer warpgroup's wgmma runs while this one adds.)
-template <int kChunks>
-__device__ __forceinline__ void scaled_block(const uint8_t* stage, uint64_t desc_a, uint64_t desc_b, int bi,
-                                             int row0, int quad, float (&p)[64], float (&acc)[64]) {
-  float sa[2];
-  a_scales_decoded(stage, bi, row0, sa);
-  wgmma_fence();
-  issue_block<kChunks>(p, desc_a, desc_b, bi);
-  wgmma_wait<0>();
-  add_block_scaled(acc, p, sa, stage, bi, quad);
-}
-
-// The E4M3 datapath keeps decoded B alone in the decoded buffers (A comes
-// from registers); stage buffer buf's decoded A scales go where the other
-// datapath keeps decoded A.
+// Decoded buffer buf holds B at buf * kDecodedBytes on both datapaths (A
+// comes from registers); on the E4M3 datapath its decoded A scales go to the
+// room after the two (the scaled datapath keeps both scales in the raw stage).
 __host__ __device__ constexpr int e4m3_a_scales_offset(int buf) { return (2 + buf) * v3::kDecodedBytes; }
 static_assert(v3::kAScaleBytes <= v3::kDecodedBytes, "a stage's A scales fit a decoded buffer's room");
 
@@ -314,19 +227,23 @@ __device__ __forceinline__ void decode_a_scales(const Args& g, const uint8_t* st
 constexpr int kFull = 1;
 constexpr int kEmpty = 3;
 constexpr int kProducer = 5;
-// Registers per thread after the split (setmaxnreg). Scaled datapath: the
-// producer holds half a raw row and its decode, the consumers acc and a
-// block's partial sums (128). E4M3 datapath: the producer holds its copies'
-// sources and decodes B, the consumers hold acc, kParts partial sums of 16
-// and two blocks' A fragments (about 160). The CTA starts with kLaunchRegs
-// per thread (the register file over 384 threads, in setmaxnreg's steps of
-// 8); what the producer gives back is all the consumers can take:
-// setmaxnreg.inc waits until the CTA's pool has it. No role spills (ptxas -v).
+// Registers per thread after the split (setmaxnreg). Both datapaths: the
+// producer decodes B, the consumers hold acc, kParts partial sums of 16 and
+// two blocks' A fragments (about 160); the E4M3 producer also holds its
+// copies' sources, the scaled consumers a part's B scales. The CTA starts
+// with kLaunchRegs per thread (the register file over 384 threads, in
+// setmaxnreg's steps of 8); what the producer gives back is all the
+// consumers can take: setmaxnreg.inc waits until the CTA's pool has it.
+// Scaled datapath: 104 / 200 for 16-wide blocks (1.7 % faster than 120 / 192
+// on an H100), 120 / 192 for 32-wide ones (4 % faster than 104 / 200, though
+// ptxas -v then shows its consumers spilling 24 bytes, 8 at 104 / 200;
+// docs/results/kernels.md). No other role spills.
 constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
-template <bool kFoldB>
+template <bool kFoldB, int kStep>
 struct RoleRegs {
-  static constexpr int kProducer = kFoldB ? 152 : 120;
-  static constexpr int kConsumer = kFoldB ? 176 : 192;
+  static constexpr bool kWideScaled = !kFoldB && kStep == 16;
+  static constexpr int kProducer = kFoldB ? 152 : (kWideScaled ? 104 : 120);
+  static constexpr int kConsumer = kFoldB ? 176 : (kWideScaled ? 200 : 192);
   static_assert(v3::kProducerThreads * kProducer + v3::kConsumerThreads * kConsumer <=
                     v3::kThreads * kLaunchRegs,
                 "the consumers take no more registers than the producer gives back");
@@ -357,10 +274,10 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 // The producer warpgroup: copies raw stage st + 1 while it decodes stage st
 // into decoded buffer st % 2, once the consumers are done with stage st - 2
 // (its decoded buffer, and the raw buffer stage st + 1 goes into); thread t
-// takes row t. Scaled datapath: A's and B's rows and their scales, the
-// copies' sources worked out per stage. E4M3 datapath: B's row (the
-// consumers decode A themselves, from the raw stage) and A's scales, the
-// copies' sources held in registers.
+// takes row t: B's row (the consumers decode A themselves, from the raw
+// stage) and the scales (E4M3 datapath: A's alone; scaled: both). The E4M3
+// producer holds its copies' sources in registers, the scaled one works them
+// out per stage.
 template <int kStep, bool kFoldB>
 __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
                                         const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
@@ -380,17 +297,14 @@ __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* d
     bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
     uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const int blocks = stage_blocks<kBlocksPerStage>(g, st);
+    decode_row<kFoldB>(g, stage, tid, decoded + buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
     if constexpr (kFoldB) {
-      decode_row<1, true>(g, stage, tid, decoded + buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
       decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(buf));
     } else {
-      uint8_t* dec = decoded + buf * 2 * v3::kDecodedBytes;
-      decode_scales<kStep>(g, stage, tid, lut_a, lut_b);
-      decode_row<0, false>(g, stage, tid, dec, lut_b, blocks * kChunks);
-      decode_row<1, false>(g, stage, tid, dec + v3::kDecodedBytes, lut_b, blocks * kChunks);
+      decode_scales<kStep>(g, stage, tid, lut_a, lut_b, blocks);
     }
     fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
-    bar_arrive(kFull + buf, v3::kThreads);  // also: raw stage st has landed (the E4M3 consumers read A there)
+    bar_arrive(kFull + buf, v3::kThreads);  // also: raw stage st has landed (the consumers read A there)
   }
   cp_async_wait<0>();
 }
@@ -410,43 +324,6 @@ __device__ __forceinline__ ConsumerThread consumer_thread() {
   const int warp = ctid / 32, lane = ctid % 32;
   const int warp_row = (warp / 4) * 64 + (warp % 4) * 16;
   return {warp / 4, warp_row, lane / 4, lane % 4, warp_row + lane / 4};
-}
-
-// A consumer warpgroup of the scaled datapath (cwg 0 or 1: rows 64 cwg ..
-// 64 cwg + 63 of the tile): per stage, the k-blocks one at a time, then the
-// outputs.
-template <int kStep>
-__device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* smem, const uint8_t* decoded,
-                                               int64_t m0, int64_t n0, int64_t stages) {
-  constexpr int kChunks = kStep / v3::kSliceK;
-  constexpr int kBlocksPerStage = kBK / kStep;
-  const ConsumerThread c = consumer_thread();
-  const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
-
-  float acc[64];
-  float p[64];
-#pragma unroll
-  for (int j = 0; j < 64; ++j) acc[j] = p[j] = 0.0f;
-
-  for (int64_t st = 0; st < stages; ++st) {
-    const int buf = static_cast<int>(st % 2);
-    bar_sync(kFull + buf, v3::kThreads);
-    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
-    const int blocks = stage_blocks<kBlocksPerStage>(g, st);
-    const uint32_t dec = dec_base + static_cast<uint32_t>(buf * 2 * v3::kDecodedBytes);
-    const uint64_t desc_a = v3::rows_descriptor(dec, c.cwg * 64);
-    const uint64_t desc_b = v3::rows_descriptor(dec + static_cast<uint32_t>(v3::kDecodedBytes), 0);
-#pragma unroll
-    for (int bi = 0; bi < kBlocksPerStage; ++bi) {
-      if (bi >= blocks) break;
-      scaled_block<kChunks>(stage, desc_a, desc_b, bi, c.row0, c.quad, p, acc);
-    }
-    // Every wgmma reading buffer buf has completed (each block ends with a
-    // wait for all): the producer may overwrite it, unless no stage is left
-    // for it to write there.
-    if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
-  }
-  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + c.warp_row, n0, c.group, c.quad);
 }
 
 // ---- the E4M3 datapath's consumers -------------------------------------------------
@@ -505,6 +382,102 @@ __device__ __forceinline__ void add_part(float (&acc)[64], int part, float (&q)[
   for (int j = 0; j < kPartRegs; ++j) {
     acc[kPartRegs * part + j] = __fmaf_rn(q[j], sa[(j / 2) % 2], acc[kPartRegs * part + j]);
   }
+}
+
+// ---- the scaled datapath's consumers ---------------------------------------------
+
+// The B scales of n-part `part` of k-block bi for this thread's columns:
+// sb[2 i' + e] of column 8 (4 part + i') + 2 quad + e (two 16-byte loads,
+// v3::b_scales_offset).
+__device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, int part, int quad, float (&sb)[8]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float4 w = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, quad, 2 * part + h));
+    sb[4 * h] = w.x;
+    sb[4 * h + 1] = w.y;
+    sb[4 * h + 2] = w.z;
+    sb[4 * h + 3] = w.w;
+  }
+}
+
+// Golden's three roundings per output and block, for one n-part: s =
+// fl(sa * sb), r = fl(P' * s) (P' = P * 2^(lsb_a + lsb_b), exact from the
+// wgmma of the operands' values), acc = fl(acc + r). Element j of the part is
+// row row0 + 8 ((j / 2) % 2), column 8 (4 part + j / 4) + 2 quad + j % 2.
+__device__ __forceinline__ void add_part_scaled(float (&acc)[64], int part, float (&q)[kPartRegs],
+                                                const float (&sa)[2], const float (&sb)[8]) {
+  fence_operand(q);
+#pragma unroll
+  for (int j = 0; j < kPartRegs; ++j) {
+    float& a = acc[kPartRegs * part + j];
+    a = __fadd_rn(a, __fmul_rn(q[j], __fmul_rn(sa[(j / 2) % 2], sb[2 * (j / 4) + j % 2])));
+  }
+}
+
+// A consumer warpgroup of the scaled datapath (cwg 0 or 1: rows 64 cwg ..
+// 64 cwg + 63 of the tile): the E4M3 consumers' pipeline (below: n-parts,
+// kDepth in flight, no data-dependent exit, the stage's last step added at
+// the top of the next stage), with A from the producer's decoded stage and
+// both scales applied per output. Blocks past the data have zero operands and
+// zero scales (the producer writes them), so they add +0 (acc is never -0:
+// it starts at +0 and a sum is -0 only from two -0).
+template <int kStep>
+__device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* smem, const uint8_t* decoded,
+                                               int64_t m0, int64_t n0, int64_t stages) {
+  constexpr int kChunks = kStep / v3::kSliceK;
+  constexpr int kSteps = kBK / kStep * kParts;
+  const ConsumerThread c = consumer_thread();
+  const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
+
+  float acc[64];
+  float q[kParts][kPartRegs];
+#pragma unroll
+  for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
+#pragma unroll
+  for (int p = 0; p < kParts; ++p) {
+#pragma unroll
+    for (int j = 0; j < kPartRegs; ++j) q[p][j] = 0.0f;
+  }
+  uint32_t a[2][kChunks][4];
+
+  for (int64_t st = 0; st < stages; ++st) {
+    const int buf = static_cast<int>(st % 2);
+    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
+    const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
+    uint64_t desc[kParts];
+#pragma unroll
+    for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, kPartN * p);
+    bar_sync(kFull + buf, v3::kThreads);
+    a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
+#pragma unroll
+    for (int t = 0; t < kDepth; ++t) {
+      wgmma_fence();
+      issue_part<kChunks>(q[t], a[0], desc[t], 0);
+    }
+    float sa[2];
+#pragma unroll
+    for (int t = 0; t < kSteps; ++t) {
+      const int bi = t / kParts, part = t % kParts;
+      if (part == 0) a_scales_decoded(stage, bi, c.row0, sa);
+      float sb[8];
+      b_scales_of_part(stage, bi, part, c.quad, sb);
+      const int tn = t + kDepth;
+      if (tn < kSteps) {
+        const int bn = tn / kParts, pn = tn % kParts;
+        if (pn == 0) a_fragments<kChunks>(g, stage, c.row0, c.quad, bn, a[bn % 2]);
+        wgmma_fence();
+        issue_part<kChunks>(q[pn], a[bn % 2], desc[pn], bn);
+        wgmma_wait<kDepth>();
+      } else {
+        wgmma_wait_for(kSteps - 1 - t);
+      }
+      add_part_scaled(acc, part, q[part], sa, sb);
+    }
+    // Every wgmma reading decoded buffer buf has completed, and this stage's
+    // raw scales are read: the producer may overwrite both.
+    if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
+  }
+  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + c.warp_row, n0, c.group, c.quad);
 }
 
 // A consumer warpgroup of the E4M3 datapath (cwg 0 or 1: rows 64 cwg ..
@@ -623,10 +596,10 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
   __syncthreads();
 
   if (threadIdx.x < v3::kProducerThreads) {
-    set_max_regs_dec<RoleRegs<kFoldB>::kProducer>();
+    set_max_regs_dec<RoleRegs<kFoldB, kStep>::kProducer>();
     produce<kStep, kFoldB>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
   } else {
-    set_max_regs_inc<RoleRegs<kFoldB>::kConsumer>();
+    set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
       consume_e4m3<kStep>(g, smem, decoded, m0, n0, stages);
     } else {

@@ -4,21 +4,20 @@
 //
 // Version 3 keeps version 2's raw stage (nibble/cuda/gemm_v2_layout.h: 128 k of
 // packed codes and scale codes of a 128 x 128 CTA tile) and adds, per stage,
-// A and B decoded to FP16 for the asynchronous warpgroup mma (wgmma), which
-// reads both from shared memory, K-major, in its 128-byte swizzled layout: per
-// operand and stage, two atoms of 64 k (k 0..63, then 64..127), each 16 groups
+// B decoded to FP16 for the asynchronous warpgroup mma (wgmma), which reads
+// it from shared memory, K-major, in its 128-byte swizzled layout (A comes
+// from registers, below): per stage, two atoms of 64 k (k 0..63, then 64..127), each 16 groups
 // of 8 rows x 128 B (1 KiB per group); in row r of a group, the 16-byte chunk
 // c (k 8c..8c+7 of the atom) lies at chunk c XOR (r % 8). A wgmma of 16 k
 // starts 32 B into its atom's rows; groups are 1 KiB apart (stride-dimension
 // byte offset). The CTA's threads are one producer warpgroup, which copies the
 // raw stages and decodes them, and two consumer warpgroups of 64 x 128
 // outputs each, which run the wgmmas and the contract's adds. Producer thread
-// t decodes row t of B (and, on the scaled datapath, of A): it reads the
-// row's 64 raw bytes with 16-byte loads, and writes per 16-k slice two
-// 16-byte chunks (the k-halves). Eight consecutive lanes take the eight rows
-// of a group, so the XOR spreads their writes over all 32 banks, and the raw
-// stage's 80-byte row pitch spreads their reads. On the E4M3 datapath the
-// consumers decode A themselves, into registers (below).
+// t decodes row t of B: it reads the row's 64 raw bytes with 16-byte loads,
+// and writes per 16-k slice two 16-byte chunks (the k-halves). Eight
+// consecutive lanes take the eight rows of a group, so the XOR spreads their
+// writes over all 32 banks, and the raw stage's 80-byte row pitch spreads
+// their reads. The consumers decode A themselves, into registers (below).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +35,11 @@ inline constexpr int kSlices = v2::kBK / kSliceK;           // 8 per stage
 inline constexpr int kAtomK = 64;                           // k per 128-byte row of an atom
 inline constexpr int kGroupBytes = 8 * 128;                 // 8 rows of an atom
 inline constexpr int kAtomBytes = v2::kBN * 128;            // 16 KiB: 128 rows x 64 k
-inline constexpr int kDecodedBytes = (v2::kBK / kAtomK) * kAtomBytes;  // 32 KiB per operand and stage
+inline constexpr int kDecodedBytes = (v2::kBK / kAtomK) * kAtomBytes;  // 32 KiB: B of one stage
 // Raw stages (the producer copies stage st + 1 and decodes stage st while the
-// consumers read stage st - 1's scales), two buffers of decoded A and B (the
-// producer writes one while the consumers' wgmmas read the other), two scale
+// consumers read stage st - 1's scales), two buffers of decoded B (the
+// producer writes one while the consumers' wgmmas read the other) and room
+// for two more (the E4M3 datapath's decoded A scales use it), two scale
 // tables, and 1 KiB to align the decoded buffers to the swizzle's 1 KiB period:
 // 227 KiB, all an SM offers one CTA.
 inline constexpr int kSmemBytes = v2::kStages * v2::kStageBytes + 4 * kDecodedBytes + v2::kLutBytes + 1024;
@@ -141,8 +141,8 @@ NIBBLE_HD void decode_codes8_half(uint32_t w, const uint32_t (&high)[4], uint32_
   h[3] = math::byte_perm(hi, 0u, 0x3424u);
 }
 
-// ---- the E4M3 datapath's k order ---------------------------------------------------
-// On the E4M3 datapath A comes from registers (wgmma's register-A form): each
+// ---- the k order of A's register fragments ------------------------------------------
+// On both datapaths A comes from registers (wgmma's register-A form): each
 // consumer thread decodes its own fragment of a 16-k slice from the raw
 // stage. wgmma's A fragment (mma.m16n8k16's, per warp of 16 rows) gives
 // thread (group g, quad q) rows g and g + 8 at k 2q, 2q + 1, 2q + 8, 2q + 9, as
@@ -184,8 +184,8 @@ NIBBLE_HD int a_scale_word(int block, int row) {
 }
 
 // The pair of codes at position j (0..3) of the k-half chunk `half` of a
-// decoded slice: the E4M3 datapath's order (fragment_order) or the natural
-// one (codes in k order, the scaled datapath's).
+// decoded slice: the order of A's register fragments (fragment_order), which
+// both datapaths decode B in, or the natural one (codes in k order).
 NIBBLE_HD int chunk_pair(int half, int j, bool fragment_order) { return fragment_order ? 2 * j + half : 4 * half + j; }
 
 }  // namespace nibble::cuda::v3
