@@ -384,6 +384,56 @@ __device__ __forceinline__ void add_part(float (&acc)[64], int part, float (&q)[
   }
 }
 
+// ---- the n-part pipeline both datapaths' consumers run ----------------------------
+
+// acc and the kParts partial-sum buffers, zeroed.
+__device__ __forceinline__ void zero_sums(float (&acc)[64], float (&q)[kParts][kPartRegs]) {
+#pragma unroll
+  for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
+#pragma unroll
+  for (int p = 0; p < kParts; ++p) {
+#pragma unroll
+    for (int j = 0; j < kPartRegs; ++j) q[p][j] = 0.0f;
+  }
+}
+
+// A stage's start: the parts' descriptors of decoded buffer buf's B, the
+// wait for the producer to fill it, block 0's A fragments, and the stage's
+// first kDepth steps issued.
+template <int kChunks>
+__device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage, uint32_t dec_base, int buf,
+                                            const ConsumerThread& c, uint32_t (&a)[2][kChunks][4],
+                                            float (&q)[kParts][kPartRegs], uint64_t (&desc)[kParts]) {
+  const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
+#pragma unroll
+  for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, kPartN * p);
+  bar_sync(kFull + buf, v3::kThreads);
+  a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
+#pragma unroll
+  for (int t = 0; t < kDepth; ++t) {
+    wgmma_fence();
+    issue_part<kChunks>(q[t], a[0], desc[t], 0);
+  }
+}
+
+// Step t's move: issue step t + kDepth (decoding its block's A fragments at
+// its first part), then wait until step t's wgmma has completed.
+template <int kChunks, int kSteps>
+__device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, const ConsumerThread& c, int t,
+                                        uint32_t (&a)[2][kChunks][4], float (&q)[kParts][kPartRegs],
+                                        const uint64_t (&desc)[kParts]) {
+  const int tn = t + kDepth;
+  if (tn < kSteps) {
+    const int bn = tn / kParts, pn = tn % kParts;
+    if (pn == 0) a_fragments<kChunks>(g, stage, c.row0, c.quad, bn, a[bn % 2]);
+    wgmma_fence();
+    issue_part<kChunks>(q[pn], a[bn % 2], desc[pn], bn);
+    wgmma_wait<kDepth>();
+  } else {
+    wgmma_wait_for(kSteps - 1 - t);
+  }
+}
+
 // ---- the scaled datapath's consumers ---------------------------------------------
 
 // The B scales of n-part `part` of k-block bi for this thread's columns:
@@ -415,12 +465,15 @@ __device__ __forceinline__ void add_part_scaled(float (&acc)[64], int part, floa
 }
 
 // A consumer warpgroup of the scaled datapath (cwg 0 or 1: rows 64 cwg ..
-// 64 cwg + 63 of the tile): the E4M3 consumers' pipeline (below: n-parts,
-// kDepth in flight, no data-dependent exit, the stage's last step added at
-// the top of the next stage), with A from the producer's decoded stage and
-// both scales applied per output. Blocks past the data have zero operands and
-// zero scales (the producer writes them), so they add +0 (acc is never -0:
-// it starts at +0 and a sum is -0 only from two -0).
+// 64 cwg + 63 of the tile): the E4M3 consumers' pipeline (below: A's
+// fragments decoded into registers, n-parts with kDepth in flight, no
+// data-dependent exit), with both scales applied per output. Unlike there,
+// every step is added within its stage: the scales of the last one lie in
+// the raw stage, which the producer may overwrite once the stage is done
+// (carrying them into the next stage would hold ten more registers; not
+// measured). Blocks past the data have zero B and zero scales (the producer
+// writes them), so they add a zero (acc is never -0: it starts at +0 and a
+// sum is -0 only from two -0).
 template <int kStep>
 __device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* smem, const uint8_t* decoded,
                                                int64_t m0, int64_t n0, int64_t stages) {
@@ -431,29 +484,14 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* sme
 
   float acc[64];
   float q[kParts][kPartRegs];
-#pragma unroll
-  for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
-#pragma unroll
-  for (int p = 0; p < kParts; ++p) {
-#pragma unroll
-    for (int j = 0; j < kPartRegs; ++j) q[p][j] = 0.0f;
-  }
+  zero_sums(acc, q);
   uint32_t a[2][kChunks][4];
 
   for (int64_t st = 0; st < stages; ++st) {
     const int buf = static_cast<int>(st % 2);
     const uint8_t* stage = smem + (st % kStages) * kStageBytes;
-    const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
     uint64_t desc[kParts];
-#pragma unroll
-    for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, kPartN * p);
-    bar_sync(kFull + buf, v3::kThreads);
-    a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
-#pragma unroll
-    for (int t = 0; t < kDepth; ++t) {
-      wgmma_fence();
-      issue_part<kChunks>(q[t], a[0], desc[t], 0);
-    }
+    start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
     float sa[2];
 #pragma unroll
     for (int t = 0; t < kSteps; ++t) {
@@ -461,16 +499,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* sme
       if (part == 0) a_scales_decoded(stage, bi, c.row0, sa);
       float sb[8];
       b_scales_of_part(stage, bi, part, c.quad, sb);
-      const int tn = t + kDepth;
-      if (tn < kSteps) {
-        const int bn = tn / kParts, pn = tn % kParts;
-        if (pn == 0) a_fragments<kChunks>(g, stage, c.row0, c.quad, bn, a[bn % 2]);
-        wgmma_fence();
-        issue_part<kChunks>(q[pn], a[bn % 2], desc[pn], bn);
-        wgmma_wait<kDepth>();
-      } else {
-        wgmma_wait_for(kSteps - 1 - t);
-      }
+      advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
       add_part_scaled(acc, part, q[part], sa, sb);
     }
     // Every wgmma reading decoded buffer buf has completed, and this stage's
@@ -504,13 +533,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem,
 
   float acc[64];
   float q[kParts][kPartRegs];
-#pragma unroll
-  for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
-#pragma unroll
-  for (int p = 0; p < kParts; ++p) {
-#pragma unroll
-    for (int j = 0; j < kPartRegs; ++j) q[p][j] = 0.0f;
-  }
+  zero_sums(acc, q);
   float sa_last[2] = {0.0f, 0.0f};  // A scales of the previous stage's last block
   uint32_t a[2][kChunks][4];
 
@@ -518,17 +541,8 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem,
     const int buf = static_cast<int>(st % 2);
     const uint8_t* stage = smem + (st % kStages) * kStageBytes;
     const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
-    const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
     uint64_t desc[kParts];
-#pragma unroll
-    for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, kPartN * p);
-    bar_sync(kFull + buf, v3::kThreads);
-    a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
-#pragma unroll
-    for (int t = 0; t < kDepth; ++t) {
-      wgmma_fence();
-      issue_part<kChunks>(q[t], a[0], desc[t], 0);
-    }
+    start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
     wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);  // the previous stage's last step (+0 before the first)
     float sa[2];
@@ -540,16 +554,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem,
         sa[0] = s2.x;
         sa[1] = s2.y;
       }
-      const int tn = t + kDepth;
-      if (tn < kSteps) {
-        const int bn = tn / kParts, pn = tn % kParts;
-        if (pn == 0) a_fragments<kChunks>(g, stage, c.row0, c.quad, bn, a[bn % 2]);
-        wgmma_fence();
-        issue_part<kChunks>(q[pn], a[bn % 2], desc[pn], bn);
-        wgmma_wait<kDepth>();
-      } else {
-        wgmma_wait_for(kSteps - 1 - t);
-      }
+      advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
       if (t + 1 < kSteps) {
         add_part(acc, part, q[part], sa);
       } else {
