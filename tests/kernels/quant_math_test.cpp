@@ -829,7 +829,8 @@ TEST(GemmV3Layout, ScaledDatapathScalesFillThePaddingAndLoadWithoutBankConflicts
       for (int quad = 0; quad < 4; ++quad) {
         const int off = v3::b_scales_offset(bi, quad, m);
         EXPECT_EQ(off % 16, 0);
-        EXPECT_EQ(off - v3::b_scales_offset(bi, quad, 0), m * (v3::b_scales_offset(0, 0, 1) - v3::b_scales_offset(0, 0, 0)));
+        const int step = v3::b_scales_offset(0, 0, 1) - v3::b_scales_offset(0, 0, 0);
+        EXPECT_EQ(off - v3::b_scales_offset(bi, quad, 0), m * step);
         for (int w = 0; w < 4; ++w) {
           const int column = 8 * (2 * m + w / 2) + 2 * quad + w % 2;
           EXPECT_EQ(v3::b_scale_offset(bi, column), off + 4 * w) << "block " << bi << " column " << column;

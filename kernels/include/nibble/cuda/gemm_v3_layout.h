@@ -6,11 +6,11 @@
 // packed codes and scale codes of a 128 x 128 CTA tile) and adds, per stage,
 // B decoded to FP16 for the asynchronous warpgroup mma (wgmma), which reads
 // it from shared memory, K-major, in its 128-byte swizzled layout (A comes
-// from registers, below): per stage, two atoms of 64 k (k 0..63, then 64..127), each 16 groups
-// of 8 rows x 128 B (1 KiB per group); in row r of a group, the 16-byte chunk
-// c (k 8c..8c+7 of the atom) lies at chunk c XOR (r % 8). A wgmma of 16 k
-// starts 32 B into its atom's rows; groups are 1 KiB apart (stride-dimension
-// byte offset). The CTA's threads are one producer warpgroup, which copies the
+// from registers, below): per stage, two atoms of 64 k (k 0..63, then
+// 64..127), each 16 groups of 8 rows x 128 B (1 KiB per group); in row r of
+// a group, the 16-byte chunk c (k 8c..8c+7 of the atom) lies at chunk
+// c XOR (r % 8). A wgmma of 16 k starts 32 B into its atom's rows; groups are
+// 1 KiB apart (stride-dimension byte offset). The CTA's threads are one producer warpgroup, which copies the
 // raw stages and decodes them, and two consumer warpgroups of 64 x 128
 // outputs each, which run the wgmmas and the contract's adds. Producer thread
 // t decodes row t of B: it reads the row's 64 raw bytes with 16-byte loads,
