@@ -123,7 +123,6 @@ template <bool kFoldB>
 __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
   constexpr int kOp = 1;  // B
-  constexpr bool kScaled = kFoldB;
   constexpr int kPassSlices = v3::kSlices / 2;  // a pass: half the row, 32 raw bytes
   const Operand& o = g.b;
 #pragma unroll
@@ -138,7 +137,7 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
       w[4 * c + 3] = q.w;
     }
     uint32_t sb[kPassSlices];
-    if constexpr (kScaled) {
+    if constexpr (kFoldB) {
 #pragma unroll
       for (int i = 0; i < kPassSlices; ++i) {
         const int s = kPassSlices * pass + i;
@@ -154,7 +153,7 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
         uint32_t h[4];
         v3::decode_codes8_half(w[2 * i + word], o.half_high, h);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) pairs[4 * word + j] = kScaled ? hmul2_bits(h[j], sb[i]) : h[j];
+        for (int j = 0; j < 4; ++j) pairs[4 * word + j] = kFoldB ? hmul2_bits(h[j], sb[i]) : h[j];
       }
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
@@ -241,9 +240,9 @@ constexpr int kProducer = 5;
 constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
 template <bool kFoldB, int kStep>
 struct RoleRegs {
-  static constexpr bool kWideScaled = !kFoldB && kStep == 16;
-  static constexpr int kProducer = kFoldB ? 152 : (kWideScaled ? 104 : 120);
-  static constexpr int kConsumer = kFoldB ? 176 : (kWideScaled ? 200 : 192);
+  static constexpr bool kScaled16 = !kFoldB && kStep == 16;
+  static constexpr int kProducer = kFoldB ? 152 : (kScaled16 ? 104 : 120);
+  static constexpr int kConsumer = kFoldB ? 176 : (kScaled16 ? 200 : 192);
   static_assert(v3::kProducerThreads * kProducer + v3::kConsumerThreads * kConsumer <=
                     v3::kThreads * kLaunchRegs,
                 "the consumers take no more registers than the producer gives back");
