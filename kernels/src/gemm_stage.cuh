@@ -147,7 +147,8 @@ struct StageLoads {
 };
 
 // The same copies with their sources worked out once and held in registers,
-// for a thread with registers to spare (v3's E4M3 producer).
+// for a thread with registers to spare (v3's producers, but where the scaled
+// datapath decodes scales of other widths than binary32's).
 template <int kNumThreads>
 struct StageCopies {
   using Plan = CopyPlan<kNumThreads>;

@@ -36,8 +36,9 @@
 //     q * 2^lsb, so the wgmma gives P' = P * 2^u exactly, and the epilogue is
 //     golden's three roundings, s = fl(sa * sb), r = fl(P' * s),
 //     acc = fl(acc + r). The producer decodes B and both operands' scales (to
-//     binary32, into the raw stage); the consumers decode their A fragments
-//     and run the E4M3 datapath's n-part pipeline (consume_scaled).
+//     binary32, into the raw stage; binary32 scales of blocks one k-block
+//     wide need only B's moved, kFp32Scales); the consumers decode their A
+//     fragments and run the E4M3 datapath's n-part pipeline (consume_scaled).
 // Measured: docs/results/kernels.md.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -192,6 +193,37 @@ __device__ __forceinline__ void decode_scales(const Args& g, uint8_t* stage, int
   }
 }
 
+// decode_scales where both operands have binary32 scales and blocks kStep
+// wide (kFp32Scales: one scale per k-block, its word the operand's own): A's
+// window already holds word bi at v3::a_scale_offset(t, bi), so only its
+// blocks past the last k-block are zeroed (the last stage); B's window is
+// loaded whole and its words moved to their padding slots (0 past the last
+// k-block).
+template <int kStep>
+__device__ __forceinline__ void fp32_scales(uint8_t* stage, int t, int blocks) {
+  constexpr int kBlocks = kBK / kStep;
+  static_assert(kBlocks % 4 == 0, "a stage's window is whole 16-byte loads");
+  uint32_t sb[kBlocks];
+#pragma unroll
+  for (int i = 0; i < kBlocks / 4; ++i) {
+    const uint4 w = *reinterpret_cast<const uint4*>(stage + scale_offset(1, t) + 16 * i);
+    sb[4 * i] = w.x;
+    sb[4 * i + 1] = w.y;
+    sb[4 * i + 2] = w.z;
+    sb[4 * i + 3] = w.w;
+  }
+#pragma unroll
+  for (int bi = 0; bi < kBlocks; ++bi) {
+    *reinterpret_cast<uint32_t*>(stage + v3::b_scale_offset(bi, t)) = bi < blocks ? sb[bi] : 0u;
+  }
+  if (blocks < kBlocks) {
+#pragma unroll
+    for (int bi = 0; bi < kBlocks; ++bi) {
+      if (bi >= blocks) *reinterpret_cast<uint32_t*>(stage + v3::a_scale_offset(t, bi)) = 0u;
+    }
+  }
+}
+
 // The binary32 A scales of k-block bi for rows row0 and row0 + 8.
 __device__ __forceinline__ void a_scales_decoded(const uint8_t* stage, int bi, int row0, float (&sa)[2]) {
   sa[0] = *reinterpret_cast<const float*>(stage + v3::a_scale_offset(row0, bi));
@@ -228,15 +260,17 @@ constexpr int kEmpty = 3;
 constexpr int kProducer = 5;
 // Registers per thread after the split (setmaxnreg). Both datapaths: the
 // producer decodes B, the consumers hold acc, kParts partial sums of 16 and
-// two blocks' A fragments (about 160); the E4M3 producer also holds its
-// copies' sources, the scaled consumers a part's B scales. The CTA starts
+// two blocks' A fragments (about 160); the producer also holds its copies'
+// sources (but the scaled datapath's with other scales than binary32), the
+// scaled consumers a part's B scales. The CTA starts
 // with kLaunchRegs per thread (the register file over 384 threads, in
 // setmaxnreg's steps of 8); what the producer gives back is all the
 // consumers can take: setmaxnreg.inc waits until the CTA's pool has it.
 // Scaled datapath: 104 / 200 for 16-wide blocks (1.7 % faster than 120 / 192
 // on an H100), 120 / 192 for 32-wide ones (4 % faster than 104 / 200, though
 // ptxas -v then shows its consumers spilling 24 bytes, 8 at 104 / 200;
-// docs/results/kernels.md). No other role spills.
+// docs/results/kernels.md); kFp32Scales runs the same splits. No other role
+// spills.
 constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
 template <bool kFoldB, int kStep>
 struct RoleRegs {
@@ -274,15 +308,19 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 // into decoded buffer st % 2, once the consumers are done with stage st - 2
 // (its decoded buffer, and the raw buffer stage st + 1 goes into); thread t
 // takes row t: B's row (the consumers decode A themselves, from the raw
-// stage) and the scales (E4M3 datapath: A's alone; scaled: both). The E4M3
-// producer holds its copies' sources in registers, the scaled one works them
-// out per stage.
-template <int kStep, bool kFoldB>
+// stage) and the scales (E4M3 datapath: A's alone; scaled: both, or with
+// binary32 scales of kStep-wide blocks, kFp32Scales, B's moved and the padding
+// zeroed). The producer holds its copies' sources in registers, but where the
+// scaled datapath decodes other scale widths, whose producer works them out
+// per stage (holding them there measured 3 % slower for mx-floor).
+template <int kStep, bool kFoldB, bool kFp32Scales>
 __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
                                         const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
-  using Copies = std::conditional_t<kFoldB, StageCopies<v3::kProducerThreads>, StageLoads<v3::kProducerThreads>>;
+  static_assert(!(kFoldB && kFp32Scales), "kFp32Scales is a case of the scaled datapath");
+  using Copies = std::conditional_t<kFoldB || kFp32Scales, StageCopies<v3::kProducerThreads>,
+                                    StageLoads<v3::kProducerThreads>>;
   const int tid = static_cast<int>(threadIdx.x);
   const Copies copies(g, m0, n0);
   if (stages > 0) copies.issue(g, smem, 0);
@@ -299,6 +337,8 @@ __device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* d
     decode_row<kFoldB>(g, stage, tid, decoded + buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
     if constexpr (kFoldB) {
       decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(buf));
+    } else if constexpr (kFp32Scales) {
+      fp32_scales<kStep>(stage, tid, blocks);
     } else {
       decode_scales<kStep>(g, stage, tid, lut_a, lut_b, blocks);
     }
@@ -569,7 +609,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem,
   store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + c.warp_row, n0, c.group, c.quad);
 }
 
-template <int kStep, bool kFoldB>
+template <int kStep, bool kFoldB, bool kFp32Scales>
 __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
@@ -601,7 +641,7 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 
   if (threadIdx.x < v3::kProducerThreads) {
     set_max_regs_dec<RoleRegs<kFoldB, kStep>::kProducer>();
-    produce<kStep, kFoldB>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
+    produce<kStep, kFoldB, kFp32Scales>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
   } else {
     set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
@@ -615,9 +655,9 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 #endif
 }
 
-template <int kStep, bool kFoldB>
+template <int kStep, bool kFoldB, bool kFp32Scales = false>
 void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
-  auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB>;
+  auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales>;
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
   const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
   if (grid.y > 65535u) throw std::invalid_argument("gemm: too many rows for one launch");
@@ -650,7 +690,16 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
       !v3::half_high_table(b.config.format, g.b.half_high, lsb_exp(b.config.format))) {
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
   }
-  step32 ? launch<32, false>(g, a.rows, b.rows, stream) : launch<16, false>(g, a.rows, b.rows, stream);
+  // Binary32 scales on both operands, one per k-block: fp32_scales.
+  const int step = k_step(a, b);
+  const bool fp32 = scale_format(a.config.scale) == ScaleFormat::kFP32 &&
+                      scale_format(b.config.scale) == ScaleFormat::kFP32 && block_cols(a.config.block) == step &&
+                      block_cols(b.config.block) == step;
+  if (fp32) {
+    step32 ? launch<32, false, true>(g, a.rows, b.rows, stream) : launch<16, false, true>(g, a.rows, b.rows, stream);
+  } else {
+    step32 ? launch<32, false>(g, a.rows, b.rows, stream) : launch<16, false>(g, a.rows, b.rows, stream);
+  }
 }
 
 }  // namespace nibble::cuda::detail
