@@ -1,12 +1,16 @@
 // GPU block-scaled GEMM against golden gemm, bit for bit (NaN = NaN), for every
 // pair of element formats, every scale mode, mixed block shapes, stochastic
-// rounding and RHT16 operands, NaN/Inf/zero/saturating blocks, and shapes that
-// are not multiples of the tiles (v1 128x128x64, v2 128x128x128 in 3 stages).
+// rounding and RHT16 operands, NaN/Inf/zero/saturating blocks, NaN codes in the
+// scale padding, and shapes that are not multiples of the tiles (v1
+// 128x128x64, v2 128x128x128 in 3 stages).
 // Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
 // same operands against the same golden result. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
+#include <vector>
 
 #include "gpu_test_util.h"
 #include "nibble/cuda/device_buffer.h"
@@ -27,11 +31,31 @@ struct GemmTally {
   size_t v3_own_outputs = 0;  // computed by v3's own kernel, not its v2 fallback
 };
 
+// Sets every scale code past a row's last block (columns scale_cols ..
+// scales_ld - 1 of the scales) to all-ones bytes, a NaN in every scale format;
+// returns how many codes it set.
+size_t poison_scale_padding(cuda::DeviceQuantized& q) {
+  std::vector<uint8_t> scales = q.scales.download();
+  size_t poisoned = 0;
+  for (int64_t r = 0; r < q.scale_rows; ++r) {
+    for (int64_t c = q.scale_cols; c < q.scales_ld; ++c) {
+      const size_t at = static_cast<size_t>((r * q.scales_ld + c) * q.scale_bytes);
+      std::fill(scales.begin() + static_cast<std::ptrdiff_t>(at),
+                scales.begin() + static_cast<std::ptrdiff_t>(at) + q.scale_bytes, uint8_t{0xFF});
+      ++poisoned;
+    }
+  }
+  q.scales.upload(scales);
+  return poisoned;
+}
+
 // Quantizes both operands on the device (checked against golden by
 // quantize_gpu_test) and golden, multiplies both ways, returns mismatches.
-// With `specials`, A carries the planted NaN/Inf/zero/subnormal/huge blocks.
+// With `specials`, A carries the planted NaN/Inf/zero/subnormal/huge blocks;
+// with `poisoned` (not null), both operands' scale padding is set to NaN codes
+// (poison_scale_padding) and *poisoned counts them.
 size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const QuantConfig& cb, uint64_t seed,
-                  bool specials, GemmTally& tally) {
+                  bool specials, GemmTally& tally, size_t* poisoned = nullptr) {
   const std::vector<float> a = test::wide_range_tensor(m, k, seed, specials);
   const std::vector<float> b = test::wide_range_tensor(n, k, seed + 1, false);
   cuda::DeviceBuffer<float> da(a), db(b);
@@ -39,6 +63,7 @@ size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const 
   cuda::DeviceQuantized qb = cuda::allocate_quantized(n, k, cb);
   cuda::quantize(da.data(), cuda::InputType::kFloat32, m, k, ca, &qa, nullptr);
   cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, cb, &qb, nullptr);
+  if (poisoned != nullptr) *poisoned += poison_scale_padding(qa) + poison_scale_padding(qb);
   const std::vector<float> want = gemm(quantize(a.data(), m, k, ca), quantize(b.data(), n, k, cb));
   size_t bad = 0;
   for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
@@ -180,6 +205,41 @@ TEST(GpuGemm, ManyTilesWithSrAndRhtMatchGolden) {
   ca.block = BlockShape::k1x16;
   ca.format = Format::kInt4;
   mismatches += check_gemm(200, 136, 1200, ca, ca, 17, true, tally);
+  expect_every_kernel_ran(tally, true);
+  EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+// The scale codes past a row's last k-block (padding up to scales_ld) are no
+// part of the operand: every kernel must give golden's result whatever they
+// hold. v3 reads them with its stage's scale window and must zero them (both
+// datapaths, and the scaled datapath's binary32 case, whose A scales stay in
+// the window). K = 200: the last stage's window covers padding codes for 16-
+// and 32-wide blocks.
+TEST(GpuGemm, IgnoresScalePaddingPastTheLastBlock) {
+  NIBBLE_REQUIRE_GPU();
+  const std::pair<BlockShape, BlockShape> block_pairs[] = {{BlockShape::k1x16, BlockShape::k1x16},
+                                                           {BlockShape::k1x32, BlockShape::k1x32},
+                                                           {BlockShape::k16x16, BlockShape::k1x16},
+                                                           {BlockShape::k1x32, BlockShape::k1x16}};
+  size_t cases = 0, mismatches = 0, poisoned = 0;
+  GemmTally tally;
+  uint64_t index = 700;
+  for (ScaleMode mode : kAllScaleModes) {
+    for (const auto& [ba, bb] : block_pairs) {
+      QuantConfig ca, cb;
+      ca.format = Format::kE1M2;
+      cb.format = Format::kInt4;
+      ca.scale = cb.scale = mode;
+      ca.block = ba;
+      cb.block = bb;
+      mismatches += check_gemm(40, 72, 200, ca, cb, ++index, false, tally, &poisoned);
+      ++cases;
+    }
+  }
+  std::printf("%zu GEMMs, %zu padding scale codes set to NaN, %zu mismatching\n", cases, poisoned, mismatches);
+  EXPECT_GT(cases, 0u);
+  EXPECT_GT(poisoned, 0u);
   expect_every_kernel_ran(tally, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
