@@ -698,7 +698,8 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
   Args g = args_of(a, b, c);
-  const bool step32 = k_step(a, b) == 32;
+  const int step = k_step(a, b);
+  const bool step32 = step == 32;
   if (e4m3_scales(a, b)) {
     step32 ? launch<32, true>(g, a.rows, b.rows, stream) : launch<16, true>(g, a.rows, b.rows, stream);
     return;
@@ -709,10 +710,9 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
   }
   // Binary32 scales on both operands, one per k-block: fp32_scales.
-  const int step = k_step(a, b);
   const bool fp32 = scale_format(a.config.scale) == ScaleFormat::kFP32 &&
-                      scale_format(b.config.scale) == ScaleFormat::kFP32 && block_cols(a.config.block) == step &&
-                      block_cols(b.config.block) == step;
+                    scale_format(b.config.scale) == ScaleFormat::kFP32 && block_cols(a.config.block) == step &&
+                    block_cols(b.config.block) == step;
   if (fp32) {
     step32 ? launch<32, false, true>(g, a.rows, b.rows, stream) : launch<16, false, true>(g, a.rows, b.rows, stream);
   } else {

@@ -237,7 +237,8 @@ TEST(GpuGemm, IgnoresScalePaddingPastTheLastBlock) {
       ++cases;
     }
   }
-  std::printf("%zu GEMMs, %zu padding scale codes set to NaN, %zu mismatching\n", cases, poisoned, mismatches);
+  std::printf("seeds 701..%llu: %zu GEMMs, %zu padding scale codes set to NaN, %zu mismatching\n",
+              static_cast<unsigned long long>(index), cases, poisoned, mismatches);
   EXPECT_GT(cases, 0u);
   EXPECT_GT(poisoned, 0u);
   expect_every_kernel_ran(tally, true);
