@@ -844,6 +844,34 @@ TEST(GemmV3Layout, ScaledDatapathScalesFillThePaddingAndLoadWithoutBankConflicts
   EXPECT_EQ(phases, v3::kMaxBlocksPerStage * (4 + 8));
 }
 
+TEST(GemmV3Layout, BinaryScalesOfOneBlockPerStepNeedNoMoveForA) {
+  // The scaled datapath's binary32 case (fp32_scales in gemm_v3.cu: both
+  // operands with FP32 scales and blocks one k-block wide) leaves A's scales
+  // where the stage copy puts them: the copy writes row t's window, whose
+  // word bi is the scale of the stage's k-block bi, and the consumers must
+  // read exactly that word. B's window is read whole by its own producer
+  // thread and moved to code-row padding, which no scale window overlaps.
+  int checked = 0;
+  for (int step : {16, 32}) {
+    const int blocks = v2::kBK / step;
+    const int window = v2::scale_window_bytes(step, 4);
+    EXPECT_EQ(window, 4 * blocks);
+    EXPECT_EQ(window % 16, 0) << "fp32_scales loads B's window by 16 bytes";
+    EXPECT_LE(window, v2::kScaleRowBytes);
+    EXPECT_LE(blocks, v3::kMaxBlocksPerStage);
+    for (int row = 0; row < v2::kBM; ++row) {
+      for (int bi = 0; bi < blocks; ++bi) {
+        EXPECT_EQ(v3::a_scale_offset(row, bi), v2::scale_offset(0, row) + 4 * bi) << "step " << step;
+        const int b = v3::b_scale_offset(bi, row);
+        EXPECT_LE(b + 4, v2::kCodeBytes);
+        EXPECT_LE(v2::kCodeBytes, v2::scale_offset(0, 0));
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, v2::kBM * (v2::kBK / 16 + v2::kBK / 32));
+}
+
 TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflicts) {
   static_assert(v3::kSmemBytes <= 227 * 1024, "one CTA per SM");
   static_assert(v3::kProducerThreads == v2::kBN && v2::kBM == v2::kBN, "a producer thread per row of A and B");
