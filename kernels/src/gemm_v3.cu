@@ -159,8 +159,8 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, half)) =
-            make_uint4(pairs[v3::chunk_pair(half, 0, true)], pairs[v3::chunk_pair(half, 1, true)],
-                       pairs[v3::chunk_pair(half, 2, true)], pairs[v3::chunk_pair(half, 3, true)]);
+            make_uint4(pairs[v3::chunk_pair(half, 0)], pairs[v3::chunk_pair(half, 1)],
+                       pairs[v3::chunk_pair(half, 2)], pairs[v3::chunk_pair(half, 3)]);
       }
     }
   }

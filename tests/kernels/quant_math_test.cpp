@@ -692,8 +692,8 @@ TEST(GemmV3Layout, HalfDecodeOfEightCodesMatchesGolden) {
   EXPECT_EQ(cases, 3u * 2u * 2u * 65536u);
 }
 
-TEST(GemmV3Layout, E4M3DatapathFragmentsAndDecodedBAgreeOnEveryK) {
-  // The E4M3 datapath's consumers decode A's register fragments from the raw
+TEST(GemmV3Layout, RegisterAFragmentsAndDecodedBAgreeOnEveryK) {
+  // Both datapaths' consumers decode A's register fragments from the raw
   // stage, and the producer writes B's decoded rows in the matching k order
   // (chunk_pair). For every thread of a consumer warpgroup, slice, register
   // and element: wgmma's A layout gives a logical (row, k); the FP16 there
@@ -706,7 +706,7 @@ TEST(GemmV3Layout, E4M3DatapathFragmentsAndDecodedBAgreeOnEveryK) {
   for (uint8_t& b : stage) b = static_cast<uint8_t>(rng());
   std::set<int> pairs;
   for (int half = 0; half < 2; ++half) {
-    for (int j = 0; j < 4; ++j) pairs.insert(v3::chunk_pair(half, j, true));
+    for (int j = 0; j < 4; ++j) pairs.insert(v3::chunk_pair(half, j));
   }
   EXPECT_EQ(pairs.size(), 8u);
   const auto code_at = [&](int row, int index) {  // code `index` of a slice-0-relative index in A's raw row
@@ -737,7 +737,7 @@ TEST(GemmV3Layout, E4M3DatapathFragmentsAndDecodedBAgreeOnEveryK) {
             for (int e = 0; e < 2; ++e) {
               const int row = row0 + (i % 2 == 1 ? 8 : 0);   // a1, a3: row g + 8
               const int k = 2 * q + e + (i >= 2 ? 8 : 0);     // a2, a3: k + 8
-              const int index = 2 * v3::chunk_pair(k / 8, (k % 8) / 2, true) + k % 2;  // B's code at k
+              const int index = 2 * v3::chunk_pair(k / 8, (k % 8) / 2) + k % 2;  // B's code at k
               const uint8_t code = code_at(row, 16 * s + index);
               const uint32_t bits = (a[i] >> (16 * e)) & 0xFFFFu;
               ASSERT_EQ(half_value(bits), static_cast<double>(decode(f, code).signed_units()))
@@ -824,12 +824,12 @@ TEST(GemmV3Layout, ScaledDatapathScalesFillThePaddingAndLoadWithoutBankConflicts
     // A consumer's loads: lane (group, quad) reads columns 8 i + 2 quad, +1
     // for i = 2 m, 2 m + 1 (the same for every group: broadcast), one 16-byte
     // load per lane and m, at a constant step from m = 0.
+    const int step = v3::b_scales_offset(0, 0, 1) - v3::b_scales_offset(0, 0, 0);
     for (int m = 0; m < 8; ++m) {
       std::vector<std::pair<int, int>> reads;
       for (int quad = 0; quad < 4; ++quad) {
         const int off = v3::b_scales_offset(bi, quad, m);
         EXPECT_EQ(off % 16, 0);
-        const int step = v3::b_scales_offset(0, 0, 1) - v3::b_scales_offset(0, 0, 0);
         EXPECT_EQ(off - v3::b_scales_offset(bi, quad, 0), m * step);
         for (int w = 0; w < 4; ++w) {
           const int column = 8 * (2 * m + w / 2) + 2 * quad + w % 2;
@@ -851,6 +851,7 @@ TEST(GemmV3Layout, BinaryScalesOfOneBlockPerStepNeedNoMoveForA) {
   // word bi is the scale of the stage's k-block bi, and the consumers must
   // read exactly that word. B's window is read whole by its own producer
   // thread and moved to code-row padding, which no scale window overlaps.
+  EXPECT_LE(v2::kCodeBytes, v2::scale_offset(0, 0)) << "the scale windows follow every code row";
   int checked = 0;
   for (int step : {16, 32}) {
     const int blocks = v2::kBK / step;
@@ -864,7 +865,6 @@ TEST(GemmV3Layout, BinaryScalesOfOneBlockPerStepNeedNoMoveForA) {
         EXPECT_EQ(v3::a_scale_offset(row, bi), v2::scale_offset(0, row) + 4 * bi) << "step " << step;
         const int b = v3::b_scale_offset(bi, row);
         EXPECT_LE(b + 4, v2::kCodeBytes);
-        EXPECT_LE(v2::kCodeBytes, v2::scale_offset(0, 0));
         ++checked;
       }
     }

@@ -184,8 +184,8 @@ NIBBLE_HD int a_scale_word(int block, int row) {
 }
 
 // The pair of codes at position j (0..3) of the k-half chunk `half` of a
-// decoded slice: the order of A's register fragments (fragment_order), which
-// both datapaths decode B in, or the natural one (codes in k order).
-NIBBLE_HD int chunk_pair(int half, int j, bool fragment_order) { return fragment_order ? 2 * j + half : 4 * half + j; }
+// decoded slice, in the k order of A's register fragments, which both
+// datapaths decode B in (the natural order would be pair 4 half + j).
+NIBBLE_HD int chunk_pair(int half, int j) { return 2 * j + half; }
 
 }  // namespace nibble::cuda::v3
