@@ -11,7 +11,9 @@
 //   * CTA 128 x 128, one CTA per SM (227 KiB of shared memory), 384 threads:
 //     a producer warpgroup and two consumer warpgroups of 64 x 128 outputs;
 //     setmaxnreg moves registers from the producer to the consumers
-//     (RoleRegs);
+//     (RoleRegs); the CTAs are persistent, each taking every gridDim.x-th
+//     tile, so that a tile's first stages are copied and decoded while the
+//     tile before it ends (Tiles);
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
 //     (nibble/cuda/gemm_v3_layout.h); named barriers hand the two decoded
@@ -44,6 +46,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <type_traits>
 
@@ -297,6 +300,48 @@ __device__ __forceinline__ void set_max_regs_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
 }
 
+// ---- persistent CTAs ----------------------------------------------------------------
+// The output tiles (kBM x kBN, numbered row by row: n fastest, the order a
+// grid of one CTA per tile starts them in) and the k-stages of each. CTA b
+// computes tiles b, b + gridDim.x, b + 2 gridDim.x, ... (launch: one CTA per
+// SM, or per tile where there are fewer tiles), and its producer and
+// consumers count stages across its tiles: the producer copies and decodes the
+// next tile's first stages while the consumers finish the current tile and
+// store its outputs, where one CTA per tile would wait for the next CTA's
+// start, its tables and its first stage. Counts are 32-bit (the launch checks
+// that a CTA's stages fit): the consumers hold them beside their registers'
+// worth of sums.
+struct Tiles {
+  int count;
+  int cols;    // tiles along n
+  int stages;  // k-stages of a tile
+  __device__ __forceinline__ explicit Tiles(const Args& g)
+      : count(static_cast<int>(((g.a.rows + kBM - 1) / kBM) * ((g.b.rows + kBN - 1) / kBN))),
+        cols(static_cast<int>((g.b.rows + kBN - 1) / kBN)),
+        stages(static_cast<int>((g.k + kBK - 1) / kBK)) {}
+  __device__ __forceinline__ int64_t m0(int tile) const { return static_cast<int64_t>(tile / cols) * kBM; }
+  __device__ __forceinline__ int64_t n0(int tile) const { return static_cast<int64_t>(tile % cols) * kBN; }
+  // The stages this CTA runs, over all its tiles.
+  __device__ __forceinline__ int cta_stages() const {
+    return (count - static_cast<int>(blockIdx.x) + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x) *
+           stages;
+  }
+};
+
+// The CTA's stage count G, and where it stands in the two rings: decoded
+// buffer buf = G % 2 and raw stage buffer raw = G % kStages.
+struct Ring {
+  int stage = 0;
+  int buf = 0;
+  int raw = 0;
+  __device__ __forceinline__ int next_raw() const { return raw == kStages - 1 ? 0 : raw + 1; }
+  __device__ __forceinline__ void advance() {
+    ++stage;
+    buf ^= 1;
+    raw = next_raw();
+  }
+};
+
 // The k-blocks of stage st that hold data (the last stage may be short).
 template <int kBlocksPerStage>
 __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
@@ -304,46 +349,61 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
   return left < kBlocksPerStage ? static_cast<int>(left) : kBlocksPerStage;
 }
 
-// The producer warpgroup: copies raw stage st + 1 while it decodes stage st
-// into decoded buffer st % 2, once the consumers are done with stage st - 2
-// (its decoded buffer, and the raw buffer stage st + 1 goes into); thread t
-// takes row t: B's row (the consumers decode A themselves, from the raw
-// stage) and the scales (E4M3 datapath: A's alone; scaled: both, or with
+// The producer warpgroup: copies raw stage G + 1 of the CTA's stage count G
+// while it decodes stage G into decoded buffer G % 2, once the consumers are
+// done with stage G - 2 (its decoded buffer, and the raw buffer stage G + 1
+// goes into); stage G + 1 is the next tile's first where G is a tile's last.
+// Thread t takes row t: B's row (the consumers decode A themselves, from the
+// raw stage) and the scales (E4M3 datapath: A's alone; scaled: both, or with
 // binary32 scales of kStep-wide blocks, kFp32Scales, B's moved and the padding
 // zeroed). The producer holds its copies' sources in registers, but where the
 // scaled datapath decodes other scale widths, whose producer works them out
 // per stage (holding them there measured 3 % slower for mx-floor).
 template <int kStep, bool kFoldB, bool kFp32Scales>
-__device__ __forceinline__ void produce(const Args& g, uint8_t* smem, uint8_t* decoded, const uint32_t* lut_a,
-                                        const uint32_t* lut_b, int64_t m0, int64_t n0, int64_t stages) {
+__device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8_t* smem, uint8_t* decoded,
+                                        const uint32_t* lut_a, const uint32_t* lut_b) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
   static_assert(!(kFoldB && kFp32Scales), "kFp32Scales is a case of the scaled datapath");
   using Copies = std::conditional_t<kFoldB || kFp32Scales, StageCopies<v3::kProducerThreads>,
                                     StageLoads<v3::kProducerThreads>>;
   const int tid = static_cast<int>(threadIdx.x);
-  const Copies copies(g, m0, n0);
-  if (stages > 0) copies.issue(g, smem, 0);
+  const int stride = static_cast<int>(gridDim.x);
+  if (tiles.stages > 0) {
+    const int tile = static_cast<int>(blockIdx.x);  // every CTA has a tile
+    Copies(g, tiles.m0(tile), tiles.n0(tile)).issue(g, smem, 0);
+  }
   cp_async_commit();
-  for (int64_t st = 0; st < stages; ++st) {
-    const int buf = static_cast<int>(st % 2);
-    if (st >= 2) bar_sync(kEmpty + buf, v3::kThreads);
-    if (st + 1 < stages) copies.issue(g, smem + ((st + 1) % kStages) * kStageBytes, (st + 1) * kBK);
-    cp_async_commit();
-    cp_async_wait<1>();                           // this thread's copies of stage st have landed
-    bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
-    uint8_t* stage = smem + (st % kStages) * kStageBytes;
-    const int blocks = stage_blocks<kBlocksPerStage>(g, st);
-    decode_row<kFoldB>(g, stage, tid, decoded + buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
-    if constexpr (kFoldB) {
-      decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(buf));
-    } else if constexpr (kFp32Scales) {
-      fp32_scales<kStep>(stage, tid, blocks);
-    } else {
-      decode_scales<kStep>(g, stage, tid, lut_a, lut_b, blocks);
+  Ring ring;
+  for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += stride) {
+    // The tile's copies, unchanged over its stages (the compiler may keep
+    // what they work out from it); its first stage is already issued.
+    const Copies copies(g, tiles.m0(tile), tiles.n0(tile));
+    for (int st = 0; st < tiles.stages; ++st) {
+      if (ring.stage >= 2) bar_sync(kEmpty + ring.buf, v3::kThreads);
+      uint8_t* next = smem + ring.next_raw() * kStageBytes;
+      if (st + 1 < tiles.stages) {
+        copies.issue(g, next, static_cast<int64_t>(st + 1) * kBK);
+      } else if (tile + stride < tiles.count) {
+        Copies(g, tiles.m0(tile + stride), tiles.n0(tile + stride)).issue(g, next, 0);
+      }
+      cp_async_commit();
+      cp_async_wait<1>();                           // this thread's copies of stage G have landed
+      bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
+      uint8_t* stage = smem + ring.raw * kStageBytes;
+      const int blocks = stage_blocks<kBlocksPerStage>(g, st);
+      decode_row<kFoldB>(g, stage, tid, decoded + ring.buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
+      if constexpr (kFoldB) {
+        decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(ring.buf));
+      } else if constexpr (kFp32Scales) {
+        fp32_scales<kStep>(stage, tid, blocks);
+      } else {
+        decode_scales<kStep>(g, stage, tid, lut_a, lut_b, blocks);
+      }
+      fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
+      bar_arrive(kFull + ring.buf, v3::kThreads);  // also: raw stage G has landed (the consumers read A there)
+      ring.advance();
     }
-    fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
-    bar_arrive(kFull + buf, v3::kThreads);  // also: raw stage st has landed (the consumers read A there)
   }
   cp_async_wait<0>();
 }
@@ -523,8 +583,8 @@ __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, cons
 // writes them), so they add a zero (acc is never -0: it starts at +0 and a
 // sum is -0 only from two -0).
 template <int kStep>
-__device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* smem, const uint8_t* decoded,
-                                               int64_t m0, int64_t n0, int64_t stages) {
+__device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles, const uint8_t* smem,
+                                               const uint8_t* decoded) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
   // 16-wide blocks load each step's scales a step ahead, so that the shared
@@ -534,36 +594,42 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* sme
   constexpr bool kScalesAhead = kStep == 16;
   const ConsumerThread c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
+  const int cta_stages = tiles.cta_stages();
+  Ring ring;
 
-  float acc[64];
-  float q[kParts][kPartRegs];
-  zero_sums(acc, q);
-  uint32_t a[2][kChunks][4];
+  for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
+    float acc[64];
+    float q[kParts][kPartRegs];
+    zero_sums(acc, q);
+    uint32_t a[2][kChunks][4];
 
-  for (int64_t st = 0; st < stages; ++st) {
-    const int buf = static_cast<int>(st % 2);
-    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
-    uint64_t desc[kParts];
-    start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
-    float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
-    float sb[2][8];
-    if (kScalesAhead) scales_of_step(stage, 0, c, sa, sb);
+    for (int st = 0; st < tiles.stages; ++st) {
+      const int buf = ring.buf;
+      const uint8_t* stage = smem + ring.raw * kStageBytes;
+      uint64_t desc[kParts];
+      start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
+      float sb[2][8];
+      if (kScalesAhead) scales_of_step(stage, 0, c, sa, sb);
 #pragma unroll
-    for (int t = 0; t < kSteps; ++t) {
-      const int bi = t / kParts, part = t % kParts;
-      if (!kScalesAhead) {
-        scales_of_step(stage, t, c, sa, sb);
-      } else if (t + 1 < kSteps) {
-        scales_of_step(stage, t + 1, c, sa, sb);
+      for (int t = 0; t < kSteps; ++t) {
+        const int bi = t / kParts, part = t % kParts;
+        if (!kScalesAhead) {
+          scales_of_step(stage, t, c, sa, sb);
+        } else if (t + 1 < kSteps) {
+          scales_of_step(stage, t + 1, c, sa, sb);
+        }
+        advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
+        add_part_scaled(acc, part, q[part], sa[bi % 2], sb[t % 2]);
       }
-      advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
-      add_part_scaled(acc, part, q[part], sa[bi % 2], sb[t % 2]);
+      // Every wgmma reading decoded buffer buf has completed, and this stage's
+      // raw scales are read: the producer may overwrite both.
+      if (ring.stage + 2 < cta_stages) bar_arrive(kEmpty + buf, v3::kThreads);
+      ring.advance();
     }
-    // Every wgmma reading decoded buffer buf has completed, and this stage's
-    // raw scales are read: the producer may overwrite both.
-    if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
+    store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
+                  c.group, c.quad);
   }
-  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + c.warp_row, n0, c.group, c.quad);
 }
 
 // A consumer warpgroup of the E4M3 datapath (cwg 0 or 1: rows 64 cwg ..
@@ -580,51 +646,57 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const uint8_t* sme
 // back edge); its last step's adds run at the top of the next stage, once
 // that stage's first kDepth steps are issued.
 template <int kStep>
-__device__ __forceinline__ void consume_e4m3(const Args& g, const uint8_t* smem, const uint8_t* decoded,
-                                             int64_t m0, int64_t n0, int64_t stages) {
+__device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, const uint8_t* smem,
+                                             const uint8_t* decoded) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
   static_assert(kDepth < kParts, "a step's buffer is free again when it is issued");
   const ConsumerThread c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
+  const int cta_stages = tiles.cta_stages();
+  Ring ring;
 
-  float acc[64];
-  float q[kParts][kPartRegs];
-  zero_sums(acc, q);
-  float sa_last[2] = {0.0f, 0.0f};  // A scales of the previous stage's last block
-  uint32_t a[2][kChunks][4];
+  for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
+    float acc[64];
+    float q[kParts][kPartRegs];
+    zero_sums(acc, q);
+    float sa_last[2] = {0.0f, 0.0f};  // A scales of the previous stage's last block
+    uint32_t a[2][kChunks][4];
 
-  for (int64_t st = 0; st < stages; ++st) {
-    const int buf = static_cast<int>(st % 2);
-    const uint8_t* stage = smem + (st % kStages) * kStageBytes;
-    const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
-    uint64_t desc[kParts];
-    start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
-    wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
-    add_part(acc, kParts - 1, q[kParts - 1], sa_last);  // the previous stage's last step (+0 before the first)
-    float sa[2];
+    for (int st = 0; st < tiles.stages; ++st) {
+      const int buf = ring.buf;
+      const uint8_t* stage = smem + ring.raw * kStageBytes;
+      const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
+      uint64_t desc[kParts];
+      start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
+      add_part(acc, kParts - 1, q[kParts - 1], sa_last);  // the previous stage's last step (+0 before the first)
+      float sa[2];
 #pragma unroll
-    for (int t = 0; t < kSteps; ++t) {
-      const int bi = t / kParts, part = t % kParts;
-      if (part == 0) {
-        const float2 s2 = *reinterpret_cast<const float2*>(a_scales + 4 * v3::a_scale_word(bi, c.row0));
-        sa[0] = s2.x;
-        sa[1] = s2.y;
+      for (int t = 0; t < kSteps; ++t) {
+        const int bi = t / kParts, part = t % kParts;
+        if (part == 0) {
+          const float2 s2 = *reinterpret_cast<const float2*>(a_scales + 4 * v3::a_scale_word(bi, c.row0));
+          sa[0] = s2.x;
+          sa[1] = s2.y;
+        }
+        advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
+        if (t + 1 < kSteps) {
+          add_part(acc, part, q[part], sa);
+        } else {
+          sa_last[0] = sa[0];
+          sa_last[1] = sa[1];
+        }
       }
-      advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
-      if (t + 1 < kSteps) {
-        add_part(acc, part, q[part], sa);
-      } else {
-        sa_last[0] = sa[0];
-        sa_last[1] = sa[1];
-      }
+      // Every wgmma reading this stage's decoded B has completed, and its raw
+      // codes and decoded scales are read: the producer may overwrite them.
+      if (ring.stage + 2 < cta_stages) bar_arrive(kEmpty + buf, v3::kThreads);
+      ring.advance();
     }
-    // Every wgmma reading this stage's decoded B has completed, and its raw
-    // codes and decoded scales are read: the producer may overwrite them.
-    if (st + 2 < stages) bar_arrive(kEmpty + buf, v3::kThreads);
+    add_part(acc, kParts - 1, q[kParts - 1], sa_last);
+    store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
+                  c.group, c.quad);
   }
-  add_part(acc, kParts - 1, q[kParts - 1], sa_last);
-  store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), m0 + c.warp_row, n0, c.group, c.quad);
 }
 
 template <int kStep, bool kFoldB, bool kFp32Scales>
@@ -636,9 +708,7 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
   uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
   uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
   uint32_t* lut_b = lut_a + kLutEntries;
-  const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
-  const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
-  const int64_t stages = (g.k + kBK - 1) / kBK;
+  const Tiles tiles(g);
 
   // Scale tables. E4M3 datapath: A's as binary32 dec(s) * 2^lsb_a (the
   // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu).
@@ -659,13 +729,13 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 
   if (threadIdx.x < v3::kProducerThreads) {
     set_max_regs_dec<RoleRegs<kFoldB, kStep>::kProducer>();
-    produce<kStep, kFoldB, kFp32Scales>(g, smem, decoded, lut_a, lut_b, m0, n0, stages);
+    produce<kStep, kFoldB, kFp32Scales>(g, tiles, smem, decoded, lut_a, lut_b);
   } else {
     set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
-      consume_e4m3<kStep>(g, smem, decoded, m0, n0, stages);
+      consume_e4m3<kStep>(g, tiles, smem, decoded);
     } else {
-      consume_scaled<kStep>(g, smem, decoded, m0, n0, stages);
+      consume_scaled<kStep>(g, tiles, smem, decoded);
     }
   }
 #else
@@ -677,9 +747,18 @@ template <int kStep, bool kFoldB, bool kFp32Scales = false>
 void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
   auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales>;
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
-  const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
-  if (grid.y > 65535u) throw std::invalid_argument("gemm: too many rows for one launch");
-  kernel<<<grid, v3::kThreads, v3::kSmemBytes, stream>>>(g);
+  // Persistent CTAs (Tiles): one per SM (one fits: its shared memory), or
+  // one per tile where there are fewer tiles.
+  int device = 0, sms = 0;
+  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
+  NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int64_t tiles = ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
+  if (tiles == 0) return;  // no outputs
+  const int64_t ctas = std::min<int64_t>(tiles, sms);
+  if (tiles > INT32_MAX - ctas || (tiles + ctas - 1) / ctas * ((g.k + kBK - 1) / kBK) > INT32_MAX - 2) {
+    throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
+  }
+  kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g);
   NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 

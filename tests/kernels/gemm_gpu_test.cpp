@@ -8,8 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <random>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_test_util.h"
@@ -243,6 +247,117 @@ TEST(GpuGemm, IgnoresScalePaddingPastTheLastBlock) {
   EXPECT_GT(poisoned, 0u);
   expect_every_kernel_ran(tally, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+// Lines of C crossing every tile along one axis (extent outputs, tiles of
+// `tile`): each tile's first and last line, and one drawn from rng.
+std::vector<int64_t> lines_crossing_every_tile(int64_t extent, int64_t tile, std::mt19937_64& rng) {
+  std::vector<int64_t> lines;
+  for (int64_t first = 0; first < extent; first += tile) {
+    const int64_t last = std::min(first + tile, extent) - 1;
+    lines.push_back(first);
+    lines.push_back(last);
+    lines.push_back(std::uniform_int_distribution<int64_t>(first, last)(rng));
+  }
+  std::sort(lines.begin(), lines.end());
+  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  return lines;
+}
+
+// More output tiles than the device has SMs: v3's persistent CTAs then take
+// two or three tiles each, carrying their stage count (and the raw and
+// decoded buffer rings it indexes) from one tile to the next, and the producer
+// copies a tile's first stage while the tile before it ends. One GEMM per v3
+// kernel (the E4M3 datapath, the scaled datapath and its binary32 case, each
+// 16- and 32-wide), with tiles of 1 to 5 k-stages (so that tiles start at
+// every place of the 3-buffer ring), partial tiles on both edges and in k.
+// Golden's whole products would take minutes on a CPU core (about 4 us an
+// output at k = 300), so the check covers whole rows and whole columns of C
+// that cross every tile: each tile's first and last row and column and a
+// seeded random one (every output there, every kernel version).
+TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
+  NIBBLE_REQUIRE_GPU();
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  constexpr int64_t kTile = 128;  // v2's and v3's CTA tile, both axes
+  constexpr int64_t kTileCols = 24;
+  const int64_t tile_rows = (5 * sms / 2 + kTileCols - 1) / kTileCols;  // about 2.5 tiles per SM
+  const int64_t m = tile_rows * kTile - 57, n = kTileCols * kTile - 40;
+  struct Case {
+    Format format;
+    BlockShape block;
+    ScaleMode scale;
+    int64_t k;
+  };
+  const Case cases[] = {{Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4, 300},
+                        {Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32, 200},
+                        {Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor, 100},
+                        {Format::kInt4, BlockShape::k1x32, ScaleMode::kNVFP4, 416},
+                        {Format::kE1M2, BlockShape::k1x16, ScaleMode::kMXCeil, 160},
+                        {Format::kInt4, BlockShape::k1x32, ScaleMode::kFP32, 520}};
+  const uint64_t seed = 900;
+  std::mt19937_64 rng(seed);
+  const std::vector<int64_t> rows = lines_crossing_every_tile(m, kTile, rng);
+  const std::vector<int64_t> cols = lines_crossing_every_tile(n, kTile, rng);
+  std::printf("%d SMs, %lldx%lld outputs in %lld tiles, seed %llu: %zu rows and %zu columns checked whole\n", sms,
+              static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(tile_rows * kTileCols),
+              static_cast<unsigned long long>(seed), rows.size(), cols.size());
+  ASSERT_GT(tile_rows * kTileCols, 2 * static_cast<int64_t>(sms));
+  size_t compared = 0, nontrivial = 0, mismatches = 0;
+  size_t per_kernel[cuda::kAllGemmKernels.size()] = {};
+  uint64_t data_seed = seed;
+  for (const Case& t : cases) {
+    QuantConfig ca;
+    ca.format = t.format;
+    ca.block = t.block;
+    ca.scale = t.scale;
+    QuantConfig cb = ca;
+    cb.stream = 1;
+    const std::vector<float> a = test::wide_range_tensor(m, t.k, ++data_seed, false);
+    const std::vector<float> b = test::wide_range_tensor(n, t.k, ++data_seed, false);
+    cuda::DeviceBuffer<float> da(a), db(b);
+    cuda::DeviceQuantized qa = cuda::allocate_quantized(m, t.k, ca);
+    cuda::DeviceQuantized qb = cuda::allocate_quantized(n, t.k, cb);
+    cuda::quantize(da.data(), cuda::InputType::kFloat32, m, t.k, ca, &qa, nullptr);
+    cuda::quantize(db.data(), cuda::InputType::kFloat32, n, t.k, cb, &qb, nullptr);
+    const QuantizedTensor ga = quantize(a.data(), m, t.k, ca);
+    const QuantizedTensor gb = quantize(b.data(), n, t.k, cb);
+    // The checked outputs (whole rows, then whole columns) and golden's values.
+    std::vector<std::pair<int64_t, int64_t>> at;
+    for (int64_t r : rows) {
+      for (int64_t c = 0; c < n; ++c) at.emplace_back(r, c);
+    }
+    for (int64_t c : cols) {
+      for (int64_t r = 0; r < m; ++r) at.emplace_back(r, c);
+    }
+    std::vector<float> want;
+    want.reserve(at.size());
+    for (const auto& [r, c] : at) want.push_back(dot_rows(ga, r, gb, c));
+    for (size_t i = 0; i < cuda::kAllGemmKernels.size(); ++i) {
+      const cuda::GemmKernel kernel = cuda::kAllGemmKernels[i];
+      const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
+      const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(ca) + " " +
+                                std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(t.k);
+      for (size_t j = 0; j < at.size(); ++j) {
+        const float got = full[static_cast<size_t>(at[j].first * n + at[j].second)];
+        if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
+          std::printf("  MISMATCH %s: [%lld, %lld] got %s want %s\n", label.c_str(),
+                      static_cast<long long>(at[j].first), static_cast<long long>(at[j].second),
+                      test::hex32(f32_bits(got)).c_str(), test::hex32(f32_bits(want[j])).c_str());
+        }
+      }
+      compared += want.size();
+      per_kernel[i] += want.size();
+      for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
+    }
+  }
+  std::printf("%zu outputs compared (%zu finite non-zero), %zu mismatching\n", compared, nontrivial, mismatches);
+  for (size_t i = 0; i < cuda::kAllGemmKernels.size(); ++i) {
+    EXPECT_GT(per_kernel[i], 0u) << cuda::name(cuda::kAllGemmKernels[i]);
+  }
+  EXPECT_GT(nontrivial, compared / 2);
   EXPECT_EQ(mismatches, 0u);
 }
 
