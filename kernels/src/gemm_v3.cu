@@ -342,6 +342,18 @@ struct Ring {
   }
 };
 
+// The consumers' side of Ring: each stage done with goes back to the producer
+// (its decoded buffer and raw stage), but the CTA's last two, which the
+// producer does not wait for.
+struct ConsumerRing : Ring {
+  int cta_stages;
+  __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles) : cta_stages(tiles.cta_stages()) {}
+  __device__ __forceinline__ void hand_back() {
+    if (stage + 2 < cta_stages) bar_arrive(kEmpty + buf, v3::kThreads);
+    advance();
+  }
+};
+
 // The k-blocks of stage st that hold data (the last stage may be short).
 template <int kBlocksPerStage>
 __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
@@ -594,8 +606,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
   constexpr bool kScalesAhead = kStep == 16;
   const ConsumerThread c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
-  const int cta_stages = tiles.cta_stages();
-  Ring ring;
+  ConsumerRing ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
     float acc[64];
@@ -624,8 +635,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       }
       // Every wgmma reading decoded buffer buf has completed, and this stage's
       // raw scales are read: the producer may overwrite both.
-      if (ring.stage + 2 < cta_stages) bar_arrive(kEmpty + buf, v3::kThreads);
-      ring.advance();
+      ring.hand_back();
     }
     store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
                   c.group, c.quad);
@@ -653,8 +663,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
   static_assert(kDepth < kParts, "a step's buffer is free again when it is issued");
   const ConsumerThread c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
-  const int cta_stages = tiles.cta_stages();
-  Ring ring;
+  ConsumerRing ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
     float acc[64];
@@ -690,8 +699,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       }
       // Every wgmma reading this stage's decoded B has completed, and its raw
       // codes and decoded scales are read: the producer may overwrite them.
-      if (ring.stage + 2 < cta_stages) bar_arrive(kEmpty + buf, v3::kThreads);
-      ring.advance();
+      ring.hand_back();
     }
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);
     store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
