@@ -305,8 +305,8 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(tile_rows * kTileCols),
               static_cast<unsigned long long>(seed), rows.size(), cols.size());
   ASSERT_GT(tile_rows * kTileCols, 2 * static_cast<int64_t>(sms));
-  size_t compared = 0, nontrivial = 0, mismatches = 0;
-  size_t per_kernel[cuda::kAllGemmKernels.size()] = {};
+  size_t mismatches = 0;
+  GemmTally tally;
   uint64_t data_seed = seed;
   for (const Case& t : cases) {
     QuantConfig ca;
@@ -335,8 +335,7 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
     std::vector<float> want;
     want.reserve(at.size());
     for (const auto& [r, c] : at) want.push_back(dot_rows(ga, r, gb, c));
-    for (size_t i = 0; i < cuda::kAllGemmKernels.size(); ++i) {
-      const cuda::GemmKernel kernel = cuda::kAllGemmKernels[i];
+    for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
       const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
       const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(ca) + " " +
                                 std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(t.k);
@@ -348,16 +347,16 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
                       test::hex32(f32_bits(got)).c_str(), test::hex32(f32_bits(want[j])).c_str());
         }
       }
-      compared += want.size();
-      per_kernel[i] += want.size();
-      for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
+      tally.outputs += want.size();
+      tally.per_kernel_outputs[static_cast<int>(kernel)] += want.size();
+      if (cuda::gemm_kernel_for(qa, qb, kernel) == cuda::GemmKernel::kV3) tally.v3_own_outputs += want.size();
+      for (float v : want) tally.nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
     }
   }
-  std::printf("%zu outputs compared (%zu finite non-zero), %zu mismatching\n", compared, nontrivial, mismatches);
-  for (size_t i = 0; i < cuda::kAllGemmKernels.size(); ++i) {
-    EXPECT_GT(per_kernel[i], 0u) << cuda::name(cuda::kAllGemmKernels[i]);
-  }
-  EXPECT_GT(nontrivial, compared / 2);
+  std::printf("%zu outputs compared (%zu finite non-zero), %zu mismatching\n", tally.outputs, tally.nontrivial,
+              mismatches);
+  expect_every_kernel_ran(tally, true);
+  EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
 
