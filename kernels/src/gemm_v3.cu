@@ -300,56 +300,18 @@ __device__ __forceinline__ void set_max_regs_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
 }
 
-// ---- persistent CTAs ----------------------------------------------------------------
-// The output tiles (kBM x kBN, numbered row by row: n fastest, the order a
-// grid of one CTA per tile starts them in) and the k-stages of each. CTA b
-// computes tiles b, b + gridDim.x, b + 2 gridDim.x, ... (launch: one CTA per
-// SM, or per tile where there are fewer tiles), and its producer and
-// consumers count stages across its tiles: the producer copies and decodes the
-// next tile's first stages while the consumers finish the current tile and
-// store its outputs, where one CTA per tile would wait for the next CTA's
-// start, its tables and its first stage. Counts are 32-bit (the launch checks
-// that a CTA's stages fit): the consumers hold them beside their registers'
-// worth of sums.
-struct Tiles {
-  int count;
-  int cols;    // tiles along n
-  int stages;  // k-stages of a tile
-  __device__ __forceinline__ explicit Tiles(const Args& g)
-      : count(static_cast<int>(((g.a.rows + kBM - 1) / kBM) * ((g.b.rows + kBN - 1) / kBN))),
-        cols(static_cast<int>((g.b.rows + kBN - 1) / kBN)),
-        stages(static_cast<int>((g.k + kBK - 1) / kBK)) {}
-  __device__ __forceinline__ int64_t m0(int tile) const { return static_cast<int64_t>(tile / cols) * kBM; }
-  __device__ __forceinline__ int64_t n0(int tile) const { return static_cast<int64_t>(tile % cols) * kBN; }
-  // The stages this CTA runs, over all its tiles.
-  __device__ __forceinline__ int cta_stages() const {
-    return (count - static_cast<int>(blockIdx.x) + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x) *
-           stages;
-  }
-};
+// ---- persistent CTAs (the schedule: nibble/cuda/gemm_v3_layout.h) ---------------------
+using v3::Ring;
+using v3::Tiles;
 
-// The CTA's stage count G, and where it stands in the two rings: decoded
-// buffer buf = G % 2 and raw stage buffer raw = G % kStages.
-struct Ring {
-  int stage = 0;
-  int buf = 0;
-  int raw = 0;
-  __device__ __forceinline__ int next_raw() const { return raw == kStages - 1 ? 0 : raw + 1; }
-  __device__ __forceinline__ void advance() {
-    ++stage;
-    buf ^= 1;
-    raw = next_raw();
-  }
-};
-
-// The consumers' side of Ring: each stage done with goes back to the producer
-// (its decoded buffer and raw stage), but the CTA's last two, which the
-// producer does not wait for.
+// The consumers' side of Ring: each stage they are done with goes back to
+// the producer (v3::consumers_hand_back).
 struct ConsumerRing : Ring {
   int cta_stages;
-  __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles) : cta_stages(tiles.cta_stages()) {}
+  __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles)
+      : cta_stages(tiles.cta_stages(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x))) {}
   __device__ __forceinline__ void hand_back() {
-    if (stage + 2 < cta_stages) bar_arrive(kEmpty + buf, v3::kThreads);
+    if (v3::consumers_hand_back(stage, cta_stages)) bar_arrive(kEmpty + buf, v3::kThreads);
     advance();
   }
 };
@@ -392,7 +354,7 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
     // what they work out from it); its first stage is already issued.
     const Copies copies(g, tiles.m0(tile), tiles.n0(tile));
     for (int st = 0; st < tiles.stages; ++st) {
-      if (ring.stage >= 2) bar_sync(kEmpty + ring.buf, v3::kThreads);
+      if (v3::producer_waits(ring.stage)) bar_sync(kEmpty + ring.buf, v3::kThreads);
       uint8_t* next = smem + ring.next_raw() * kStageBytes;
       if (st + 1 < tiles.stages) {
         copies.issue(g, next, static_cast<int64_t>(st + 1) * kBK);
@@ -716,7 +678,7 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
   uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
   uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
   uint32_t* lut_b = lut_a + kLutEntries;
-  const Tiles tiles(g);
+  const Tiles tiles(g.a.rows, g.b.rows, g.k);
 
   // Scale tables. E4M3 datapath: A's as binary32 dec(s) * 2^lsb_a (the
   // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu).
@@ -763,7 +725,7 @@ void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
   const int64_t tiles = ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
   if (tiles == 0) return;  // no outputs
   const int64_t ctas = std::min<int64_t>(tiles, sms);
-  if (tiles > INT32_MAX - ctas || (tiles + ctas - 1) / ctas * ((g.k + kBK - 1) / kBK) > INT32_MAX - 2) {
+  if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
   kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g);

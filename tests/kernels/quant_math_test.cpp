@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -956,6 +957,81 @@ TEST(GemmV3Layout, TheProducerWarpgroupCopiesEveryChunkOnce) {
     }
   }
   EXPECT_EQ(seen.size(), static_cast<size_t>(2 * v2::kBM * v2::kChunksPerRow));
+}
+
+// GEMM v3's persistent schedule, for shapes and CTA counts the GPU tests do
+// not reach (a GPU launches one CTA per SM): the CTAs' tiles are every output
+// tile once, each where its m0 and n0 say; a CTA's stage count runs over its
+// tiles' stages with Ring at G % 2 and G % 3; and on each decoded buffer's
+// barrier the producer's waits and the consumers' hand-backs pair up in
+// order, the wait before stage G taking the hand-back of stage G - 2, whose
+// raw stage is the one stage G + 1's copy goes into. (An unpaired hand-back
+// or wait leaves the named barrier a generation off: a hang or a race.)
+TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1},         {128, 128, 128},  {129, 257, 129},    {1735, 3032, 300},
+                          {300, 5000, 64},   {1000, 130, 1000}, {4096, 4096, 16384}, {8192, 8192, 8192},
+                          {2000, 2000, 0}};
+  const int cta_counts[] = {1, 2, 3, 7, 64, 132, 133, 1000};
+  size_t schedules = 0, stages_checked = 0;
+  for (const Shape& sh : shapes) {
+    const v3::Tiles t(sh.m, sh.n, sh.k);
+    const int64_t rows = (sh.m + v2::kBM - 1) / v2::kBM, cols = (sh.n + v2::kBN - 1) / v2::kBN;
+    ASSERT_EQ(t.count, rows * cols);
+    ASSERT_EQ(t.cols, cols);
+    ASSERT_EQ(t.stages, (sh.k + v2::kBK - 1) / v2::kBK);
+    for (int requested : cta_counts) {
+      const int ctas = std::min(requested, t.count);  // the launch's count
+      ASSERT_TRUE(v3::counts_fit(t.count, ctas, t.stages));
+      std::vector<int> seen(static_cast<size_t>(t.count), 0);
+      int64_t all_stages = 0;
+      for (int cta = 0; cta < ctas; ++cta) {
+        int tiles_of_cta = 0;
+        for (int tile = cta; tile < t.count; tile += ctas) {
+          ++seen[static_cast<size_t>(tile)];
+          ++tiles_of_cta;
+          const int64_t m0 = t.m0(tile), n0 = t.n0(tile);
+          ASSERT_TRUE(m0 >= 0 && m0 < sh.m && n0 >= 0 && n0 < sh.n && m0 % v2::kBM == 0 && n0 % v2::kBN == 0);
+          ASSERT_EQ(m0 / v2::kBM * cols + n0 / v2::kBN, tile);
+        }
+        const int total = t.cta_stages(cta, ctas);
+        ASSERT_EQ(total, tiles_of_cta * t.stages) << "cta " << cta << " of " << ctas;
+        all_stages += total;
+        // The barrier protocol, stage by stage.
+        std::vector<int> waits[2], hand_backs[2];
+        v3::Ring ring;
+        for (int g = 0; g < total; ++g) {
+          ASSERT_EQ(ring.stage, g);
+          ASSERT_EQ(ring.buf, g % 2);
+          ASSERT_EQ(ring.raw, g % v2::kStages);
+          if (v3::producer_waits(g)) {
+            waits[g % 2].push_back(g);
+            ASSERT_EQ(ring.next_raw(), (g - 2) % v2::kStages) << "stage " << g << " copies into a raw stage in use";
+          } else {
+            for (int used = 0; used <= g; ++used) ASSERT_NE(ring.next_raw(), used % v2::kStages);
+          }
+          if (v3::consumers_hand_back(g, total)) hand_backs[g % 2].push_back(g);
+          ring.advance();
+          ++stages_checked;
+        }
+        for (int b = 0; b < 2; ++b) {
+          ASSERT_EQ(waits[b].size(), hand_backs[b].size()) << "buffer " << b << ", cta " << cta << " of " << ctas;
+          for (size_t i = 0; i < waits[b].size(); ++i) ASSERT_EQ(waits[b][i], hand_backs[b][i] + 2);
+        }
+        ++schedules;
+      }
+      for (int v : seen) ASSERT_EQ(v, 1);
+      EXPECT_EQ(all_stages, static_cast<int64_t>(t.count) * t.stages);
+    }
+  }
+  std::printf("%zu CTA schedules, %zu stages checked\n", schedules, stages_checked);
+  EXPECT_GT(stages_checked, 0u);
+  // The launch refuses what 32-bit counts cannot hold.
+  EXPECT_FALSE(v3::counts_fit(int64_t{INT32_MAX}, 132, 1));
+  EXPECT_FALSE(v3::counts_fit(int64_t{1} << 20, 1, int64_t{1} << 12));
+  EXPECT_TRUE(v3::counts_fit(int64_t{1} << 20, 132, int64_t{1} << 12));
 }
 
 }  // namespace

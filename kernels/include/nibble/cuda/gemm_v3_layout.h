@@ -188,4 +188,56 @@ NIBBLE_HD int a_scale_word(int block, int row) {
 // datapaths decode B in (the natural order would be pair 4 half + j).
 NIBBLE_HD int chunk_pair(int half, int j) { return 2 * j + half; }
 
+// ---- the persistent schedule ----------------------------------------------------------
+// GEMM v3's CTAs are persistent: CTA b of `ctas` computes the output tiles
+// b, b + ctas, b + 2 ctas, ... (kBM x kBN each, numbered row by row: n
+// fastest, the order a grid of one CTA per tile starts them in), each
+// `stages` k-stages of kBK, and its producer and consumers count stages G
+// across its tiles, so that the producer copies and decodes the next tile's
+// first stages while the consumers finish the tile before. Counts are 32-bit:
+// the launch checks counts_fit first.
+struct Tiles {
+  int count;
+  int cols;    // tiles along n
+  int stages;  // k-stages of a tile
+  NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k)
+      : count(static_cast<int>(((m + v2::kBM - 1) / v2::kBM) * ((n + v2::kBN - 1) / v2::kBN))),
+        cols(static_cast<int>((n + v2::kBN - 1) / v2::kBN)),
+        stages(static_cast<int>((k + v2::kBK - 1) / v2::kBK)) {}
+  NIBBLE_HD int64_t m0(int tile) const { return static_cast<int64_t>(tile / cols) * v2::kBM; }
+  NIBBLE_HD int64_t n0(int tile) const { return static_cast<int64_t>(tile % cols) * v2::kBN; }
+  // The stages CTA cta of ctas runs, over all its tiles.
+  NIBBLE_HD int cta_stages(int cta, int ctas) const { return (count - cta + ctas - 1) / ctas * stages; }
+};
+
+// Whether `tiles` tiles of `stages` stages on `ctas` CTAs keep every count of
+// Tiles and Ring (tile + ctas included) within int.
+inline bool counts_fit(int64_t tiles, int64_t ctas, int64_t stages) {
+  return tiles <= INT32_MAX - ctas && (tiles + ctas - 1) / ctas * stages <= INT32_MAX - 2;
+}
+
+// The CTA's stage count G, and where it stands in the two rings: decoded
+// buffer buf = G % 2 and raw stage buffer raw = G % v2::kStages.
+struct Ring {
+  int stage = 0;
+  int buf = 0;
+  int raw = 0;
+  NIBBLE_HD int next_raw() const { return raw == v2::kStages - 1 ? 0 : raw + 1; }
+  NIBBLE_HD void advance() {
+    ++stage;
+    buf ^= 1;
+    raw = next_raw();
+  }
+};
+
+// The hand-over of the two decoded buffers (and of the raw stage the
+// producer copies into next): before it fills stage G the producer waits for
+// the consumers to hand back stage G - 2 (same decoded buffer; its raw stage,
+// (G - 2) % 3, is the one stage G + 1's copy goes into), and the consumers
+// hand back every stage the producer will wait for: all but the CTA's last
+// two. Each wait and hand-back is one use of the buffer's named barrier, so
+// their counts must match buffer by buffer.
+NIBBLE_HD bool producer_waits(int stage) { return stage >= 2; }
+NIBBLE_HD bool consumers_hand_back(int stage, int cta_stages) { return stage + 2 < cta_stages; }
+
 }  // namespace nibble::cuda::v3
