@@ -714,7 +714,7 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 }
 
 template <int kStep, bool kFoldB, bool kFp32Scales = false>
-void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
+void launch(const Args& g, cudaStream_t stream) {
   auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales>;
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
   // Persistent CTAs (Tiles): one per SM (one fits: its shared memory), or
@@ -722,7 +722,7 @@ void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
   int device = 0, sms = 0;
   NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
   NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const int64_t tiles = ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
+  const int64_t tiles = ((g.a.rows + kBM - 1) / kBM) * ((g.b.rows + kBN - 1) / kBN);  // Tiles' count, in 64 bits
   if (tiles == 0) return;  // no outputs
   const int64_t ctas = std::min<int64_t>(tiles, sms);
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
@@ -750,7 +750,7 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
   const int step = k_step(a, b);
   const bool step32 = step == 32;
   if (e4m3_scales(a, b)) {
-    step32 ? launch<32, true>(g, a.rows, b.rows, stream) : launch<16, true>(g, a.rows, b.rows, stream);
+    step32 ? launch<32, true>(g, stream) : launch<16, true>(g, stream);
     return;
   }
   // The scaled datapath multiplies the operands' values.
@@ -763,9 +763,9 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
                     scale_format(b.config.scale) == ScaleFormat::kFP32 && block_cols(a.config.block) == step &&
                     block_cols(b.config.block) == step;
   if (fp32) {
-    step32 ? launch<32, false, true>(g, a.rows, b.rows, stream) : launch<16, false, true>(g, a.rows, b.rows, stream);
+    step32 ? launch<32, false, true>(g, stream) : launch<16, false, true>(g, stream);
   } else {
-    step32 ? launch<32, false>(g, a.rows, b.rows, stream) : launch<16, false>(g, a.rows, b.rows, stream);
+    step32 ? launch<32, false>(g, stream) : launch<16, false>(g, stream);
   }
 }
 

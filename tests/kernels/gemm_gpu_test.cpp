@@ -19,6 +19,7 @@
 #include "gpu_test_util.h"
 #include "nibble/cuda/device_buffer.h"
 #include "nibble/cuda/gemm.h"
+#include "nibble/cuda/gemm_v2_layout.h"
 #include "nibble/cuda/quantize.h"
 #include "nibble/dot.h"
 
@@ -33,6 +34,14 @@ struct GemmTally {
   size_t nontrivial = 0;
   size_t per_kernel_outputs[cuda::kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
   size_t v3_own_outputs = 0;  // computed by v3's own kernel, not its v2 fallback
+
+  // Counts golden's outputs `want` as compared for `kernel`, which ran `runs`.
+  void add(cuda::GemmKernel kernel, cuda::GemmKernel runs, const std::vector<float>& want) {
+    outputs += want.size();
+    per_kernel_outputs[static_cast<int>(kernel)] += want.size();
+    if (runs == cuda::GemmKernel::kV3) v3_own_outputs += want.size();
+    for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
+  }
 };
 
 // Sets every scale code past a row's last block (columns scale_cols ..
@@ -78,10 +87,7 @@ size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const 
     const std::string label = version + " " + test::describe(ca) + " x " +
                               test::describe(cb) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                               std::to_string(k);
-    tally.outputs += want.size();
-    tally.per_kernel_outputs[static_cast<int>(kernel)] += want.size();
-    if (runs == cuda::GemmKernel::kV3) tally.v3_own_outputs += want.size();
-    for (float v : want) tally.nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
+    tally.add(kernel, runs, want);
     bad += test::count_float_mismatches(got, want, n, label);
   }
   return bad;
@@ -272,16 +278,18 @@ std::vector<int64_t> lines_crossing_every_tile(int64_t extent, int64_t tile, std
 // kernel (the E4M3 datapath, the scaled datapath and its binary32 case, each
 // 16- and 32-wide), with tiles of 1 to 5 k-stages (so that tiles start at
 // every place of the 3-buffer ring), partial tiles on both edges and in k.
-// Golden's whole products would take minutes on a CPU core (about 4 us an
-// output at k = 300), so the check covers whole rows and whole columns of C
-// that cross every tile: each tile's first and last row and column and a
-// seeded random one (every output there, every kernel version).
+// Golden's gemm of every output (over 5 million a product) would take far
+// longer on the CPU than the GPU kernels, so the check covers whole rows and
+// whole columns of C that cross every tile: each tile's first and last row
+// and column and a seeded random one (every output there, every kernel
+// version).
 TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   NIBBLE_REQUIRE_GPU();
   int device = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
-  constexpr int64_t kTile = 128;  // v2's and v3's CTA tile, both axes
+  constexpr int64_t kTile = cuda::v2::kBM;  // v2's and v3's CTA tile, both axes
+  static_assert(cuda::v2::kBM == cuda::v2::kBN, "square tiles");
   constexpr int64_t kTileCols = 24;
   const int64_t tile_rows = (5 * sms / 2 + kTileCols - 1) / kTileCols;  // about 2.5 tiles per SM
   const int64_t m = tile_rows * kTile - 57, n = kTileCols * kTile - 40;
@@ -347,10 +355,7 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
                       test::hex32(f32_bits(got)).c_str(), test::hex32(f32_bits(want[j])).c_str());
         }
       }
-      tally.outputs += want.size();
-      tally.per_kernel_outputs[static_cast<int>(kernel)] += want.size();
-      if (cuda::gemm_kernel_for(qa, qb, kernel) == cuda::GemmKernel::kV3) tally.v3_own_outputs += want.size();
-      for (float v : want) tally.nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
+      tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
     }
   }
   std::printf("%zu outputs compared (%zu finite non-zero), %zu mismatching\n", tally.outputs, tally.nontrivial,
