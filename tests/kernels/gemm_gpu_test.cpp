@@ -42,6 +42,11 @@ struct GemmTally {
     if (runs == cuda::GemmKernel::kV3) v3_own_outputs += want.size();
     for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
   }
+  // Prints what was compared, after `what` (the test's own cases, or empty).
+  void print(const std::string& what, size_t mismatches) const {
+    std::printf("%s%s%zu outputs compared (%zu finite non-zero), %zu mismatching\n", what.c_str(),
+                what.empty() ? "" : ", ", outputs, nontrivial, mismatches);
+  }
 };
 
 // Sets every scale code past a row's last block (columns scale_cols ..
@@ -140,8 +145,8 @@ TEST(GpuGemm, EveryFormatPairScaleModeAndBlockPairMatchesGolden) {
       }
     }
   }
-  std::printf("%zu GEMMs x %zu kernel versions, %zu outputs (%zu finite non-zero), %zu mismatching\n", cases,
-              cuda::kAllGemmKernels.size(), tally.outputs, tally.nontrivial, mismatches);
+  tally.print(std::to_string(cases) + " GEMMs x " + std::to_string(cuda::kAllGemmKernels.size()) + " kernel versions",
+              mismatches);
   EXPECT_GT(cases, 0u);
   expect_every_kernel_ran(tally, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
@@ -164,6 +169,7 @@ TEST(GpuGemm, MixedScaleModesMatchGolden) {
       ++cases;
     }
   }
+  tally.print(std::to_string(cases) + " GEMMs", mismatches);
   EXPECT_GT(cases, 0u);
   expect_every_kernel_ran(tally, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
@@ -215,6 +221,7 @@ TEST(GpuGemm, ManyTilesWithSrAndRhtMatchGolden) {
   ca.block = BlockShape::k1x16;
   ca.format = Format::kInt4;
   mismatches += check_gemm(200, 136, 1200, ca, ca, 17, true, tally);
+  tally.print("seeds 11..17", mismatches);
   expect_every_kernel_ran(tally, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
@@ -247,8 +254,9 @@ TEST(GpuGemm, IgnoresScalePaddingPastTheLastBlock) {
       ++cases;
     }
   }
-  std::printf("seeds 701..%llu: %zu GEMMs, %zu padding scale codes set to NaN, %zu mismatching\n",
-              static_cast<unsigned long long>(index), cases, poisoned, mismatches);
+  tally.print("seeds 701.." + std::to_string(index) + ": " + std::to_string(cases) + " GEMMs, " +
+                  std::to_string(poisoned) + " padding scale codes set to NaN",
+              mismatches);
   EXPECT_GT(cases, 0u);
   EXPECT_GT(poisoned, 0u);
   expect_every_kernel_ran(tally, true);
@@ -358,8 +366,7 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
       tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
     }
   }
-  std::printf("%zu outputs compared (%zu finite non-zero), %zu mismatching\n", tally.outputs, tally.nontrivial,
-              mismatches);
+  tally.print("", mismatches);
   expect_every_kernel_ran(tally, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);

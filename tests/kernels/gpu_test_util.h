@@ -70,6 +70,33 @@ inline size_t count_float_mismatches(const std::vector<float>& got, const std::v
   return bad;
 }
 
+// What a GPU quantize test compared with golden: tensors, their codes, scale
+// codes and dequantized values, and how many of them differed.
+struct QuantTally {
+  size_t tensors = 0;
+  size_t codes = 0;
+  size_t scale_codes = 0;
+  size_t values = 0;
+  size_t mismatches = 0;
+
+  void compare(const QuantizedTensor& got, const QuantizedTensor& want, const std::string& label) {
+    ++tensors;
+    codes += want.codes.size();
+    scale_codes += want.scales.size();
+    mismatches += count_quantized_mismatches(got, want, label);
+  }
+  void compare_values(const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
+                      const std::string& label) {
+    ++tensors;
+    values += want.size();
+    mismatches += count_float_mismatches(got, want, cols, label);
+  }
+  void print() const {
+    std::printf("%zu tensors compared: %zu codes, %zu scale codes, %zu dequantized values; %zu mismatching\n",
+                tensors, codes, scale_codes, values, mismatches);
+  }
+};
+
 inline std::string describe(const QuantConfig& c) {
   return std::string(name(c.format)) + "/" + std::string(name(c.block)) + "/" + std::string(name(c.scale)) + "/" +
          std::string(name(c.rounding)) + (c.rounding == Rounding::kStochastic ? std::to_string(c.sr_bits) : "") +

@@ -13,18 +13,13 @@
 namespace nibble {
 namespace {
 
-struct Outcome {
-  size_t cases = 0;
-  size_t mismatches = 0;
-};
-
 // Quantize x ([rows, cols]) on the device in both directions (64 x 128 tiles
 // for blocks one row tall, 32 x 128 for 16x16, see quantize()) and compare
 // with golden quantize(x) and quantize(x^T); also each output alone (the
 // row-wise one a launch of its own tile shape and order: wide rows for 1x16 /
 // 1x32 blocks and at least 512 columns), and dequantize the row-wise result.
 void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t cols, const QuantConfig& cfg,
-                           bool bf16_input, Outcome& out) {
+                           bool bf16_input, test::QuantTally& out) {
   const std::string label = test::describe(cfg) + (bf16_input ? "/bf16-in" : "") + " " + std::to_string(rows) + "x" +
                             std::to_string(cols);
   std::vector<float> ref_input = x;
@@ -47,28 +42,36 @@ void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t co
   const QuantizedTensor want_row = quantize(ref_input.data(), rows, cols, cfg);
   const std::vector<float> xt = test::transpose(ref_input, rows, cols);
   const QuantizedTensor want_col = quantize(xt.data(), cols, rows, cfg);
-  out.mismatches += test::count_quantized_mismatches(cuda::to_host(row), want_row, label + " row-wise");
-  out.mismatches += test::count_quantized_mismatches(cuda::to_host(col), want_col, label + " column-wise");
+  out.compare(cuda::to_host(row), want_row, label + " row-wise");
+  out.compare(cuda::to_host(col), want_col, label + " column-wise");
   cuda::DeviceQuantized row_alone = cuda::allocate_quantized(rows, cols, cfg);
   cuda::quantize(dx, bf16_input ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32, rows, cols, cfg, &row_alone,
                  nullptr);
-  out.mismatches += test::count_quantized_mismatches(cuda::to_host(row_alone), want_row, label + " row-wise alone");
+  out.compare(cuda::to_host(row_alone), want_row, label + " row-wise alone");
   cuda::DeviceQuantized col_alone = cuda::allocate_quantized(cols, rows, cfg);
   cuda::quantize(dx, bf16_input ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32, rows, cols, cfg, nullptr,
                  &col_alone);
-  out.mismatches +=
-      test::count_quantized_mismatches(cuda::to_host(col_alone), want_col, label + " column-wise alone");
+  out.compare(cuda::to_host(col_alone), want_col, label + " column-wise alone");
 
   cuda::DeviceBuffer<float> deq(static_cast<size_t>(rows * cols));
   cuda::dequantize(row, deq.data());
-  out.mismatches += test::count_float_mismatches(deq.download(), dequantize(want_row), cols, label + " dequantize");
-  out.cases += 5;
+  out.compare_values(deq.download(), dequantize(want_row), cols, label + " dequantize");
+}
+
+// The checks every test of a tally makes: it compared codes, scales and
+// dequantized values, and none differed.
+void expect_all_matched(const test::QuantTally& out) {
+  out.print();
+  EXPECT_GT(out.codes, 0u);
+  EXPECT_GT(out.scale_codes, 0u);
+  EXPECT_GT(out.values, 0u);
+  EXPECT_EQ(out.mismatches, 0u);
 }
 
 TEST(GpuQuantize, EveryConfigurationMatchesGoldenBothDirections) {
   NIBBLE_REQUIRE_GPU();
   std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
-  Outcome out;
+  test::QuantTally out;
   uint64_t index = 0;
   const RhtConfig rhts[] = {RhtConfig{}, RhtConfig{16, false}, RhtConfig{16, true}};
   for (Format f : kAllFormats) {
@@ -103,14 +106,12 @@ TEST(GpuQuantize, EveryConfigurationMatchesGoldenBothDirections) {
       }
     }
   }
-  std::printf("%zu comparisons, %zu mismatches\n", out.cases, out.mismatches);
-  EXPECT_GT(out.cases, 0u);
-  EXPECT_EQ(out.mismatches, 0u);
+  expect_all_matched(out);
 }
 
 TEST(GpuQuantize, Bf16InputMatchesGolden) {
   NIBBLE_REQUIRE_GPU();
-  Outcome out;
+  test::QuantTally out;
   uint64_t index = 1000;
   for (Format f : kAllFormats) {
     for (ScaleMode m : kAllScaleModes) {
@@ -131,14 +132,12 @@ TEST(GpuQuantize, Bf16InputMatchesGolden) {
       }
     }
   }
-  std::printf("%zu comparisons, %zu mismatches\n", out.cases, out.mismatches);
-  EXPECT_GT(out.cases, 0u);
-  EXPECT_EQ(out.mismatches, 0u);
+  expect_all_matched(out);
 }
 
 TEST(GpuQuantize, ManyTilesMatchGolden) {
   NIBBLE_REQUIRE_GPU();
-  Outcome out;
+  test::QuantTally out;
   QuantConfig cfg;
   cfg.format = Format::kE2M1;
   cfg.scale = ScaleMode::kNVFP4;
@@ -161,8 +160,7 @@ TEST(GpuQuantize, ManyTilesMatchGolden) {
   cfg.rounding = Rounding::kNearestEven;
   cfg.rht = RhtConfig{};
   check_both_directions(test::wide_range_tensor(2053, 4104, 6), 2053, 4104, cfg, true, out);
-  EXPECT_GT(out.cases, 0u);
-  EXPECT_EQ(out.mismatches, 0u);
+  expect_all_matched(out);
 }
 
 TEST(GpuQuantize, RefusesRhtOtherThan16) {
