@@ -722,7 +722,7 @@ void launch(const Args& g, cudaStream_t stream) {
   int device = 0, sms = 0;
   NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
   NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const int64_t tiles = ((g.a.rows + kBM - 1) / kBM) * ((g.b.rows + kBN - 1) / kBN);  // Tiles' count, in 64 bits
+  const int64_t tiles = v3::tile_count(g.a.rows, g.b.rows);
   if (tiles == 0) return;  // no outputs
   const int64_t ctas = std::min<int64_t>(tiles, sms);
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {

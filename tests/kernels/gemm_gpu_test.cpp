@@ -358,9 +358,7 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
       for (size_t j = 0; j < at.size(); ++j) {
         const float got = full[static_cast<size_t>(at[j].first * n + at[j].second)];
         if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
-          std::printf("  MISMATCH %s: [%lld, %lld] got %s want %s\n", label.c_str(),
-                      static_cast<long long>(at[j].first), static_cast<long long>(at[j].second),
-                      test::hex32(f32_bits(got)).c_str(), test::hex32(f32_bits(want[j])).c_str());
+          test::print_float_mismatch(label, at[j].first, at[j].second, got, want[j]);
         }
       }
       tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);

@@ -57,14 +57,19 @@ inline size_t count_quantized_mismatches(const QuantizedTensor& got, const Quant
   return bad;
 }
 
+// Prints one differing output [row, col] in hex.
+inline void print_float_mismatch(const std::string& label, int64_t row, int64_t col, float got, float want) {
+  std::printf("  MISMATCH %s: [%lld, %lld] got %s want %s\n", label.c_str(), static_cast<long long>(row),
+              static_cast<long long>(col), hex32(f32_bits(got)).c_str(), hex32(f32_bits(want)).c_str());
+}
+
 inline size_t count_float_mismatches(const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
                                      const std::string& label) {
   size_t bad = 0;
   if (got.size() != want.size()) return want.size() + 1;
   for (size_t i = 0; i < want.size(); ++i) {
     if (!same_float(got[i], want[i]) && ++bad <= 5) {
-      std::printf("  MISMATCH %s: [%zu, %zu] got %s want %s\n", label.c_str(), i / static_cast<size_t>(cols),
-                  i % static_cast<size_t>(cols), hex32(f32_bits(got[i])).c_str(), hex32(f32_bits(want[i])).c_str());
+      print_float_mismatch(label, static_cast<int64_t>(i) / cols, static_cast<int64_t>(i) % cols, got[i], want[i]);
     }
   }
   return bad;

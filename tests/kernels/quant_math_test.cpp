@@ -980,6 +980,7 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
     const v3::Tiles t(sh.m, sh.n, sh.k);
     const int64_t rows = (sh.m + v2::kBM - 1) / v2::kBM, cols = (sh.n + v2::kBN - 1) / v2::kBN;
     ASSERT_EQ(t.count, rows * cols);
+    ASSERT_EQ(v3::tile_count(sh.m, sh.n), rows * cols);
     ASSERT_EQ(t.cols, cols);
     ASSERT_EQ(t.stages, (sh.k + v2::kBK - 1) / v2::kBK);
     for (int requested : cta_counts) {

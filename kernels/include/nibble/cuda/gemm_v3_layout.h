@@ -210,6 +210,12 @@ struct Tiles {
   NIBBLE_HD int cta_stages(int cta, int ctas) const { return (count - cta + ctas - 1) / ctas * stages; }
 };
 
+// Tiles' count for an m x n output in 64 bits: what the launch checks with
+// counts_fit before Tiles holds it in an int.
+inline int64_t tile_count(int64_t m, int64_t n) {
+  return ((m + v2::kBM - 1) / v2::kBM) * ((n + v2::kBN - 1) / v2::kBN);
+}
+
 // Whether `tiles` tiles of `stages` stages on `ctas` CTAs keep every count of
 // Tiles and Ring (tile + ctas included) within int.
 inline bool counts_fit(int64_t tiles, int64_t ctas, int64_t stages) {
