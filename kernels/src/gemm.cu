@@ -426,7 +426,10 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 
 const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel) {
   const bool e4m3 = detail::e4m3_scales(a, b);
-  if (gemm_kernel_for(a, b, kernel) == GemmKernel::kV3) return e4m3 ? "FP16 wgmma" : "FP16 wgmma, scaled";
+  if (gemm_kernel_for(a, b, kernel) == GemmKernel::kV3) {
+    if (e4m3) return "FP16 wgmma";
+    return detail::gemm_v3_takes_fma(a, b) ? "FP16 wgmma, scaled, FMA" : "FP16 wgmma, scaled";
+  }
   return e4m3 ? "FP16 mma" : "INT8 mma";
 }
 

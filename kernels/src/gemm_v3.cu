@@ -41,12 +41,19 @@
 //     binary32, into the raw stage; binary32 scales of blocks one k-block
 //     wide need only B's moved, kFp32Scales); the consumers decode their A
 //     fragments and run the E4M3 datapath's n-part pipeline (consume_scaled).
+//     UE8M0 scales on both operands whose codes all lie in
+//     [v3::kFmaCodeLo, kFmaCodeHi] make s a power of two and r exact, so the
+//     product and the add are one FMA, acc = fma(P', s, acc) (kFma): a check
+//     kernel reads both operands' scale codes first, on the call's stream,
+//     and the consumers pick the epilogue from its verdict (with_fma_check).
 // Measured: docs/results/kernels.md.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <type_traits>
 
@@ -525,15 +532,19 @@ __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, i
 
 // Golden's three roundings per output and block, for one n-part: s =
 // fl(sa * sb), r = fl(P' * s) (P' = P * 2^(lsb_a + lsb_b), exact from the
-// wgmma of the operands' values), acc = fl(acc + r). Element j of the part is
-// row row0 + 8 ((j / 2) % 2), column 8 (4 part + j / 4) + 2 quad + j % 2.
+// wgmma of the operands' values), acc = fl(acc + r); kFma (UE8M0 scales
+// whose codes all pass v3::fma_scale_code): r is exact, and the step is
+// acc = fma(P', s, acc). Element j of the part is row row0 + 8 ((j / 2) % 2),
+// column 8 (4 part + j / 4) + 2 quad + j % 2.
+template <bool kFma>
 __device__ __forceinline__ void add_part_scaled(float (&acc)[64], int part, float (&q)[kPartRegs],
                                                 const float (&sa)[2], const float (&sb)[8]) {
   fence_operand(q);
 #pragma unroll
   for (int j = 0; j < kPartRegs; ++j) {
     float& a = acc[kPartRegs * part + j];
-    a = __fadd_rn(a, __fmul_rn(q[j], __fmul_rn(sa[(j / 2) % 2], sb[2 * (j / 4) + j % 2])));
+    const float s = __fmul_rn(sa[(j / 2) % 2], sb[2 * (j / 4) + j % 2]);
+    a = kFma ? __fmaf_rn(q[j], s, a) : __fadd_rn(a, __fmul_rn(q[j], s));
   }
 }
 
@@ -555,8 +566,8 @@ __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, cons
 // (carrying them into the next stage would hold ten more registers; not
 // measured). Blocks past the data have zero B and zero scales (the producer
 // writes them), so they add a zero (acc is never -0: it starts at +0 and a
-// sum is -0 only from two -0).
-template <int kStep>
+// sum is -0 only from two -0; with kFma, fma(0, 0, acc) is acc as well).
+template <int kStep, bool kFma>
 __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                                const uint8_t* decoded) {
   constexpr int kChunks = kStep / v3::kSliceK;
@@ -593,7 +604,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
           scales_of_step(stage, t + 1, c, sa, sb);
         }
         advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
-        add_part_scaled(acc, part, q[part], sa[bi % 2], sb[t % 2]);
+        add_part_scaled<kFma>(acc, part, q[part], sa[bi % 2], sb[t % 2]);
       }
       // Every wgmma reading decoded buffer buf has completed, and this stage's
       // raw scales are read: the producer may overwrite both.
@@ -669,8 +680,12 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
   }
 }
 
-template <int kStep, bool kFoldB, bool kFp32Scales>
-__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
+// kFma: UE8M0 scales on both operands, and *outside the verdict of
+// fma_check_kernel on them (0: every code lies in the FMA's range, and the
+// consumers add by FMAs; not 0: golden's three roundings).
+template <int kStep, bool kFoldB, bool kFp32Scales, bool kFma>
+__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g, const uint32_t* outside) {
+  static_assert(!kFma || (!kFoldB && !kFp32Scales), "kFma is a case of the scaled datapath");
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
   // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
@@ -704,8 +719,10 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
     set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
       consume_e4m3<kStep>(g, tiles, smem, decoded);
+    } else if (kFma && *outside == 0u) {
+      consume_scaled<kStep, kFma>(g, tiles, smem, decoded);
     } else {
-      consume_scaled<kStep>(g, tiles, smem, decoded);
+      consume_scaled<kStep, false>(g, tiles, smem, decoded);
     }
   }
 #else
@@ -713,9 +730,9 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 #endif
 }
 
-template <int kStep, bool kFoldB, bool kFp32Scales = false>
-void launch(const Args& g, cudaStream_t stream) {
-  auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales>;
+template <int kStep, bool kFoldB, bool kFp32Scales = false, bool kFma = false>
+void launch(const Args& g, cudaStream_t stream, const uint32_t* outside = nullptr) {
+  auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales, kFma>;
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
   // Persistent CTAs (Tiles): one per SM (one fits: its shared memory), or
   // one per tile where there are fewer tiles.
@@ -728,11 +745,127 @@ void launch(const Args& g, cudaStream_t stream) {
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
-  kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g);
+  kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g, outside);
   NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 
+// ---- the FMA check (v3::fma_scale_code) -------------------------------------------------
+// One operand's scale codes: `rows` rows of `cols` one-byte codes, `ld` bytes
+// apart (a multiple of 16: fma_candidate).
+struct FmaCheckOperand {
+  const uint8_t* scales;
+  int64_t rows;
+  int64_t cols;
+  int64_t ld;
+};
+FmaCheckOperand fma_check_operand(const DeviceQuantized& q) {
+  return {q.scales.data(), q.scale_rows, q.scale_cols, q.scales_ld * q.scale_bytes};
+}
+
+// Sets *outside to 1 if a scale code of a (blockIdx.y 0) or b (1) lies
+// outside the FMA's range; codes past a row's last block (the padding) are
+// not the operand's and are not read as codes. Each thread takes 16-byte
+// chunks of rows.
+__global__ void fma_check_kernel(FmaCheckOperand a, FmaCheckOperand b, uint32_t* outside) {
+  const FmaCheckOperand o = blockIdx.y == 0 ? a : b;
+  const int64_t chunks = (o.cols + 15) / 16;
+  const int64_t items = o.rows * chunks;
+  bool out = false;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / chunks, c = i % chunks;
+    const uint4 w = *reinterpret_cast<const uint4*>(o.scales + r * o.ld + 16 * c);
+    const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+    const int64_t codes = o.cols - 16 * c;  // of this row, from this chunk on
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      out = out || (j < codes && !v3::fma_scale_code((words[j / 4] >> (8 * (j % 4))) & 0xFFu));
+    }
+  }
+  if (__syncthreads_or(out) && threadIdx.x == 0) *outside = 1u;
+}
+
+// Whether a call on this pair checks its scale codes for the FMA: UE8M0
+// scales on both operands (one byte each, rows 16-byte aligned, as
+// allocate_quantized lays them out), a device with stream-ordered memory
+// pools (the verdict's word comes from one: with_fma_check), and at least
+// v3::kFmaMinMacs multiply-adds.
+bool fma_candidate(const DeviceQuantized& a, const DeviceQuantized& b) {
+  for (const DeviceQuantized* q : {&a, &b}) {
+    if (scale_format(q->config.scale) != ScaleFormat::kUE8M0 || q->scale_bytes != 1 || q->scales_ld % 16 != 0) {
+      return false;
+    }
+  }
+  if (static_cast<double>(a.rows) * static_cast<double>(b.rows) * static_cast<double>(a.cols) < v3::kFmaMinMacs) {
+    return false;
+  }
+  int device = 0, pools = 0;
+  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
+  NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
+  return pools != 0;
+}
+
+// The verdict words' memory pool of `device`: the library's own, created on
+// first use and kept, with its memory (one allocation granule, 2 MiB on
+// Hopper) held rather than given back at each synchronization, so that a
+// call neither maps memory nor changes what is free between calls.
+cudaMemPool_t fma_word_pool(int device) {
+  static std::mutex mutex;
+  static std::map<int, cudaMemPool_t> pools;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto found = pools.find(device);
+  if (found != pools.end()) return found->second;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  NIBBLE_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+  uint64_t keep = UINT64_MAX;
+  NIBBLE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  pools.emplace(device, pool);
+  return pool;
+}
+
+// Runs f(outside) on `stream` with `outside` the device word fma_check_kernel
+// has written for the pair, taken from fma_word_pool for the call and given
+// back after it (stream-ordered: calls on other streams take other words).
+template <class F>
+void with_fma_check(const DeviceQuantized& a, const DeviceQuantized& b, cudaStream_t stream, F&& f) {
+  int device = 0;
+  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
+  void* word = nullptr;
+  NIBBLE_CUDA_CHECK(cudaMallocFromPoolAsync(&word, sizeof(uint32_t), fma_word_pool(device), stream));
+  auto* outside = static_cast<uint32_t*>(word);
+  try {
+    NIBBLE_CUDA_CHECK(cudaMemsetAsync(outside, 0, sizeof(uint32_t), stream));
+    const FmaCheckOperand oa = fma_check_operand(a), ob = fma_check_operand(b);
+    const int64_t items = std::max(oa.rows * ((oa.cols + 15) / 16), ob.rows * ((ob.cols + 15) / 16));
+    constexpr int kThreads = 256;
+    const int64_t blocks = std::min<int64_t>((items + kThreads - 1) / kThreads, 1024);
+    if (blocks > 0) {
+      fma_check_kernel<<<dim3(static_cast<unsigned>(blocks), 2), kThreads, 0, stream>>>(oa, ob, outside);
+      NIBBLE_CUDA_CHECK_LAUNCH("fma_check_kernel");
+    }
+    f(outside);
+  } catch (...) {
+    cudaFreeAsync(word, stream);
+    throw;
+  }
+  NIBBLE_CUDA_CHECK(cudaFreeAsync(word, stream));
+}
+
 }  // namespace
+
+bool gemm_v3_takes_fma(const DeviceQuantized& a, const DeviceQuantized& b) {
+  if (!gemm_v3_runs(a, b) || !fma_candidate(a, b)) return false;
+  uint32_t outside = 1;
+  with_fma_check(a, b, nullptr, [&](const uint32_t* word) {
+    NIBBLE_CUDA_CHECK(cudaMemcpyAsync(&outside, word, sizeof outside, cudaMemcpyDeviceToHost, nullptr));
+  });
+  NIBBLE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  return outside == 0u;
+}
 
 bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
 #ifndef NIBBLE_GEMM_V3_BUILT
@@ -764,6 +897,10 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
                     block_cols(b.config.block) == step;
   if (fp32) {
     step32 ? launch<32, false, true>(g, stream) : launch<16, false, true>(g, stream);
+  } else if (fma_candidate(a, b)) {
+    with_fma_check(a, b, stream, [&](const uint32_t* outside) {
+      step32 ? launch<32, false, false, true>(g, stream, outside) : launch<16, false, false, true>(g, stream, outside);
+    });
   } else {
     step32 ? launch<32, false>(g, stream) : launch<16, false>(g, stream);
   }

@@ -15,4 +15,9 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream);
 
+// Whether version 3 adds this pair's blocks by FMAs on the current device
+// (UE8M0 scales on both operands, every code in the FMA's range: gemm_v3.cu);
+// runs the check and waits for it.
+bool gemm_v3_takes_fma(const DeviceQuantized& a, const DeviceQuantized& b);
+
 }  // namespace nibble::cuda::detail

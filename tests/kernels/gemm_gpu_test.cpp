@@ -20,6 +20,7 @@
 #include "nibble/cuda/device_buffer.h"
 #include "nibble/cuda/gemm.h"
 #include "nibble/cuda/gemm_v2_layout.h"
+#include "nibble/cuda/gemm_v3_layout.h"
 #include "nibble/cuda/quantize.h"
 #include "nibble/dot.h"
 
@@ -366,6 +367,235 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   }
   tally.print("", mismatches);
   expect_every_kernel_ran(tally, true);
+  EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+// Writes the scale codes of h (golden's layout) into q, allocated for h's
+// shape and configuration; q's padding and tensor scale are left as they are.
+void upload_scales(const QuantizedTensor& h, cuda::DeviceQuantized& q) {
+  std::vector<uint8_t> scales = q.scales.download();
+  for (int64_t br = 0; br < q.scale_rows; ++br) {
+    for (int64_t bc = 0; bc < q.scale_cols; ++bc) {
+      const uint32_t code = h.scales[static_cast<size_t>(br * q.scale_cols + bc)];
+      for (int b = 0; b < q.scale_bytes; ++b) {
+        scales[static_cast<size_t>((br * q.scales_ld + bc) * q.scale_bytes + b)] = static_cast<uint8_t>(code >> (8 * b));
+      }
+    }
+  }
+  q.scales.upload(scales);
+}
+
+// upload_scales, and the codes: to_host's inverse, for operands built code by
+// code.
+void upload(const QuantizedTensor& h, cuda::DeviceQuantized& q) {
+  std::vector<uint8_t> codes(q.codes.size(), 0);
+  for (int64_t r = 0; r < h.rows; ++r) {
+    pack_codes(&h.codes[static_cast<size_t>(r * h.cols)], static_cast<size_t>(h.cols),
+               &codes[static_cast<size_t>(r * q.codes_ld)]);
+  }
+  q.codes.upload(codes);
+  upload_scales(h, q);
+  const QuantizedTensor back = cuda::to_host(q);
+  ASSERT_EQ(back.codes, h.codes);
+  ASSERT_EQ(back.scales, h.scales);
+}
+
+// An m x k UE8M0 operand for the FMA tests: codes of a device quantization of
+// wide-range data, its scale codes then drawn inside the FMA's range, half of
+// them on its ends (both operands' products of scales then reach 2^-144 and
+// 2^116). h receives golden's view of it.
+cuda::DeviceQuantized fma_operand(int64_t m, int64_t k, const QuantConfig& cfg, std::mt19937_64& rng,
+                                  QuantizedTensor& h) {
+  const std::vector<float> x = test::wide_range_tensor(m, k, rng(), false);
+  cuda::DeviceBuffer<float> dx(x);
+  cuda::DeviceQuantized q = cuda::allocate_quantized(m, k, cfg);
+  cuda::quantize(dx.data(), cuda::InputType::kFloat32, m, k, cfg, &q, nullptr);
+  h = cuda::to_host(q);
+  const uint32_t lo = cuda::v3::kFmaCodeLo, hi = cuda::v3::kFmaCodeHi;
+  const uint32_t ends[] = {lo, lo + 1, hi - 1, hi};
+  for (uint32_t& code : h.scales) code = rng() % 2 ? ends[rng() % 4] : lo + static_cast<uint32_t>(rng() % (hi - lo + 1));
+  upload(h, q);
+  return q;
+}
+
+bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
+  return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
+}
+bool takes_fma(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
+  return std::string(cuda::gemm_datapath(a, b, cuda::GemmKernel::kV3)) == "FP16 wgmma, scaled, FMA";
+}
+
+// GEMM v3's check of UE8M0 scale codes (v3::fma_scale_code, per call): with
+// every code inside the range it takes the FMA; one code moved outside
+// (below, above, or the NaN code), in either operand, at a row's first, last
+// or a random block, and it does not; NaN codes in the scale padding (past a
+// row's last block) are not the operand's and leave it taking the FMA.
+TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
+  NIBBLE_REQUIRE_GPU();
+  const uint64_t seed = 911;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  // Rows of 17 or 34 blocks (scale rows of whole and partial 16-byte chunks),
+  // a shape of at least v3::kFmaMinMacs.
+  constexpr int64_t kM = 4096, kN = 4096 - 8;
+  const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 32 / 17)) * 32 * 17;
+  ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::v3::kFmaMinMacs);
+  size_t trials = 0;
+  for (BlockShape block : {BlockShape::k1x32, BlockShape::k1x16, BlockShape::k16x16}) {
+    QuantConfig cfg;
+    cfg.format = Format::kE1M2;
+    cfg.block = block;
+    cfg.scale = ScaleMode::kMXFloor;
+    QuantizedTensor ha, hb;
+    cuda::DeviceQuantized qa = fma_operand(kM, k, cfg, rng, ha);
+    cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
+    if (!v3_runs_own_kernel(qa, qb)) GTEST_SKIP() << "v3 does not run on this device";
+    ASSERT_TRUE(takes_fma(qa, qb)) << test::describe(cfg);
+    poison_scale_padding(qa);
+    poison_scale_padding(qb);
+    EXPECT_TRUE(takes_fma(qa, qb)) << test::describe(cfg) << ": padding read as codes";
+    for (int trial = 0; trial < 12; ++trial) {
+      const bool on_a = trial % 2 == 0;
+      QuantizedTensor& h = on_a ? ha : hb;
+      cuda::DeviceQuantized& q = on_a ? qa : qb;
+      const int64_t cols = h.block_grid_cols();
+      const int64_t row = static_cast<int64_t>(rng() % static_cast<uint64_t>(q.scale_rows));
+      const int64_t col = trial % 3 == 0 ? 0 : trial % 3 == 1 ? cols - 1 : static_cast<int64_t>(rng() % static_cast<uint64_t>(cols));
+      const uint32_t outside[] = {cuda::v3::kFmaCodeLo - 1, cuda::v3::kFmaCodeHi + 1, 0xFFu};
+      uint32_t& code = h.scales[static_cast<size_t>(row * cols + col)];
+      const uint32_t kept = code;
+      code = outside[trial / 3 % 3];
+      upload_scales(h, q);
+      EXPECT_FALSE(takes_fma(qa, qb)) << test::describe(cfg) << (on_a ? " A" : " B") << " row " << row
+                                      << " block " << col << " code " << code;
+      code = kept;
+      upload_scales(h, q);
+      EXPECT_TRUE(takes_fma(qa, qb)) << test::describe(cfg);
+      ++trials;
+    }
+  }
+  std::printf("%zu codes moved outside the range, each seen\n", trials);
+  EXPECT_EQ(trials, 36u);
+}
+
+// UE8M0 scales on both operands whose codes all lie in the FMA's range, half
+// of them on its ends (products of scales from 2^-144 to 2^116, partial
+// results down among the subnormals): v3 takes the FMA and matches golden.
+// Then one output pair planted where the FMA would differ from golden, one
+// code past the range (tile (1, 1), the second stage's first two blocks):
+// INT4, whose block product is exactly 2^128 (golden: Inf) after an
+// accumulator of -1.5 * 2^127 (the FMA: 2^126), and E1M2, whose 1.5 * 2^-149
+// rounds to even once in golden and only after the add in an FMA (3 * 2^-149
+// against 2 * 2^-149): v3 keeps golden's roundings and matches. Both block
+// widths (v3's 16- and 32-wide kernels), both UE8M0 modes, every kernel
+// version. The shape is the smallest the FMA runs for (v3::kFmaMinMacs);
+// golden's gemm of all of it would take minutes on the CPU, so the check
+// covers tile (0, 0), the planted row and column whole, and seeded random
+// outputs.
+TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
+  NIBBLE_REQUIRE_GPU();
+  constexpr int64_t kM = 4096, kN = 4096;
+  const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 128)) * 128;
+  ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::v3::kFmaMinMacs);
+  ASSERT_GE(k, 256);  // the planted blocks lie in the second stage
+  const uint64_t seed = 910;
+  std::printf("seed %llu, %lldx%lldx%lld\n", static_cast<unsigned long long>(seed), static_cast<long long>(kM),
+              static_cast<long long>(kN), static_cast<long long>(k));
+  std::mt19937_64 rng(seed);
+  size_t mismatches = 0, fma_runs = 0, exact_runs = 0;
+  GemmTally tally;
+  for (Format f : {Format::kInt4, Format::kE1M2}) {
+    for (BlockShape block : {BlockShape::k1x32, BlockShape::k1x16}) {
+      for (ScaleMode mode : {ScaleMode::kMXFloor, ScaleMode::kMXCeil}) {
+        QuantConfig cfg;
+        cfg.format = f;
+        cfg.block = block;
+        cfg.scale = mode;
+        QuantizedTensor ha, hb;
+        cuda::DeviceQuantized qa = fma_operand(kM, k, cfg, rng, ha);
+        cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
+        const int64_t at = f == Format::kInt4 ? 200 : 210;
+        std::vector<std::pair<int64_t, int64_t>> outputs;
+        for (int64_t r = 0; r < cuda::v2::kBM; ++r) {
+          for (int64_t c = 0; c < cuda::v2::kBN; ++c) outputs.emplace_back(r, c);
+        }
+        for (int64_t i = 0; i < kN; ++i) outputs.emplace_back(at, i);
+        for (int64_t i = 0; i < kM; ++i) outputs.emplace_back(i, at);
+        for (int i = 0; i < 4096; ++i) {
+          outputs.emplace_back(static_cast<int64_t>(rng() % kM), static_cast<int64_t>(rng() % kN));
+        }
+        for (bool planted : {false, true}) {
+          if (planted) {
+            const int64_t bw = block_cols(block), b0 = 128 / bw, cols = ha.block_grid_cols();
+            for (int64_t kk = 0; kk < k; ++kk) {
+              ha.codes[static_cast<size_t>(at * k + kk)] = 0;
+              hb.codes[static_cast<size_t>(at * k + kk)] = 0;
+            }
+            auto set = [&](QuantizedTensor& h, int64_t kk, uint8_t code) { h.codes[static_cast<size_t>(at * k + kk)] = code; };
+            auto scale = [&](QuantizedTensor& h, int64_t b, uint32_t code) { h.scales[static_cast<size_t>(at * cols + b)] = code; };
+            const uint32_t lo = cuda::v3::kFmaCodeLo, hi = cuda::v3::kFmaCodeHi;
+            if (f == Format::kInt4) {
+              set(ha, 128, 0x3);  // 3 x -1: P = -3, s = 2^126: r = -1.5 * 2^127
+              set(hb, 128, 0xF);
+              scale(ha, b0, 190);
+              scale(hb, b0, 190);
+              for (int64_t i = 0; i < 16; ++i) {  // 16 x (-8 x -8): P = 1024, s = 2^118: r = 2^128 = Inf
+                set(ha, 128 + bw + i, 0x8);
+                set(hb, 128 + bw + i, 0x8);
+              }
+              scale(ha, b0 + 1, hi + 1);
+              scale(hb, b0 + 1, hi + 1);
+            } else {
+              set(ha, 128, 0x1);  // 1 x 1 unit (2^-4), s = 2^-145: r = 2^-149
+              set(hb, 128, 0x1);
+              scale(ha, b0, lo - 1);
+              scale(hb, b0, lo);
+              set(ha, 128 + bw, 0x3);  // 3 x 1 units, s = 2^-146: r = fl(1.5 * 2^-149)
+              set(hb, 128 + bw, 0x1);
+              scale(ha, b0 + 1, lo - 1);
+              scale(hb, b0 + 1, lo - 1);
+            }
+            upload(ha, qa);
+            upload(hb, qb);
+            const float p = dot_rows(ha, at, hb, at);
+            if (f == Format::kInt4) {
+              ASSERT_TRUE(std::isinf(p)) << p;
+            } else {
+              ASSERT_EQ(p, 0x3p-149f);
+            }
+          }
+          if (v3_runs_own_kernel(qa, qb)) {
+            const bool fma = takes_fma(qa, qb);
+            EXPECT_EQ(fma, !planted) << test::describe(cfg);
+            (fma ? fma_runs : exact_runs) += 1;
+          }
+          std::vector<float> want;
+          want.reserve(outputs.size());
+          for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
+          for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
+            const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
+            const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(cfg) +
+                                      (planted ? " planted" : " in range");
+            for (size_t j = 0; j < outputs.size(); ++j) {
+              const float got = full[static_cast<size_t>(outputs[j].first * kN + outputs[j].second)];
+              if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
+                test::print_float_mismatch(label, outputs[j].first, outputs[j].second, got, want[j]);
+              }
+            }
+            tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
+          }
+        }
+      }
+    }
+  }
+  std::printf("v3 took the FMA %zu times, golden's three roundings %zu times\n", fma_runs, exact_runs);
+  tally.print("16 GEMMs", mismatches);
+  expect_every_kernel_ran(tally, true);
+  if (fma_runs + exact_runs > 0) {
+    EXPECT_EQ(fma_runs, 8u);
+    EXPECT_EQ(exact_runs, 8u);
+  }
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }

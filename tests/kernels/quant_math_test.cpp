@@ -18,6 +18,7 @@
 #include "nibble/cuda/gemm_v2_layout.h"
 #include "nibble/cuda/gemm_v3_layout.h"
 #include "nibble/cuda/quant_math.h"
+#include "nibble/dot.h"
 #include "nibble/fp32.h"
 #include "nibble/philox.h"
 #include "nibble/quantize.h"
@@ -1033,6 +1034,75 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
   EXPECT_FALSE(v3::counts_fit(int64_t{INT32_MAX}, 132, 1));
   EXPECT_FALSE(v3::counts_fit(int64_t{1} << 20, 1, int64_t{1} << 12));
   EXPECT_TRUE(v3::counts_fit(int64_t{1} << 20, 132, int64_t{1} << 12));
+}
+
+// GEMM v3's FMA for UE8M0 scales on both operands (v3::fma_scale_code): for
+// every code of A in and around the range beside codes of B at its ends and
+// inside it, every format pair, partial sums from 0 to the largest a 32-wide
+// block holds, and accumulators next to which a rounding or an overflow shows,
+// golden's step fl(acc + block_product(P, fa, fb, sa, sb)) is fma(P', fl(sa sb),
+// acc). One code past either end some case differs: the range is not wider
+// than its bounds allow.
+TEST(GemmV3Layout, Ue8m0ScalesInRangeMakeTheBlockStepOneFma) {
+  constexpr int64_t kBlock = 32;  // the widest k-block
+  const uint64_t seed = test::kKernelTestSeed;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  const uint32_t lo = v3::kFmaCodeLo, hi = v3::kFmaCodeHi;
+  std::vector<uint32_t> codes_b = {lo - 1, lo, lo + 1, 127, hi - 1, hi, hi + 1};
+  for (int i = 0; i < 4; ++i) codes_b.push_back(std::uniform_int_distribution<uint32_t>(lo, hi)(rng));
+  const float max = std::numeric_limits<float>::max();
+  const float accs[] = {0.0f,      1.0f,        -1.0f,      0x1p-149f,   -0x1p-149f, 0x3p-149f,
+                        -0x3p-149f, 0x1p-126f,  -0x1p-126f, 0x1.8p127f,  -0x1.8p127f, max,
+                        -max,       0x1.2345p-20f, -0x1.fffffep100f};
+  size_t checks = 0, differ_inside = 0, differ_below = 0, differ_above = 0;
+  for (Format fa : kAllFormats) {
+    for (Format fb : kAllFormats) {
+      const int32_t pmax = static_cast<int32_t>(kBlock * max_decode_units(fa) * max_decode_units(fb));
+      const float unit = std::ldexp(1.0f, lsb_exp(fa) + lsb_exp(fb));
+      ASSERT_LE(static_cast<float>(pmax) * unit, 0x1p11f) << "P' above the range's bound";
+      ASSERT_GE(unit, 0x1p-4f) << "P' below the range's bound";
+      std::vector<int32_t> sums = {0, 1, 2, 3, 5, 7, 1024, pmax - 1, pmax};
+      for (int i = 0; i < 6; ++i) sums.push_back(std::uniform_int_distribution<int32_t>(0, pmax)(rng));
+      for (uint32_t ca = lo - 1; ca <= hi + 1; ++ca) {
+        for (uint32_t cb : codes_b) {
+          const float sa = decode_scale(ScaleFormat::kUE8M0, ca), sb = decode_scale(ScaleFormat::kUE8M0, cb);
+          const bool inside = v3::fma_scale_code(ca) && v3::fma_scale_code(cb);
+          for (int32_t p : sums) {
+            if (p > pmax) continue;
+            for (int32_t sign : {1, -1}) {
+              const int32_t ps = sign * p;
+              const float q = static_cast<float>(ps) * unit;  // exact: |ps| < 2^24
+              for (float acc : accs) {
+                const float want = accumulate(acc, block_product(ps, fa, fb, sa, sb));
+                const float got = canonical(std::fma(q, sa * sb, acc));
+                ++checks;
+                if (f32_bits(got) == f32_bits(want)) continue;
+                if (inside) {
+                  if (++differ_inside <= 5) {
+                    ADD_FAILURE() << name(fa) << " x " << name(fb) << " codes " << ca << ", " << cb << " P " << ps
+                                  << " acc " << acc << ": fma " << got << ", golden " << want;
+                  }
+                } else if (std::min(ca, cb) < lo) {
+                  ++differ_below;
+                } else {
+                  ++differ_above;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  std::printf("%zu steps compared: %zu differ inside the range, %zu below it, %zu above it\n", checks,
+              differ_inside, differ_below, differ_above);
+  EXPECT_GT(checks, 0u);
+  EXPECT_EQ(differ_inside, 0u);
+  EXPECT_GT(differ_below, 0u);
+  EXPECT_GT(differ_above, 0u);
+  EXPECT_FALSE(v3::fma_scale_code(0xFFu));  // NaN
+  EXPECT_FALSE(v3::fma_scale_code(0u));     // the padding's zero codes
 }
 
 }  // namespace

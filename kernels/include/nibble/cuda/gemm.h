@@ -41,12 +41,18 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 // for reports: "FP16 mma" (E4M3 scales on both operands, folded into FP16
 // operands) or "INT8 mma" (v1, v2); "FP16 wgmma" (E4M3 pairs) or
 // "FP16 wgmma, scaled" (every other pair: both scales applied per block in
-// the epilogue) (v3).
+// the epilogue), or "FP16 wgmma, scaled, FMA" (UE8M0 scales on both operands,
+// every code of which lets each block's scale product and add be one FMA)
+// (v3). The last case reads the operands' scales, and waits for that.
 const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
 
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device
 // pointer to M x N floats, row-major. Throws std::invalid_argument where golden
 // gemm does (K differs, operands rotated differently). Asynchronous on `stream`.
+// Allocates no device memory per call, but kV3 on UE8M0 pairs of at least
+// v3::kFmaMinMacs multiply-adds (nibble/cuda/gemm_v3_layout.h) takes a 4-byte
+// word, for the check of the pair's scale codes, from a memory pool the
+// library creates once per device and keeps (one granule, 2 MiB on Hopper).
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream = nullptr,
           GemmKernel kernel = kDefaultGemmKernel);
 

@@ -188,6 +188,29 @@ NIBBLE_HD int a_scale_word(int block, int row) {
 // datapaths decode B in (the natural order would be pair 4 half + j).
 NIBBLE_HD int chunk_pair(int half, int j) { return 2 * j + half; }
 
+// ---- UE8M0 scales on both operands: the product and the add as one FMA ----------------
+// Golden's step for a k-block is s = fl(sa sb), r = fl(P' s), acc = fl(acc + r),
+// P' the block's exact partial sum of the operands' values. Where s is a power
+// of two and P' s is exact, r = P' s and the step is fma(P', s, acc): one
+// rounding of the same exact sum, and one instruction fewer per output and
+// block. P' is 0 or, in magnitude, between 2^-4 (a unit of E1M2 times one of
+// E1M2) and 2^11 (32 products of INT4's -8), so P' s is exact for s from
+// 2^-145 (its lowest bit no lower than the smallest subnormal's, 2^-149) to
+// 2^116 (below 2^128). UE8M0 codes (2^(c - 127)) within [kFmaCodeLo,
+// kFmaCodeHi] on both operands keep s a power of two from 2^-144 to 2^116,
+// exact itself; golden's NaN code 255 is outside. quant_math_test checks the
+// equality over those codes, every format pair and partial sums up to the
+// largest, and that it fails one code past either end. GEMM v3 takes the FMA
+// for a whole call when every scale code of both operands lies in the range
+// (a check kernel runs first, on the call's stream).
+inline constexpr uint32_t kFmaCodeLo = 55;   // 2^-72
+inline constexpr uint32_t kFmaCodeHi = 185;  // 2^58
+NIBBLE_HD bool fma_scale_code(uint32_t code) { return code - kFmaCodeLo <= kFmaCodeHi - kFmaCodeLo; }
+// The check is a kernel launch of its own: calls of fewer multiply-adds
+// (M N K) than this skip it and keep golden's three roundings, where the
+// check would cost more than the FMA saves (docs/results/kernels.md).
+inline constexpr double kFmaMinMacs = 0x1p33;
+
 // ---- the persistent schedule ----------------------------------------------------------
 // GEMM v3's CTAs are persistent: CTA b of `ctas` computes the output tiles
 // b, b + ctas, b + 2 ctas, ... (kBM x kBN each, numbered row by row: n
