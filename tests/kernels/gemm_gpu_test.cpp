@@ -1,8 +1,9 @@
 // GPU block-scaled GEMM against golden gemm, bit for bit (NaN = NaN), for every
 // pair of element formats, every scale mode, mixed block shapes, stochastic
 // rounding and RHT16 operands, NaN/Inf/zero/saturating blocks, NaN codes in the
-// scale padding, and shapes that are not multiples of the tiles (v1
-// 128x128x64, v2 128x128x128 in 3 stages).
+// scale padding, UE8M0 scales on either side of the range where v3 adds by
+// FMAs, and shapes that are not multiples of the tiles (v1 128x128x64, v2
+// 128x128x128 in 3 stages).
 // Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
 // same operands against the same golden result. Skips without a GPU.
 #include <gtest/gtest.h>
