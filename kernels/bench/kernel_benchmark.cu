@@ -429,7 +429,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
          "   no GEMM that keeps the contract on this GPU's CUDA cores can be faster)\n";
   out << "  (device MiB: operands + output each path holds; cuBLAS's own workspace not counted;\n"
          "   the bit-exact GEMM allocates nothing per call: free device memory is checked unchanged;\n"
-         "   v3's FMA check takes its 4-byte verdict from a pool the library keeps, 2 MiB per device)\n";
+         "   v3's FMA check takes its 4-byte verdict from a memory pool the library keeps per device)\n";
   NIBBLE_CUBLAS_CHECK(cublasDestroy(handle));
 }
 

@@ -806,9 +806,9 @@ bool fma_candidate(const DeviceQuantized& a, const DeviceQuantized& b) {
 }
 
 // The verdict words' memory pool of `device`: the library's own, created on
-// first use and kept, with its memory (one allocation granule, 2 MiB on
-// Hopper) held rather than given back at each synchronization, so that a
-// call neither maps memory nor changes what is free between calls.
+// first use and kept, with what it has allocated held rather than given
+// back at each synchronization, so that a call neither maps memory nor
+// changes what is free between calls.
 cudaMemPool_t fma_word_pool(int device) {
   static std::mutex mutex;
   static std::map<int, cudaMemPool_t> pools;

@@ -52,7 +52,7 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 // Allocates no device memory per call, but kV3 on UE8M0 pairs of at least
 // v3::kFmaMinMacs multiply-adds (nibble/cuda/gemm_v3_layout.h) takes a 4-byte
 // word, for the check of the pair's scale codes, from a memory pool the
-// library creates once per device and keeps (one granule, 2 MiB on Hopper).
+// library creates once per device and keeps (with what it has allocated).
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream = nullptr,
           GemmKernel kernel = kDefaultGemmKernel);
 

@@ -208,7 +208,7 @@ inline constexpr uint32_t kFmaCodeHi = 185;  // 2^58
 NIBBLE_HD bool fma_scale_code(uint32_t code) { return code - kFmaCodeLo <= kFmaCodeHi - kFmaCodeLo; }
 // The check is a kernel launch of its own: calls of fewer multiply-adds
 // (M N K) than this skip it and keep golden's three roundings, where the
-// check would cost more than the FMA saves (docs/results/kernels.md).
+// check costs as much as the FMA saves or more (docs/results/kernels.md).
 inline constexpr double kFmaMinMacs = 0x1p33;
 
 // ---- the persistent schedule ----------------------------------------------------------
