@@ -428,7 +428,12 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
   const bool e4m3 = detail::e4m3_scales(a, b);
   if (gemm_kernel_for(a, b, kernel) == GemmKernel::kV3) {
     if (e4m3) return "FP16 wgmma";
-    return detail::gemm_v3_takes_fma(a, b) ? "FP16 wgmma, scaled, FMA" : "FP16 wgmma, scaled";
+    switch (detail::gemm_v3_ue8m0_path(a, b)) {
+      case detail::Ue8m0Path::kFolded: return "FP16 wgmma, UE8M0 folded";
+      case detail::Ue8m0Path::kFma: return "FP16 wgmma, scaled, FMA";
+      case detail::Ue8m0Path::kRoundings: break;
+    }
+    return "FP16 wgmma, scaled";
   }
   return e4m3 ? "FP16 mma" : "INT8 mma";
 }

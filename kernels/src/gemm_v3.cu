@@ -41,11 +41,14 @@
 //     binary32, into the raw stage; binary32 scales of blocks one k-block
 //     wide need only B's moved, kFp32Scales); the consumers decode their A
 //     fragments and run the E4M3 datapath's n-part pipeline (consume_scaled).
-//     UE8M0 scales on both operands whose codes all lie in
-//     [v3::kFmaCodeLo, kFmaCodeHi] make s a power of two and r exact, so the
-//     product and the add are one FMA, acc = fma(P', s, acc) (kFma): a check
-//     kernel reads both operands' scale codes first, on the call's stream,
-//     and the consumers pick the epilogue from its verdict (with_fma_check).
+// UE8M0 scales on both operands whose codes all lie in [v3::kFmaCodeLo,
+// kFmaCodeHi] make s a power of two and r exact, so the product and the add
+// are one FMA, acc = fma(P', s, acc); where B's codes also fold into its FP16
+// values (v3::ue8m0_fold_codes) the pair runs the E4M3 datapath, A and B as
+// their values, sb folded into B and sa the epilogue's factor. A check kernel
+// reads both operands' scale codes first, on the call's stream, and every CTA
+// picks its datapath from the verdict (with_fma_check, wgmma_gemm_kernel's
+// kUe8m0): the E4M3 datapath, the scaled one with FMAs, or the scaled one.
 // Measured: docs/results/kernels.md.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -680,14 +683,17 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
   }
 }
 
-// kFma: UE8M0 scales on both operands, and *outside the verdict of
-// fma_check_kernel on them (0: every code lies in the FMA's range, and the
-// consumers add by FMAs; not 0: golden's three roundings).
-template <int kStep, bool kFoldB, bool kFp32Scales, bool kFma>
-__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g, const uint32_t* outside) {
-  static_assert(!kFma || (!kFoldB && !kFp32Scales), "kFma is a case of the scaled datapath");
-#if NIBBLE_WGMMA
-  extern __shared__ __align__(128) uint8_t smem[];
+// The verdict fma_check_kernel writes for a UE8M0 pair: 0 where every code
+// of both operands lies in the FMA's range and every code of B folds
+// (v3::ue8m0_fold_codes); the bits of what fails otherwise.
+constexpr uint32_t kOutsideFma = 1u;
+constexpr uint32_t kOutsideFold = 2u;
+
+// One CTA's GEMM on one datapath: kFoldB, the E4M3 datapath (kUe8m0: its
+// case of UE8M0 scales folded into B, A and B as their values); otherwise the
+// scaled datapath (kFp32Scales: its binary32 case; kFmaAdds: its FMA epilogue).
+template <int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0>
+__device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
   const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
   uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
@@ -696,14 +702,17 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
   const Tiles tiles(g.a.rows, g.b.rows, g.k);
 
   // Scale tables. E4M3 datapath: A's as binary32 dec(s) * 2^lsb_a (the
-  // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu).
-  // Scaled datapath: the binary32 dec(s) of each operand's scale format, which
-  // the producer reads (FP32 scales do not use them).
+  // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu);
+  // with UE8M0 scales (kUe8m0) the operands' tables are their values, and the
+  // scales' tables dec(s) alone. Scaled datapath: the binary32 dec(s) of each
+  // operand's scale format, which the producer reads (FP32 scales do not use
+  // them).
   for (int code = static_cast<int>(threadIdx.x); code < kLutEntries; code += v3::kThreads) {
     if constexpr (kFoldB) {
-      const float dec = math::decode_scale_code(ScaleFormat::kE4M3, static_cast<uint32_t>(code));
-      lut_a[code] = __float_as_uint(__fmul_rn(dec, g.a.unit));
-      const __half2 hb = __float2half2_rn(__fmul_rn(dec, g.b.unit));
+      constexpr ScaleFormat kFormat = kUe8m0 ? ScaleFormat::kUE8M0 : ScaleFormat::kE4M3;
+      const float dec = math::decode_scale_code(kFormat, static_cast<uint32_t>(code));
+      lut_a[code] = __float_as_uint(kUe8m0 ? dec : __fmul_rn(dec, g.a.unit));
+      const __half2 hb = __float2half2_rn(kUe8m0 ? dec : __fmul_rn(dec, g.b.unit));
       lut_b[code] = *reinterpret_cast<const uint32_t*>(&hb);
     } else {
       lut_a[code] = __float_as_uint(math::decode_scale_code(g.a.scale_format, static_cast<uint32_t>(code)));
@@ -719,20 +728,42 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
     set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
       consume_e4m3<kStep>(g, tiles, smem, decoded);
-    } else if (kFma && *outside == 0u) {
-      consume_scaled<kStep, kFma>(g, tiles, smem, decoded);
     } else {
-      consume_scaled<kStep, false>(g, tiles, smem, decoded);
+      consume_scaled<kStep, kFmaAdds>(g, tiles, smem, decoded);
     }
+  }
+}
+
+// kUe8m0: UE8M0 scales on both operands, g's tables the operands' values
+// (the scaled datapath's), and *outside fma_check_kernel's verdict on them,
+// which every CTA reads to pick its datapath: 0, B's scales folded (the E4M3
+// datapath's kernel, gemm_cta's kUe8m0); kOutsideFold alone, the scaled
+// datapath adding by FMAs; otherwise golden's three roundings.
+template <int kStep, bool kFoldB, bool kFp32Scales, bool kUe8m0>
+__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g, const uint32_t* outside) {
+  static_assert(!kUe8m0 || (!kFoldB && !kFp32Scales), "kUe8m0 picks its datapath at run time");
+#if NIBBLE_WGMMA
+  extern __shared__ __align__(128) uint8_t smem[];
+  if constexpr (kUe8m0) {
+    const uint32_t verdict = *outside;
+    if (verdict == 0u) {
+      gemm_cta<kStep, true, false, false, true>(g, smem);
+    } else if (verdict == kOutsideFold) {
+      gemm_cta<kStep, false, false, true, false>(g, smem);
+    } else {
+      gemm_cta<kStep, false, false, false, false>(g, smem);
+    }
+  } else {
+    gemm_cta<kStep, kFoldB, kFp32Scales, false, false>(g, smem);
   }
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
 #endif
 }
 
-template <int kStep, bool kFoldB, bool kFp32Scales = false, bool kFma = false>
+template <int kStep, bool kFoldB, bool kFp32Scales = false, bool kUe8m0 = false>
 void launch(const Args& g, cudaStream_t stream, const uint32_t* outside = nullptr) {
-  auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales, kFma>;
+  auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales, kUe8m0>;
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
   // Persistent CTAs (Tiles): one per SM (one fits: its shared memory), or
   // one per tile where there are fewer tiles.
@@ -749,28 +780,37 @@ void launch(const Args& g, cudaStream_t stream, const uint32_t* outside = nullpt
   NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 
-// ---- the FMA check (v3::fma_scale_code) -------------------------------------------------
+// ---- the UE8M0 check (v3::fma_scale_code, v3::ue8m0_fold_codes) --------------------------
 // One operand's scale codes: `rows` rows of `cols` one-byte codes, `ld` bytes
-// apart (a multiple of 16: fma_candidate).
+// apart (a multiple of 16: fma_candidate), and the codes that fold
+// [fold_lo, fold_hi] (B's; every code for A).
 struct FmaCheckOperand {
   const uint8_t* scales;
   int64_t rows;
   int64_t cols;
   int64_t ld;
+  uint32_t fold_lo;
+  uint32_t fold_hi;
 };
-FmaCheckOperand fma_check_operand(const DeviceQuantized& q) {
-  return {q.scales.data(), q.scale_rows, q.scale_cols, q.scales_ld * q.scale_bytes};
+FmaCheckOperand fma_check_operand(const DeviceQuantized& q, bool is_b) {
+  FmaCheckOperand o{q.scales.data(), q.scale_rows, q.scale_cols, q.scales_ld * q.scale_bytes, 0u, 255u};
+  if (is_b && !v3::ue8m0_fold_codes(q.config.format, o.fold_lo, o.fold_hi)) {
+    o.fold_lo = 1u;  // no code folds
+    o.fold_hi = 0u;
+  }
+  return o;
 }
 
-// Sets *outside to 1 if a scale code of a (blockIdx.y 0) or b (1) lies
-// outside the FMA's range; codes past a row's last block (the padding) are
-// not the operand's and are not read as codes. Each thread takes 16-byte
-// chunks of rows.
+// ORs into *outside kOutsideFma if a scale code of a (blockIdx.y 0) or b (1)
+// lies outside the FMA's range, kOutsideFold if one lies outside its
+// operand's fold range; codes past a row's last block (the padding) are not
+// the operand's and are not read as codes. Each thread takes 16-byte chunks
+// of rows.
 __global__ void fma_check_kernel(FmaCheckOperand a, FmaCheckOperand b, uint32_t* outside) {
   const FmaCheckOperand o = blockIdx.y == 0 ? a : b;
   const int64_t chunks = (o.cols + 15) / 16;
   const int64_t items = o.rows * chunks;
-  bool out = false;
+  bool out_fma = false, out_fold = false;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = i / chunks, c = i % chunks;
@@ -779,10 +819,15 @@ __global__ void fma_check_kernel(FmaCheckOperand a, FmaCheckOperand b, uint32_t*
     const int64_t codes = o.cols - 16 * c;  // of this row, from this chunk on
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
-      out = out || (j < codes && !v3::fma_scale_code((words[j / 4] >> (8 * (j % 4))) & 0xFFu));
+      const uint32_t code = (words[j / 4] >> (8 * (j % 4))) & 0xFFu;
+      out_fma = out_fma || (j < codes && !v3::fma_scale_code(code));
+      out_fold = out_fold || (j < codes && (code < o.fold_lo || code > o.fold_hi));
     }
   }
-  if (__syncthreads_or(out) && threadIdx.x == 0) *outside = 1u;
+  const bool block_fma = __syncthreads_or(out_fma) != 0, block_fold = __syncthreads_or(out_fold) != 0;
+  if (threadIdx.x == 0 && (block_fma || block_fold)) {
+    atomicOr(outside, (block_fma ? kOutsideFma : 0u) | (block_fold ? kOutsideFold : 0u));
+  }
 }
 
 // Whether a call on this pair checks its scale codes for the FMA: UE8M0
@@ -839,7 +884,7 @@ void with_fma_check(const DeviceQuantized& a, const DeviceQuantized& b, cudaStre
   auto* outside = static_cast<uint32_t*>(word);
   try {
     NIBBLE_CUDA_CHECK(cudaMemsetAsync(outside, 0, sizeof(uint32_t), stream));
-    const FmaCheckOperand oa = fma_check_operand(a), ob = fma_check_operand(b);
+    const FmaCheckOperand oa = fma_check_operand(a, false), ob = fma_check_operand(b, true);
     const int64_t items = std::max(oa.rows * ((oa.cols + 15) / 16), ob.rows * ((ob.cols + 15) / 16));
     constexpr int kThreads = 256;
     const int64_t blocks = std::min<int64_t>((items + kThreads - 1) / kThreads, 1024);
@@ -857,14 +902,14 @@ void with_fma_check(const DeviceQuantized& a, const DeviceQuantized& b, cudaStre
 
 }  // namespace
 
-bool gemm_v3_takes_fma(const DeviceQuantized& a, const DeviceQuantized& b) {
-  if (!gemm_v3_runs(a, b) || !fma_candidate(a, b)) return false;
-  uint32_t outside = 1;
+Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b) {
+  if (!gemm_v3_runs(a, b) || !fma_candidate(a, b)) return Ue8m0Path::kRoundings;
+  uint32_t outside = kOutsideFma;
   with_fma_check(a, b, nullptr, [&](const uint32_t* word) {
     NIBBLE_CUDA_CHECK(cudaMemcpyAsync(&outside, word, sizeof outside, cudaMemcpyDeviceToHost, nullptr));
   });
   NIBBLE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-  return outside == 0u;
+  return outside == 0u ? Ue8m0Path::kFolded : outside == kOutsideFold ? Ue8m0Path::kFma : Ue8m0Path::kRoundings;
 }
 
 bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {

@@ -15,9 +15,12 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream);
 
-// Whether version 3 adds this pair's blocks by FMAs on the current device
-// (UE8M0 scales on both operands, every code in the FMA's range: gemm_v3.cu);
-// runs the check and waits for it.
-bool gemm_v3_takes_fma(const DeviceQuantized& a, const DeviceQuantized& b);
+// How version 3 computes this pair on the current device where both have
+// UE8M0 scales (gemm_v3.cu): B's scales folded into B (every code in the
+// FMA's range and B's in its fold range), the scaled datapath adding by FMAs
+// (every code in the FMA's range), or golden's three roundings (any other
+// pair too). Runs the check and waits for it.
+enum class Ue8m0Path { kRoundings, kFma, kFolded };
+Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b);
 
 }  // namespace nibble::cuda::detail

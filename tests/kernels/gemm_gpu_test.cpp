@@ -380,7 +380,8 @@ void upload_scales(const QuantizedTensor& h, cuda::DeviceQuantized& q) {
     for (int64_t bc = 0; bc < q.scale_cols; ++bc) {
       const uint32_t code = h.scales[static_cast<size_t>(br * q.scale_cols + bc)];
       for (int b = 0; b < q.scale_bytes; ++b) {
-        scales[static_cast<size_t>((br * q.scales_ld + bc) * q.scale_bytes + b)] = static_cast<uint8_t>(code >> (8 * b));
+        const size_t at = static_cast<size_t>((br * q.scales_ld + bc) * q.scale_bytes + b);
+        scales[at] = static_cast<uint8_t>(code >> (8 * b));
       }
     }
   }
@@ -402,9 +403,17 @@ void upload(const QuantizedTensor& h, cuda::DeviceQuantized& q) {
   ASSERT_EQ(back.scales, h.scales);
 }
 
+// Draws every scale code of h from [lo, hi], half of them on its ends.
+void draw_scales(QuantizedTensor& h, uint32_t lo, uint32_t hi, std::mt19937_64& rng) {
+  const uint32_t ends[] = {lo, lo + 1, hi - 1, hi};
+  for (uint32_t& code : h.scales) {
+    code = rng() % 2 ? ends[rng() % 4] : lo + static_cast<uint32_t>(rng() % (hi - lo + 1));
+  }
+}
+
 // An m x k UE8M0 operand for the FMA tests: codes of a device quantization of
-// wide-range data, its scale codes then drawn inside the FMA's range, half of
-// them on its ends (both operands' products of scales then reach 2^-144 and
+// wide-range data, its scale codes then drawn inside the FMA's range
+// (draw_scales: both operands' products of scales then reach 2^-144 and
 // 2^116). h receives golden's view of it.
 cuda::DeviceQuantized fma_operand(int64_t m, int64_t k, const QuantConfig& cfg, std::mt19937_64& rng,
                                   QuantizedTensor& h) {
@@ -413,25 +422,38 @@ cuda::DeviceQuantized fma_operand(int64_t m, int64_t k, const QuantConfig& cfg, 
   cuda::DeviceQuantized q = cuda::allocate_quantized(m, k, cfg);
   cuda::quantize(dx.data(), cuda::InputType::kFloat32, m, k, cfg, &q, nullptr);
   h = cuda::to_host(q);
-  const uint32_t lo = cuda::v3::kFmaCodeLo, hi = cuda::v3::kFmaCodeHi;
-  const uint32_t ends[] = {lo, lo + 1, hi - 1, hi};
-  for (uint32_t& code : h.scales) code = rng() % 2 ? ends[rng() % 4] : lo + static_cast<uint32_t>(rng() % (hi - lo + 1));
+  draw_scales(h, cuda::v3::kFmaCodeLo, cuda::v3::kFmaCodeHi, rng);
   upload(h, q);
   return q;
+}
+
+// B's fold range for format f (nibble/cuda/gemm_v3_layout.h).
+std::pair<uint32_t, uint32_t> fold_codes(Format f) {
+  uint32_t lo = 0, hi = 0;
+  EXPECT_TRUE(cuda::v3::ue8m0_fold_codes(f, lo, hi)) << name(f);
+  return {lo, hi};
 }
 
 bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
   return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
 }
-bool takes_fma(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
-  return std::string(cuda::gemm_datapath(a, b, cuda::GemmKernel::kV3)) == "FP16 wgmma, scaled, FMA";
+// v3's three ways with UE8M0 pairs, as gemm_datapath names them.
+const char* const kFolded = "FP16 wgmma, UE8M0 folded";
+const char* const kFma = "FP16 wgmma, scaled, FMA";
+const char* const kRoundings = "FP16 wgmma, scaled";
+std::string v3_path(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
+  return cuda::gemm_datapath(a, b, cuda::GemmKernel::kV3);
 }
 
-// GEMM v3's check of UE8M0 scale codes (v3::fma_scale_code, per call): with
-// every code inside the range it takes the FMA; one code moved outside
-// (below, above, or the NaN code), in either operand, at a row's first, last
-// or a random block, and it does not; NaN codes in the scale padding (past a
-// row's last block) are not the operand's and leave it taking the FMA.
+// GEMM v3's check of UE8M0 scale codes (per call): with every code inside
+// the FMA's range (v3::fma_scale_code) it takes the FMA; one code moved
+// outside (below, above, or the NaN code), in either operand, at a row's
+// first, last or a random block, and it does not; NaN codes in the scale
+// padding (past a row's last block) are not the operand's and leave it taking
+// the FMA. With B's codes in its fold range (v3::ue8m0_fold_codes) it folds
+// them; one of B's moved a code past that range (still inside the FMA's), and
+// it takes the FMA instead; one of A's, and it still folds (A's scale is the
+// epilogue's factor).
 TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
   NIBBLE_REQUIRE_GPU();
   const uint64_t seed = 911;
@@ -442,7 +464,7 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
   constexpr int64_t kM = 4096, kN = 4096 - 8;
   const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 32 / 17)) * 32 * 17;
   ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::v3::kFmaMinMacs);
-  size_t trials = 0;
+  size_t trials = 0, fold_trials = 0;
   for (BlockShape block : {BlockShape::k1x32, BlockShape::k1x16, BlockShape::k16x16}) {
     QuantConfig cfg;
     cfg.format = Format::kE1M2;
@@ -452,43 +474,74 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
     cuda::DeviceQuantized qa = fma_operand(kM, k, cfg, rng, ha);
     cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
     if (!v3_runs_own_kernel(qa, qb)) GTEST_SKIP() << "v3 does not run on this device";
-    ASSERT_TRUE(takes_fma(qa, qb)) << test::describe(cfg);
+    ASSERT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg);
     poison_scale_padding(qa);
     poison_scale_padding(qb);
-    EXPECT_TRUE(takes_fma(qa, qb)) << test::describe(cfg) << ": padding read as codes";
+    EXPECT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg) << ": padding read as codes";
     for (int trial = 0; trial < 12; ++trial) {
       const bool on_a = trial % 2 == 0;
       QuantizedTensor& h = on_a ? ha : hb;
       cuda::DeviceQuantized& q = on_a ? qa : qb;
       const int64_t cols = h.block_grid_cols();
       const int64_t row = static_cast<int64_t>(rng() % static_cast<uint64_t>(q.scale_rows));
-      const int64_t col = trial % 3 == 0 ? 0 : trial % 3 == 1 ? cols - 1 : static_cast<int64_t>(rng() % static_cast<uint64_t>(cols));
+      const int64_t col = trial % 3 == 0   ? 0
+                          : trial % 3 == 1 ? cols - 1
+                                           : static_cast<int64_t>(rng() % static_cast<uint64_t>(cols));
       const uint32_t outside[] = {cuda::v3::kFmaCodeLo - 1, cuda::v3::kFmaCodeHi + 1, 0xFFu};
       uint32_t& code = h.scales[static_cast<size_t>(row * cols + col)];
       const uint32_t kept = code;
       code = outside[trial / 3 % 3];
       upload_scales(h, q);
-      EXPECT_FALSE(takes_fma(qa, qb)) << test::describe(cfg) << (on_a ? " A" : " B") << " row " << row
-                                      << " block " << col << " code " << code;
+      EXPECT_EQ(v3_path(qa, qb), kRoundings) << test::describe(cfg) << (on_a ? " A" : " B") << " row " << row
+                                            << " block " << col << " code " << code;
       code = kept;
       upload_scales(h, q);
-      EXPECT_TRUE(takes_fma(qa, qb)) << test::describe(cfg);
+      EXPECT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg);
       ++trials;
     }
+    const auto [fold_lo, fold_hi] = fold_codes(cfg.format);
+    ASSERT_TRUE(cuda::v3::fma_scale_code(fold_lo - 1) && cuda::v3::fma_scale_code(fold_hi + 1));
+    draw_scales(hb, fold_lo, fold_hi, rng);
+    upload_scales(hb, qb);
+    ASSERT_EQ(v3_path(qa, qb), kFolded) << test::describe(cfg);
+    for (int trial = 0; trial < 6; ++trial) {
+      const bool on_a = trial >= 4;
+      QuantizedTensor& h = on_a ? ha : hb;
+      cuda::DeviceQuantized& q = on_a ? qa : qb;
+      const int64_t cols = h.block_grid_cols();
+      const int64_t row = static_cast<int64_t>(rng() % static_cast<uint64_t>(q.scale_rows));
+      const int64_t col = trial % 3 == 0   ? 0
+                          : trial % 3 == 1 ? cols - 1
+                                           : static_cast<int64_t>(rng() % static_cast<uint64_t>(cols));
+      uint32_t& code = h.scales[static_cast<size_t>(row * cols + col)];
+      const uint32_t kept = code;
+      code = trial % 2 == 0 ? fold_lo - 1 : fold_hi + 1;
+      upload_scales(h, q);
+      EXPECT_EQ(v3_path(qa, qb), on_a ? kFolded : kFma) << test::describe(cfg) << (on_a ? " A" : " B") << " row "
+                                                        << row << " block " << col << " code " << code;
+      code = kept;
+      upload_scales(h, q);
+      ++fold_trials;
+    }
   }
-  std::printf("%zu codes moved outside the range, each seen\n", trials);
+  std::printf("%zu codes moved outside the FMA's range and %zu outside B's fold range, each seen\n", trials,
+              fold_trials);
   EXPECT_EQ(trials, 36u);
+  EXPECT_EQ(fold_trials, 18u);
 }
 
 // UE8M0 scales on both operands whose codes all lie in the FMA's range, half
 // of them on its ends (products of scales from 2^-144 to 2^116, partial
 // results down among the subnormals): v3 takes the FMA and matches golden.
-// Then one output pair planted where the FMA would differ from golden, one
-// code past the range (tile (1, 1), the second stage's first two blocks):
-// INT4, whose block product is exactly 2^128 (golden: Inf) after an
-// accumulator of -1.5 * 2^127 (the FMA: 2^126), and E1M2, whose 1.5 * 2^-149
-// rounds to even once in golden and only after the add in an FMA (3 * 2^-149
-// against 2 * 2^-149): v3 keeps golden's roundings and matches. Both block
+// Then B's codes drawn from its fold range, half on its ends (B's FP16
+// values from the smallest normal up to the largest that range allows): v3
+// folds them into B and matches golden. Then one output pair planted where
+// the FMA would differ from golden, one code past the range (tile (1, 1), the
+// second stage's first two blocks): INT4, whose block product is exactly
+// 2^128 (golden: Inf) after an accumulator of -1.5 * 2^127 (the FMA: 2^126),
+// and E1M2, whose 1.5 * 2^-149 rounds to even once in golden and only after
+// the add in an FMA (3 * 2^-149 against 2 * 2^-149): v3 keeps golden's
+// roundings and matches. E2M1 too (without the planted pair), both block
 // widths (v3's 16- and 32-wide kernels), both UE8M0 modes, every kernel
 // version. The shape is the smallest the FMA runs for (v3::kFmaMinMacs);
 // golden's gemm of all of it would take minutes on the CPU, so the check
@@ -504,9 +557,9 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
   std::printf("seed %llu, %lldx%lldx%lld\n", static_cast<unsigned long long>(seed), static_cast<long long>(kM),
               static_cast<long long>(kN), static_cast<long long>(k));
   std::mt19937_64 rng(seed);
-  size_t mismatches = 0, fma_runs = 0, exact_runs = 0;
+  size_t mismatches = 0, gemms = 0, fma_runs = 0, folded_runs = 0, exact_runs = 0;
   GemmTally tally;
-  for (Format f : {Format::kInt4, Format::kE1M2}) {
+  for (Format f : {Format::kInt4, Format::kE1M2, Format::kE2M1}) {
     for (BlockShape block : {BlockShape::k1x32, BlockShape::k1x16}) {
       for (ScaleMode mode : {ScaleMode::kMXFloor, ScaleMode::kMXCeil}) {
         QuantConfig cfg;
@@ -526,15 +579,26 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
         for (int i = 0; i < 4096; ++i) {
           outputs.emplace_back(static_cast<int64_t>(rng() % kM), static_cast<int64_t>(rng() % kN));
         }
-        for (bool planted : {false, true}) {
-          if (planted) {
+        enum Phase { kInRange, kFoldedB, kPlanted };
+        for (Phase phase : {kInRange, kFoldedB, kPlanted}) {
+          if (phase == kPlanted && f == Format::kE2M1) continue;  // the planted pairs are INT4's and E1M2's
+          if (phase == kFoldedB) {
+            const auto [fold_lo, fold_hi] = fold_codes(f);
+            draw_scales(hb, fold_lo, fold_hi, rng);
+            upload_scales(hb, qb);
+          }
+          if (phase == kPlanted) {
             const int64_t bw = block_cols(block), b0 = 128 / bw, cols = ha.block_grid_cols();
             for (int64_t kk = 0; kk < k; ++kk) {
               ha.codes[static_cast<size_t>(at * k + kk)] = 0;
               hb.codes[static_cast<size_t>(at * k + kk)] = 0;
             }
-            auto set = [&](QuantizedTensor& h, int64_t kk, uint8_t code) { h.codes[static_cast<size_t>(at * k + kk)] = code; };
-            auto scale = [&](QuantizedTensor& h, int64_t b, uint32_t code) { h.scales[static_cast<size_t>(at * cols + b)] = code; };
+            auto set = [&](QuantizedTensor& h, int64_t kk, uint8_t code) {
+              h.codes[static_cast<size_t>(at * k + kk)] = code;
+            };
+            auto scale = [&](QuantizedTensor& h, int64_t b, uint32_t code) {
+              h.scales[static_cast<size_t>(at * cols + b)] = code;
+            };
             const uint32_t lo = cuda::v3::kFmaCodeLo, hi = cuda::v3::kFmaCodeHi;
             if (f == Format::kInt4) {
               set(ha, 128, 0x3);  // 3 x -1: P = -3, s = 2^126: r = -1.5 * 2^127
@@ -567,17 +631,20 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
             }
           }
           if (v3_runs_own_kernel(qa, qb)) {
-            const bool fma = takes_fma(qa, qb);
-            EXPECT_EQ(fma, !planted) << test::describe(cfg);
-            (fma ? fma_runs : exact_runs) += 1;
+            const std::string path = v3_path(qa, qb);
+            EXPECT_EQ(path, phase == kInRange ? kFma : phase == kFoldedB ? kFolded : kRoundings) << test::describe(cfg);
+            fma_runs += path == kFma ? 1 : 0;
+            folded_runs += path == kFolded ? 1 : 0;
+            exact_runs += path == kRoundings ? 1 : 0;
           }
+          ++gemms;
           std::vector<float> want;
           want.reserve(outputs.size());
           for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
           for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
             const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
             const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(cfg) +
-                                      (planted ? " planted" : " in range");
+                                      (phase == kInRange ? " in range" : phase == kFoldedB ? " B folded" : " planted");
             for (size_t j = 0; j < outputs.size(); ++j) {
               const float got = full[static_cast<size_t>(outputs[j].first * kN + outputs[j].second)];
               if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
@@ -590,11 +657,14 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
       }
     }
   }
-  std::printf("v3 took the FMA %zu times, golden's three roundings %zu times\n", fma_runs, exact_runs);
-  tally.print("16 GEMMs", mismatches);
+  std::printf("v3 folded B's scales %zu times, took the FMA %zu times, golden's three roundings %zu times\n",
+              folded_runs, fma_runs, exact_runs);
+  tally.print(std::to_string(gemms) + " GEMMs", mismatches);
   expect_every_kernel_ran(tally, true);
-  if (fma_runs + exact_runs > 0) {
-    EXPECT_EQ(fma_runs, 8u);
+  EXPECT_EQ(gemms, 32u);
+  if (fma_runs + folded_runs + exact_runs > 0) {
+    EXPECT_EQ(folded_runs, 12u);
+    EXPECT_EQ(fma_runs, 12u);
     EXPECT_EQ(exact_runs, 8u);
   }
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);

@@ -1105,5 +1105,38 @@ TEST(GemmV3Layout, Ue8m0ScalesInRangeMakeTheBlockStepOneFma) {
   EXPECT_FALSE(v3::fma_scale_code(0u));     // the padding's zero codes
 }
 
+// B's UE8M0 codes that fold into its FP16 values (v3::ue8m0_fold_codes): for
+// each format a range inside the FMA's, every code of which leaves every
+// value of the format times 2^(c - 127) zero or a normal FP16 (2^-14 to
+// 65504) with at most 11 significant bits, and one code past either end
+// leaves some value outside (or lies outside the FMA's range).
+TEST(GemmV3Layout, Ue8m0FoldRangesKeepEveryValueOfBAnExactFp16) {
+  auto exact_fp16 = [](Format f, uint32_t code) {
+    for (uint32_t c = 0; c < 16; ++c) {
+      const int32_t units = decode(f, static_cast<uint8_t>(c)).signed_units();
+      if (units == 0) continue;
+      const double v = std::ldexp(std::fabs(static_cast<double>(units)), lsb_exp(f) + static_cast<int>(code) - 127);
+      int e = 0;
+      const double m = std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1)
+      if (v < 0x1p-14 || v > 65504.0 || std::ldexp(m, 11) != std::floor(std::ldexp(m, 11))) return false;
+    }
+    return true;
+  };
+  size_t formats = 0;
+  for (Format f : kAllFormats) {
+    uint32_t lo = 0, hi = 0;
+    ASSERT_TRUE(v3::ue8m0_fold_codes(f, lo, hi)) << name(f);
+    std::printf("%s: B's codes %u..%u fold (2^%d..2^%d)\n", std::string(name(f)).c_str(), lo, hi,
+                static_cast<int>(lo) - 127, static_cast<int>(hi) - 127);
+    EXPECT_TRUE(v3::fma_scale_code(lo) && v3::fma_scale_code(hi)) << name(f);
+    for (uint32_t code = lo; code <= hi; ++code) EXPECT_TRUE(exact_fp16(f, code)) << name(f) << " " << code;
+    for (uint32_t code : {lo - 1, hi + 1}) {
+      EXPECT_TRUE(!exact_fp16(f, code) || !v3::fma_scale_code(code)) << name(f) << " " << code;
+    }
+    ++formats;
+  }
+  EXPECT_EQ(formats, kAllFormats.size());
+}
+
 }  // namespace
 }  // namespace nibble

@@ -26,7 +26,10 @@ namespace nibble::cuda {
 //        decodes B into shared memory with B's scale folded in, and the
 //        consumers decode their A fragments into registers; every other pair:
 //        the producer decodes A and B, and the consumers apply both scales in
-//        the epilogue. Devices other than compute capability 9.0 run v2.
+//        the epilogue; UE8M0 pairs whose scale codes allow it (a check per
+//        call) add each block by one FMA, or run the E4M3 pairs' datapath
+//        with B's scales folded. Devices other than compute capability 9.0
+//        run v2.
 // kV3 is the default: it passed the bit-exact device tests (docs/results/kernels.md).
 enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
 inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
@@ -41,9 +44,11 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 // for reports: "FP16 mma" (E4M3 scales on both operands, folded into FP16
 // operands) or "INT8 mma" (v1, v2); "FP16 wgmma" (E4M3 pairs) or
 // "FP16 wgmma, scaled" (every other pair: both scales applied per block in
-// the epilogue), or "FP16 wgmma, scaled, FMA" (UE8M0 scales on both operands,
-// every code of which lets each block's scale product and add be one FMA)
-// (v3). The last case reads the operands' scales, and waits for that.
+// the epilogue), "FP16 wgmma, scaled, FMA" (UE8M0 scales on both operands,
+// every code of which lets each block's scale product and add be one FMA), or
+// "FP16 wgmma, UE8M0 folded" (those, and B's scales folded into its FP16
+// values: the E4M3 pairs' datapath) (v3). The last two read the operands'
+// scales, and wait for that.
 const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
 
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device

@@ -211,6 +211,26 @@ NIBBLE_HD bool fma_scale_code(uint32_t code) { return code - kFmaCodeLo <= kFmaC
 // check costs as much as the FMA saves or more (docs/results/kernels.md).
 inline constexpr double kFmaMinMacs = 0x1p33;
 
+// UE8M0 scales of B folded into B's FP16 values. Where B's codes also leave
+// every value of B's format times sb = 2^(c - 127) a normal FP16 with a zero
+// low byte (half_high_table at exponent lsb + c - 127), the E4M3 datapath's
+// decode holds q * 2^lsb_b * sb exactly, the wgmma of A's values against it
+// gives P' sb exactly (a k-block's products are multiples of one power of two,
+// fewer than 2^13 of them), and its epilogue fma(P' sb, sa, acc) is the FMA
+// step above, with A's scale its only factor. The codes that fold, for B's
+// format f: [lo, hi], inside [kFmaCodeLo, kFmaCodeHi]; false if none.
+inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
+  lo = 256u;
+  hi = 0u;
+  for (uint32_t code = kFmaCodeLo; code <= kFmaCodeHi; ++code) {
+    uint32_t high[4];
+    if (!half_high_table(f, high, lsb_exp(f) + static_cast<int>(code) - 127)) continue;
+    lo = code < lo ? code : lo;
+    hi = code;
+  }
+  return lo <= hi;
+}
+
 // ---- the persistent schedule ----------------------------------------------------------
 // GEMM v3's CTAs are persistent: CTA b of `ctas` computes the output tiles
 // b, b + ctas, b + 2 ctas, ... (kBM x kBN each, numbered row by row: n
