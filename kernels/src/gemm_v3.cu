@@ -129,10 +129,12 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
 // passes of 32 raw bytes (two 16-byte loads each), per 16-k slice two chunks
 // of 8 codes (the k-halves), through B's FP16 table (g.b.half_high), in the k
 // order of A's register fragments (nibble/cuda/gemm_v3_layout.h). E4M3
-// datapath (kFoldB): as units * sb * 2^lsb_b (the slice's scale from lut_b);
-// scaled datapath: as its values, units * 2^lsb_b. Every slice is decoded (no
-// branch between them); those past the last k-block (the last stage's
-// padding) are then overwritten with zeros: the consumers run whole stages.
+// datapath (kFoldB): as units * sb * 2^lsb_b (the slice's scale from lut_b;
+// with UE8M0 scales folded the table is of values and lut_b of sb alone, the
+// same product); scaled datapath: as its values, units * 2^lsb_b. Every slice
+// is decoded (no branch between them); those past the last k-block (the last
+// stage's padding) are then overwritten with zeros: the consumers run whole
+// stages.
 template <bool kFoldB>
 __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
