@@ -445,6 +445,19 @@ std::string v3_path(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized&
   return cuda::gemm_datapath(a, b, cuda::GemmKernel::kV3);
 }
 
+// The scale code of h that trial `trial` moves: in a random one of its
+// scale_rows rows, the first, the last or a random block (trial % 3);
+// `where` describes it.
+uint32_t& code_to_move(QuantizedTensor& h, int64_t scale_rows, int trial, std::mt19937_64& rng, std::string& where) {
+  const int64_t cols = h.block_grid_cols();
+  const int64_t row = static_cast<int64_t>(rng() % static_cast<uint64_t>(scale_rows));
+  const int64_t col = trial % 3 == 0   ? 0
+                      : trial % 3 == 1 ? cols - 1
+                                       : static_cast<int64_t>(rng() % static_cast<uint64_t>(cols));
+  where = " row " + std::to_string(row) + " block " + std::to_string(col) + " code ";
+  return h.scales[static_cast<size_t>(row * cols + col)];
+}
+
 // GEMM v3's check of UE8M0 scale codes (per call): with every code inside
 // the FMA's range (v3::fma_scale_code) it takes the FMA; one code moved
 // outside (below, above, or the NaN code), in either operand, at a row's
@@ -482,18 +495,13 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
       const bool on_a = trial % 2 == 0;
       QuantizedTensor& h = on_a ? ha : hb;
       cuda::DeviceQuantized& q = on_a ? qa : qb;
-      const int64_t cols = h.block_grid_cols();
-      const int64_t row = static_cast<int64_t>(rng() % static_cast<uint64_t>(q.scale_rows));
-      const int64_t col = trial % 3 == 0   ? 0
-                          : trial % 3 == 1 ? cols - 1
-                                           : static_cast<int64_t>(rng() % static_cast<uint64_t>(cols));
       const uint32_t outside[] = {cuda::v3::kFmaCodeLo - 1, cuda::v3::kFmaCodeHi + 1, 0xFFu};
-      uint32_t& code = h.scales[static_cast<size_t>(row * cols + col)];
+      std::string where;
+      uint32_t& code = code_to_move(h, q.scale_rows, trial, rng, where);
       const uint32_t kept = code;
       code = outside[trial / 3 % 3];
       upload_scales(h, q);
-      EXPECT_EQ(v3_path(qa, qb), kRoundings) << test::describe(cfg) << (on_a ? " A" : " B") << " row " << row
-                                            << " block " << col << " code " << code;
+      EXPECT_EQ(v3_path(qa, qb), kRoundings) << test::describe(cfg) << (on_a ? " A" : " B") << where << code;
       code = kept;
       upload_scales(h, q);
       EXPECT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg);
@@ -508,17 +516,13 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
       const bool on_a = trial >= 4;
       QuantizedTensor& h = on_a ? ha : hb;
       cuda::DeviceQuantized& q = on_a ? qa : qb;
-      const int64_t cols = h.block_grid_cols();
-      const int64_t row = static_cast<int64_t>(rng() % static_cast<uint64_t>(q.scale_rows));
-      const int64_t col = trial % 3 == 0   ? 0
-                          : trial % 3 == 1 ? cols - 1
-                                           : static_cast<int64_t>(rng() % static_cast<uint64_t>(cols));
-      uint32_t& code = h.scales[static_cast<size_t>(row * cols + col)];
+      std::string where;
+      uint32_t& code = code_to_move(h, q.scale_rows, trial, rng, where);
       const uint32_t kept = code;
       code = trial % 2 == 0 ? fold_lo - 1 : fold_hi + 1;
       upload_scales(h, q);
-      EXPECT_EQ(v3_path(qa, qb), on_a ? kFolded : kFma) << test::describe(cfg) << (on_a ? " A" : " B") << " row "
-                                                        << row << " block " << col << " code " << code;
+      EXPECT_EQ(v3_path(qa, qb), on_a ? kFolded : kFma) << test::describe(cfg) << (on_a ? " A" : " B") << where
+                                                        << code;
       code = kept;
       upload_scales(h, q);
       ++fold_trials;
