@@ -54,11 +54,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "gemm_mma.cuh"
 #include "gemm_stage.cuh"
@@ -794,13 +796,22 @@ struct FmaCheckOperand {
   uint32_t fold_lo;
   uint32_t fold_hi;
 };
+// B's fold range per format (v3::ue8m0_fold_codes), worked out once: the
+// check runs every call. {1, 0} where no code folds.
+std::pair<uint32_t, uint32_t> fold_range(Format f) {
+  static const auto ranges = [] {
+    std::array<std::pair<uint32_t, uint32_t>, kAllFormats.size()> r{};
+    for (Format format : kAllFormats) {
+      auto& [lo, hi] = r[static_cast<size_t>(format)];
+      if (!v3::ue8m0_fold_codes(format, lo, hi)) r[static_cast<size_t>(format)] = {1u, 0u};
+    }
+    return r;
+  }();
+  return ranges[static_cast<size_t>(f)];
+}
 FmaCheckOperand fma_check_operand(const DeviceQuantized& q, bool is_b) {
-  FmaCheckOperand o{q.scales.data(), q.scale_rows, q.scale_cols, q.scales_ld * q.scale_bytes, 0u, 255u};
-  if (is_b && !v3::ue8m0_fold_codes(q.config.format, o.fold_lo, o.fold_hi)) {
-    o.fold_lo = 1u;  // no code folds
-    o.fold_hi = 0u;
-  }
-  return o;
+  const auto [fold_lo, fold_hi] = is_b ? fold_range(q.config.format) : std::pair<uint32_t, uint32_t>{0u, 255u};
+  return {q.scales.data(), q.scale_rows, q.scale_cols, q.scales_ld * q.scale_bytes, fold_lo, fold_hi};
 }
 
 // ORs into *outside kOutsideFma if a scale code of a (blockIdx.y 0) or b (1)
@@ -911,6 +922,7 @@ Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b)
     NIBBLE_CUDA_CHECK(cudaMemcpyAsync(&outside, word, sizeof outside, cudaMemcpyDeviceToHost, nullptr));
   });
   NIBBLE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  // wgmma_gemm_kernel's choice for this verdict.
   return outside == 0u ? Ue8m0Path::kFolded : outside == kOutsideFold ? Ue8m0Path::kFma : Ue8m0Path::kRoundings;
 }
 
