@@ -430,6 +430,7 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
     if (e4m3) return "FP16 wgmma";
     switch (detail::gemm_v3_ue8m0_path(a, b)) {
       case detail::Ue8m0Path::kFolded: return "FP16 wgmma, UE8M0 folded";
+      case detail::Ue8m0Path::kFoldedA: return "FP16 wgmma, UE8M0 folded into A";
       case detail::Ue8m0Path::kFma: return "FP16 wgmma, scaled, FMA";
       case detail::Ue8m0Path::kRoundings: break;
     }

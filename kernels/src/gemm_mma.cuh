@@ -51,7 +51,9 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
 // The epilogue of every GEMM version: out = fl(acc * fl(ga * gb)) for a warp's
 // MI x NI m16n8 accumulator fragments, stored where they lie inside C (rows and
 // columns past its edges are dropped), every NaN stored as the canonical one.
-template <typename Args, int MI, int NI>
+// kTransposed: g's operands are the call's swapped, so g's output (m, n) is
+// the call's C[n][m] (GEMM v3's UE8M0 scales folded into A).
+template <bool kTransposed = false, typename Args, int MI, int NI>
 __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[MI][NI][4], int64_t m_base,
                                               int64_t n_base, int group, int quad) {
   const float gab = __fmul_rn(g.a.tensor[kTensorDecode], g.b.tensor[kTensorDecode]);
@@ -64,7 +66,9 @@ __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[
       for (int e = 0; e < 4; ++e) {
         const int64_t m = m_base + mi * 16 + group + 8 * (e / 2);
         const int64_t n = n_base + ni * 8 + 2 * quad + (e % 2);
-        if (m < g.a.rows && n < n_total) g.c[m * n_total + n] = math::canonical(__fmul_rn(acc[mi][ni][e], gab));
+        if (m < g.a.rows && n < n_total) {
+          g.c[kTransposed ? n * g.a.rows + m : m * n_total + n] = math::canonical(__fmul_rn(acc[mi][ni][e], gab));
+        }
       }
     }
   }

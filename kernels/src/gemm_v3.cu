@@ -45,10 +45,13 @@
 // kFmaCodeHi] make s a power of two and r exact, so the product and the add
 // are one FMA, acc = fma(P', s, acc); where B's codes also fold into its FP16
 // values (v3::ue8m0_fold_codes) the pair runs the E4M3 datapath, A and B as
-// their values, sb folded into B and sa the epilogue's factor. A check kernel
-// reads both operands' scale codes first, on the call's stream, and every CTA
-// picks its datapath from the verdict (with_fma_check, wgmma_gemm_kernel's
-// kUe8m0): the E4M3 datapath, the scaled one with FMAs, or the scaled one.
+// their values, sb folded into B and sa the epilogue's factor; where A's fold
+// and B's do not, the same with the operands swapped (C^T = B A^T, each output
+// the same sum of the same block products in the same k order), C stored
+// transposed. A check kernel reads both operands' scale codes first, on the
+// call's stream, and every CTA picks its datapath from the verdict
+// (with_fma_check, wgmma_gemm_kernel_ue8m0): the E4M3 datapath on the
+// operands or on them swapped, the scaled one with FMAs, or the scaled one.
 // Measured: docs/results/kernels.md.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -634,8 +637,9 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 // loop body has no data-dependent exits. A stage ends with every wgmma waited
 // for (ptxas serializes all of them if one is in flight across the loop's
 // back edge); its last step's adds run at the top of the next stage, once
-// that stage's first kDepth steps are issued.
-template <int kStep>
+// that stage's first kDepth steps are issued. kTransposedC: g's operands are
+// the call's swapped (store_outputs).
+template <int kStep, bool kTransposedC>
 __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                              const uint8_t* decoded) {
   constexpr int kChunks = kStep / v3::kSliceK;
@@ -682,21 +686,34 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       ring.hand_back();
     }
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);
-    store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
+    store_outputs<kTransposedC>(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
                   c.group, c.quad);
   }
 }
 
-// The verdict fma_check_kernel writes for a UE8M0 pair: 0 where every code
-// of both operands lies in the FMA's range and every code of B folds
-// (v3::ue8m0_fold_codes); the bits of what fails otherwise.
+// The verdict fma_check_kernel writes for a UE8M0 pair: the bits of what
+// fails, 0 where every code of both operands lies in the FMA's range and
+// every code of each operand folds (v3::ue8m0_fold_codes).
 constexpr uint32_t kOutsideFma = 1u;
-constexpr uint32_t kOutsideFold = 2u;
+constexpr uint32_t kOutsideFoldB = 2u;
+constexpr uint32_t kOutsideFoldA = 4u;
+
+// The datapath v3 takes for a verdict: golden's three roundings outside the
+// FMA's range; inside it, B's scales folded where B's codes fold, else A's
+// where A's do (the operands swapped, C stored transposed), else the scaled
+// datapath adding by FMAs. The kernel and gemm_v3_ue8m0_path both ask here.
+__host__ __device__ constexpr Ue8m0Path ue8m0_path(uint32_t verdict) {
+  return (verdict & kOutsideFma) != 0u     ? Ue8m0Path::kRoundings
+         : (verdict & kOutsideFoldB) == 0u ? Ue8m0Path::kFolded
+         : (verdict & kOutsideFoldA) == 0u ? Ue8m0Path::kFoldedA
+                                           : Ue8m0Path::kFma;
+}
 
 // One CTA's GEMM on one datapath: kFoldB, the E4M3 datapath (kUe8m0: its
-// case of UE8M0 scales folded into B, A and B as their values); otherwise the
-// scaled datapath (kFp32Scales: its binary32 case; kFmaAdds: its FMA epilogue).
-template <int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0>
+// case of UE8M0 scales folded into B, A and B as their values; kTransposedC:
+// g's operands are the call's swapped); otherwise the scaled datapath
+// (kFp32Scales: its binary32 case; kFmaAdds: its FMA epilogue).
+template <int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0, bool kTransposedC = false>
 __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
   const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
@@ -731,46 +748,50 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   } else {
     set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
-      consume_e4m3<kStep>(g, tiles, smem, decoded);
+      consume_e4m3<kStep, kTransposedC>(g, tiles, smem, decoded);
     } else {
       consume_scaled<kStep, kFmaAdds>(g, tiles, smem, decoded);
     }
   }
 }
 
-// kUe8m0: UE8M0 scales on both operands, g's tables the operands' values
-// (the scaled datapath's), and *outside fma_check_kernel's verdict on them,
-// which every CTA reads to pick its datapath: 0, B's scales folded (the E4M3
-// datapath's kernel, gemm_cta's kUe8m0); kOutsideFold alone, the scaled
-// datapath adding by FMAs; otherwise golden's three roundings.
-template <int kStep, bool kFoldB, bool kFp32Scales, bool kUe8m0>
-__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g, const uint32_t* outside) {
-  static_assert(!kUe8m0 || (!kFoldB && !kFp32Scales), "kUe8m0 picks its datapath at run time");
+template <int kStep, bool kFoldB, bool kFp32Scales>
+__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
-  if constexpr (kUe8m0) {
-    const uint32_t verdict = *outside;
-    if (verdict == 0u) {
-      gemm_cta<kStep, true, false, false, true>(g, smem);
-    } else if (verdict == kOutsideFold) {
-      gemm_cta<kStep, false, false, true, false>(g, smem);
-    } else {
-      gemm_cta<kStep, false, false, false, false>(g, smem);
-    }
-  } else {
-    gemm_cta<kStep, kFoldB, kFp32Scales, false, false>(g, smem);
+  gemm_cta<kStep, kFoldB, kFp32Scales, false, false>(g, smem);
+#else
+  __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
+#endif
+}
+
+// UE8M0 scales on both operands: g's tables the operands' values (the scaled
+// datapath's), gt the same call with its operands swapped (C^T = B A^T), and
+// *outside fma_check_kernel's verdict on them, from which every CTA picks its
+// datapath (ue8m0_path): B's scales folded (the E4M3 datapath's kernel,
+// gemm_cta's kUe8m0), A's folded (the same on gt, C stored transposed), the
+// scaled datapath adding by FMAs, or golden's three roundings.
+template <int kStep>
+__global__ void __launch_bounds__(v3::kThreads, 1)
+    wgmma_gemm_kernel_ue8m0(const Args g, const Args gt, const uint32_t* outside) {
+#if NIBBLE_WGMMA
+  extern __shared__ __align__(128) uint8_t smem[];
+  switch (ue8m0_path(*outside)) {
+    case Ue8m0Path::kFolded: gemm_cta<kStep, true, false, false, true>(g, smem); break;
+    case Ue8m0Path::kFoldedA: gemm_cta<kStep, true, false, false, true, true>(gt, smem); break;
+    case Ue8m0Path::kFma: gemm_cta<kStep, false, false, true, false>(g, smem); break;
+    case Ue8m0Path::kRoundings: gemm_cta<kStep, false, false, false, false>(g, smem); break;
   }
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
 #endif
 }
 
-template <int kStep, bool kFoldB, bool kFp32Scales = false, bool kUe8m0 = false>
-void launch(const Args& g, cudaStream_t stream, const uint32_t* outside = nullptr) {
-  auto* kernel = &wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales, kUe8m0>;
+// Launches kernel(g, rest...) as persistent CTAs (Tiles): one per SM (one
+// fits: its shared memory), or one per tile where there are fewer tiles.
+template <class... Params, class... Rest>
+void launch_persistent(void (*kernel)(Params...), const Args& g, cudaStream_t stream, const Rest&... rest) {
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
-  // Persistent CTAs (Tiles): one per SM (one fits: its shared memory), or
-  // one per tile where there are fewer tiles.
   int device = 0, sms = 0;
   NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
   NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -780,14 +801,25 @@ void launch(const Args& g, cudaStream_t stream, const uint32_t* outside = nullpt
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
-  kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g, outside);
+  kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g, rest...);
   NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
+}
+
+template <int kStep, bool kFoldB, bool kFp32Scales = false>
+void launch(const Args& g, cudaStream_t stream) {
+  launch_persistent(&wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales>, g, stream);
+}
+
+// gt: g with its operands swapped; the same tile count (Tiles) either way.
+template <int kStep>
+void launch_ue8m0(const Args& g, const Args& gt, cudaStream_t stream, const uint32_t* outside) {
+  launch_persistent(&wgmma_gemm_kernel_ue8m0<kStep>, g, stream, gt, outside);
 }
 
 // ---- the UE8M0 check (v3::fma_scale_code, v3::ue8m0_fold_codes) --------------------------
 // One operand's scale codes: `rows` rows of `cols` one-byte codes, `ld` bytes
-// apart (a multiple of 16: fma_candidate), and the codes that fold
-// [fold_lo, fold_hi] (B's; every code for A).
+// apart (a multiple of 16: fma_candidate), and the codes that fold into its
+// values [fold_lo, fold_hi].
 struct FmaCheckOperand {
   const uint8_t* scales;
   int64_t rows;
@@ -796,7 +828,7 @@ struct FmaCheckOperand {
   uint32_t fold_lo;
   uint32_t fold_hi;
 };
-// B's fold range per format (v3::ue8m0_fold_codes), worked out once: the
+// The fold range per format (v3::ue8m0_fold_codes), worked out once: the
 // check runs every call. {1, 0} where no code folds.
 std::pair<uint32_t, uint32_t> fold_range(Format f) {
   static const auto ranges = [] {
@@ -809,16 +841,16 @@ std::pair<uint32_t, uint32_t> fold_range(Format f) {
   }();
   return ranges[static_cast<size_t>(f)];
 }
-FmaCheckOperand fma_check_operand(const DeviceQuantized& q, bool is_b) {
-  const auto [fold_lo, fold_hi] = is_b ? fold_range(q.config.format) : std::pair<uint32_t, uint32_t>{0u, 255u};
+FmaCheckOperand fma_check_operand(const DeviceQuantized& q) {
+  const auto [fold_lo, fold_hi] = fold_range(q.config.format);
   return {q.scales.data(), q.scale_rows, q.scale_cols, q.scales_ld * q.scale_bytes, fold_lo, fold_hi};
 }
 
 // ORs into *outside kOutsideFma if a scale code of a (blockIdx.y 0) or b (1)
-// lies outside the FMA's range, kOutsideFold if one lies outside its
-// operand's fold range; codes past a row's last block (the padding) are not
-// the operand's and are not read as codes. Each thread takes 16-byte chunks
-// of rows.
+// lies outside the FMA's range, kOutsideFoldA or kOutsideFoldB if one lies
+// outside its operand's fold range; codes past a row's last block (the
+// padding) are not the operand's and are not read as codes. Each thread takes
+// 16-byte chunks of rows.
 __global__ void fma_check_kernel(FmaCheckOperand a, FmaCheckOperand b, uint32_t* outside) {
   const FmaCheckOperand o = blockIdx.y == 0 ? a : b;
   const int64_t chunks = (o.cols + 15) / 16;
@@ -839,7 +871,8 @@ __global__ void fma_check_kernel(FmaCheckOperand a, FmaCheckOperand b, uint32_t*
   }
   const bool block_fma = __syncthreads_or(out_fma) != 0, block_fold = __syncthreads_or(out_fold) != 0;
   if (threadIdx.x == 0 && (block_fma || block_fold)) {
-    atomicOr(outside, (block_fma ? kOutsideFma : 0u) | (block_fold ? kOutsideFold : 0u));
+    const uint32_t fold_bit = blockIdx.y == 0 ? kOutsideFoldA : kOutsideFoldB;
+    atomicOr(outside, (block_fma ? kOutsideFma : 0u) | (block_fold ? fold_bit : 0u));
   }
 }
 
@@ -897,7 +930,7 @@ void with_fma_check(const DeviceQuantized& a, const DeviceQuantized& b, cudaStre
   auto* outside = static_cast<uint32_t*>(word);
   try {
     NIBBLE_CUDA_CHECK(cudaMemsetAsync(outside, 0, sizeof(uint32_t), stream));
-    const FmaCheckOperand oa = fma_check_operand(a, false), ob = fma_check_operand(b, true);
+    const FmaCheckOperand oa = fma_check_operand(a), ob = fma_check_operand(b);
     const int64_t items = std::max(oa.rows * ((oa.cols + 15) / 16), ob.rows * ((ob.cols + 15) / 16));
     constexpr int kThreads = 256;
     const int64_t blocks = std::min<int64_t>((items + kThreads - 1) / kThreads, 1024);
@@ -922,8 +955,7 @@ Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b)
     NIBBLE_CUDA_CHECK(cudaMemcpyAsync(&outside, word, sizeof outside, cudaMemcpyDeviceToHost, nullptr));
   });
   NIBBLE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-  // wgmma_gemm_kernel's choice for this verdict.
-  return outside == 0u ? Ue8m0Path::kFolded : outside == kOutsideFold ? Ue8m0Path::kFma : Ue8m0Path::kRoundings;
+  return ue8m0_path(outside);  // wgmma_gemm_kernel_ue8m0's choice
 }
 
 bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
@@ -957,8 +989,10 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
   if (fp32) {
     step32 ? launch<32, false, true>(g, stream) : launch<16, false, true>(g, stream);
   } else if (fma_candidate(a, b)) {
+    Args gt = g;  // C^T = B A^T: the same call with A's scales the ones to fold
+    std::swap(gt.a, gt.b);
     with_fma_check(a, b, stream, [&](const uint32_t* outside) {
-      step32 ? launch<32, false, false, true>(g, stream, outside) : launch<16, false, false, true>(g, stream, outside);
+      step32 ? launch_ue8m0<32>(g, gt, stream, outside) : launch_ue8m0<16>(g, gt, stream, outside);
     });
   } else {
     step32 ? launch<32, false>(g, stream) : launch<16, false>(g, stream);

@@ -17,10 +17,11 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
 
 // How version 3 computes this pair on the current device where both have
 // UE8M0 scales (gemm_v3.cu): B's scales folded into B (every code in the
-// FMA's range and B's in its fold range), the scaled datapath adding by FMAs
-// (every code in the FMA's range), or golden's three roundings (any other
-// pair too). Runs the check and waits for it.
-enum class Ue8m0Path { kRoundings, kFma, kFolded };
+// FMA's range and B's in its fold range), A's folded into A with the
+// operands swapped (A's in its fold range and B's not), the scaled datapath
+// adding by FMAs (every code in the FMA's range), or golden's three roundings
+// (any other pair too). Runs the check and waits for it.
+enum class Ue8m0Path { kRoundings, kFma, kFolded, kFoldedA };
 Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b);
 
 }  // namespace nibble::cuda::detail

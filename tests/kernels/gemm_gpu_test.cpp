@@ -427,7 +427,7 @@ cuda::DeviceQuantized fma_operand(int64_t m, int64_t k, const QuantConfig& cfg, 
   return q;
 }
 
-// B's fold range for format f (nibble/cuda/gemm_v3_layout.h).
+// The fold range of an operand of format f (nibble/cuda/gemm_v3_layout.h).
 std::pair<uint32_t, uint32_t> fold_codes(Format f) {
   uint32_t lo = 0, hi = 0;
   EXPECT_TRUE(cuda::v3::ue8m0_fold_codes(f, lo, hi)) << name(f);
@@ -437,8 +437,9 @@ std::pair<uint32_t, uint32_t> fold_codes(Format f) {
 bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
   return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
 }
-// v3's three ways with UE8M0 pairs, as gemm_datapath names them.
+// v3's four ways with UE8M0 pairs, as gemm_datapath names them.
 const char* const kFolded = "FP16 wgmma, UE8M0 folded";
+const char* const kFoldedA = "FP16 wgmma, UE8M0 folded into A";
 const char* const kFma = "FP16 wgmma, scaled, FMA";
 const char* const kRoundings = "FP16 wgmma, scaled";
 std::string v3_path(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
@@ -466,7 +467,9 @@ uint32_t& code_to_move(QuantizedTensor& h, int64_t scale_rows, int trial, std::m
 // the FMA. With B's codes in its fold range (v3::ue8m0_fold_codes) it folds
 // them; one of B's moved a code past that range (still inside the FMA's), and
 // it takes the FMA instead; one of A's, and it still folds (A's scale is the
-// epilogue's factor).
+// epilogue's factor). With A's codes in A's fold range and B's not, it folds
+// A's (the operands swapped); one of A's moved past that range, and it takes
+// the FMA; B's then drawn into B's fold range, and it folds B's.
 TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
   NIBBLE_REQUIRE_GPU();
   const uint64_t seed = 911;
@@ -477,7 +480,7 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
   constexpr int64_t kM = 4096, kN = 4096 - 8;
   const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 32 / 17)) * 32 * 17;
   ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::v3::kFmaMinMacs);
-  size_t trials = 0, fold_trials = 0;
+  size_t trials = 0, fold_trials = 0, fold_a_trials = 0;
   for (BlockShape block : {BlockShape::k1x32, BlockShape::k1x16, BlockShape::k16x16}) {
     QuantConfig cfg;
     cfg.format = Format::kE1M2;
@@ -527,19 +530,44 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
       upload_scales(h, q);
       ++fold_trials;
     }
+    // B's codes back across the FMA's range (half of them on its ends, which
+    // do not fold), A's into A's fold range.
+    draw_scales(hb, cuda::v3::kFmaCodeLo, cuda::v3::kFmaCodeHi, rng);
+    upload_scales(hb, qb);
+    draw_scales(ha, fold_lo, fold_hi, rng);
+    upload_scales(ha, qa);
+    ASSERT_EQ(v3_path(qa, qb), kFoldedA) << test::describe(cfg);
+    for (int trial = 0; trial < 6; ++trial) {
+      std::string where;
+      uint32_t& code = code_to_move(ha, qa.scale_rows, trial, rng, where);
+      const uint32_t kept = code;
+      code = trial / 3 == 0 ? fold_lo - 1 : fold_hi + 1;
+      upload_scales(ha, qa);
+      EXPECT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg) << " A" << where << code;
+      code = kept;
+      upload_scales(ha, qa);
+      EXPECT_EQ(v3_path(qa, qb), kFoldedA) << test::describe(cfg);
+      ++fold_a_trials;
+    }
+    draw_scales(hb, fold_lo, fold_hi, rng);
+    upload_scales(hb, qb);
+    EXPECT_EQ(v3_path(qa, qb), kFolded) << test::describe(cfg) << ": both fold, B's first";
   }
-  std::printf("%zu codes moved outside the FMA's range and %zu outside B's fold range, each seen\n", trials,
-              fold_trials);
+  std::printf("%zu codes moved outside the FMA's range, %zu outside B's fold range and %zu outside A's, each seen\n",
+              trials, fold_trials, fold_a_trials);
   EXPECT_EQ(trials, 36u);
   EXPECT_EQ(fold_trials, 18u);
+  EXPECT_EQ(fold_a_trials, 18u);
 }
 
 // UE8M0 scales on both operands whose codes all lie in the FMA's range, half
 // of them on its ends (products of scales from 2^-144 to 2^116, partial
 // results down among the subnormals): v3 takes the FMA and matches golden.
-// Then B's codes drawn from its fold range, half on its ends (B's FP16
-// values from the smallest normal up to the largest that range allows): v3
-// folds them into B and matches golden. Then one output pair planted where
+// Then A's codes drawn from A's fold range, half on its ends (A's FP16 values
+// from the smallest normal up to the largest that range allows): v3 folds
+// them into A, the operands swapped and C stored transposed (M is not a
+// multiple of the tile, and differs from N), and matches golden. Then B's
+// drawn from its fold range too: v3 folds B's and matches golden. Then one output pair planted where
 // the FMA would differ from golden, one code past the range (tile (1, 1), the
 // second stage's first two blocks): INT4, whose block product is exactly
 // 2^128 (golden: Inf) after an accumulator of -1.5 * 2^127 (the FMA: 2^126),
@@ -553,7 +581,7 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
 // outputs.
 TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
   NIBBLE_REQUIRE_GPU();
-  constexpr int64_t kM = 4096, kN = 4096;
+  constexpr int64_t kM = 4096 + 64, kN = 4096;
   const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 128)) * 128;
   ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::v3::kFmaMinMacs);
   ASSERT_GE(k, 256);  // the planted blocks lie in the second stage
@@ -561,7 +589,7 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
   std::printf("seed %llu, %lldx%lldx%lld\n", static_cast<unsigned long long>(seed), static_cast<long long>(kM),
               static_cast<long long>(kN), static_cast<long long>(k));
   std::mt19937_64 rng(seed);
-  size_t mismatches = 0, gemms = 0, fma_runs = 0, folded_runs = 0, exact_runs = 0;
+  size_t mismatches = 0, gemms = 0, fma_runs = 0, folded_runs = 0, folded_a_runs = 0, exact_runs = 0;
   GemmTally tally;
   for (Format f : {Format::kInt4, Format::kE1M2, Format::kE2M1}) {
     for (BlockShape block : {BlockShape::k1x32, BlockShape::k1x16}) {
@@ -583,10 +611,15 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
         for (int i = 0; i < 4096; ++i) {
           outputs.emplace_back(static_cast<int64_t>(rng() % kM), static_cast<int64_t>(rng() % kN));
         }
-        enum Phase { kInRange, kFoldedB, kPlanted };
-        for (Phase phase : {kInRange, kFoldedB, kPlanted}) {
+        enum Phase { kInRange, kAFolds, kBFolds, kPlanted };
+        for (Phase phase : {kInRange, kAFolds, kBFolds, kPlanted}) {
           if (phase == kPlanted && f == Format::kE2M1) continue;  // the planted pairs are INT4's and E1M2's
-          if (phase == kFoldedB) {
+          if (phase == kAFolds) {
+            const auto [fold_lo, fold_hi] = fold_codes(f);
+            draw_scales(ha, fold_lo, fold_hi, rng);
+            upload_scales(ha, qa);
+          }
+          if (phase == kBFolds) {
             const auto [fold_lo, fold_hi] = fold_codes(f);
             draw_scales(hb, fold_lo, fold_hi, rng);
             upload_scales(hb, qb);
@@ -636,9 +669,11 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
           }
           if (v3_runs_own_kernel(qa, qb)) {
             const std::string path = v3_path(qa, qb);
-            EXPECT_EQ(path, phase == kInRange ? kFma : phase == kFoldedB ? kFolded : kRoundings) << test::describe(cfg);
+            const char* const expected[] = {kFma, kFoldedA, kFolded, kRoundings};
+            EXPECT_EQ(path, expected[phase]) << test::describe(cfg);
             fma_runs += path == kFma ? 1 : 0;
             folded_runs += path == kFolded ? 1 : 0;
+            folded_a_runs += path == kFoldedA ? 1 : 0;
             exact_runs += path == kRoundings ? 1 : 0;
           }
           ++gemms;
@@ -647,8 +682,8 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
           for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
           for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
             const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
-            const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(cfg) +
-                                      (phase == kInRange ? " in range" : phase == kFoldedB ? " B folded" : " planted");
+            const char* const phases[] = {" in range", " A folded", " B folded", " planted"};
+            const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(cfg) + phases[phase];
             for (size_t j = 0; j < outputs.size(); ++j) {
               const float got = full[static_cast<size_t>(outputs[j].first * kN + outputs[j].second)];
               if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
@@ -661,13 +696,15 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
       }
     }
   }
-  std::printf("v3 folded B's scales %zu times, took the FMA %zu times, golden's three roundings %zu times\n",
-              folded_runs, fma_runs, exact_runs);
+  std::printf(
+      "v3 folded B's scales %zu times, A's %zu times, took the FMA %zu times, golden's three roundings %zu times\n",
+      folded_runs, folded_a_runs, fma_runs, exact_runs);
   tally.print(std::to_string(gemms) + " GEMMs", mismatches);
   expect_every_kernel_ran(tally, true);
-  EXPECT_EQ(gemms, 32u);
-  if (fma_runs + folded_runs + exact_runs > 0) {
+  EXPECT_EQ(gemms, 44u);
+  if (fma_runs + folded_runs + folded_a_runs + exact_runs > 0) {
     EXPECT_EQ(folded_runs, 12u);
+    EXPECT_EQ(folded_a_runs, 12u);
     EXPECT_EQ(fma_runs, 12u);
     EXPECT_EQ(exact_runs, 8u);
   }

@@ -47,8 +47,10 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 // the epilogue), "FP16 wgmma, scaled, FMA" (UE8M0 scales on both operands,
 // every code of which lets each block's scale product and add be one FMA), or
 // "FP16 wgmma, UE8M0 folded" (those, and B's scales folded into its FP16
-// values: the E4M3 pairs' datapath) (v3). The last two read the operands'
-// scales, and wait for that.
+// values: the E4M3 pairs' datapath), or "FP16 wgmma, UE8M0 folded into A"
+// (A's folded where B's do not fold, the operands swapped and C stored
+// transposed) (v3). The last three read the operands' scales, and wait for
+// that.
 const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
 
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device

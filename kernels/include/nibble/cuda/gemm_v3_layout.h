@@ -218,7 +218,10 @@ inline constexpr double kFmaMinMacs = 0x1p33;
 // gives P' sb exactly (a k-block's products are multiples of one power of two,
 // fewer than 2^13 of them), and its epilogue fma(P' sb, sa, acc) is the FMA
 // step above, with A's scale its only factor. The codes that fold, for B's
-// format f: [lo, hi], inside [kFmaCodeLo, kFmaCodeHi]; false if none.
+// format f: [lo, hi], inside [kFmaCodeLo, kFmaCodeHi]; false if none. Where
+// A's codes fold into A's format and B's do not, v3 runs C^T = B A^T the same
+// way: golden's block sums and its product of the two scales do not depend
+// on the operands' order.
 inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
   lo = 256u;
   hi = 0u;
