@@ -32,10 +32,11 @@ void check_cublas(cublasStatus_t status, const char* what, const char* file, int
 #define NIBBLE_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
 
 // Gaussian-like test data (sum of four uniforms, centred), scaled per 16x16
-// region by 2^(0..7) so block scales differ; deterministic in (seed, index).
-// T = uint16_t stores BF16 bit patterns: the float's top half (rounded toward zero).
+// region by 2^(0..7) so block scales differ, and all of it by `gain` (a power
+// of two); deterministic in (seed, index). T = uint16_t stores BF16 bit
+// patterns: the float's top half (rounded toward zero).
 template <typename T>
-__global__ void fill_test_data_kernel(T* x, int64_t rows, int64_t cols, uint32_t seed) {
+__global__ void fill_test_data_kernel(T* x, int64_t rows, int64_t cols, uint32_t seed, float gain) {
   const int64_t n = rows * cols;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -50,7 +51,7 @@ __global__ void fill_test_data_kernel(T* x, int64_t rows, int64_t cols, uint32_t
       sum += static_cast<float>(h >> 8) * (1.0f / 16777216.0f);
     }
     const int64_t region = ((i / cols) / 16) * 7 + (i % cols) / 16;
-    const float v = (sum - 2.0f) * 1.7320508f * static_cast<float>(1 << (region % 8));
+    const float v = (sum - 2.0f) * 1.7320508f * static_cast<float>(1 << (region % 8)) * gain;
     if constexpr (sizeof(T) == 2) {
       x[i] = static_cast<T>(__float_as_uint(v) >> 16);
     } else {
@@ -60,8 +61,8 @@ __global__ void fill_test_data_kernel(T* x, int64_t rows, int64_t cols, uint32_t
 }
 
 template <typename T>
-void fill_test_data(T* x, int64_t rows, int64_t cols, uint32_t seed) {
-  fill_test_data_kernel<<<1024, 256>>>(x, rows, cols, seed);
+void fill_test_data(T* x, int64_t rows, int64_t cols, uint32_t seed, int gain_exp2 = 0) {
+  fill_test_data_kernel<<<1024, 256>>>(x, rows, cols, seed, std::ldexp(1.0f, gain_exp2));
   NIBBLE_CUDA_CHECK_LAUNCH("fill_test_data_kernel");
 }
 
@@ -300,6 +301,7 @@ struct GemmRecipe {
   Format format;
   BlockShape block;
   ScaleMode scale;
+  int b_gain_exp2 = 0;  // B's data times 2^this, as a gradient's might be
 };
 
 // C = A * B^T with A [M, K], B [N, K] row-major and C [M, N] row-major, in
@@ -323,6 +325,8 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
   const GemmRecipe recipes[] = {
       {"e2m1 1x16 nvfp4", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4},
       {"e2m1 1x32 mx-floor", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor},
+      // B's scale codes below its fold range (v3 folds A's instead).
+      {"e2m1 1x32 mx-floor, B x 2^-24", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor, -24},
       {"e2m1 1x16 fp32", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32},
       // The UFP4 recipes' GEMM operands (train/src/recipe.cpp: 1x16 blocks, FP32 scales).
       {"e1m2 1x16 fp32 (ufp4)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32},
@@ -342,7 +346,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
       DeviceBuffer<float> a(static_cast<size_t>(s.m * s.k));
       DeviceBuffer<float> b(static_cast<size_t>(s.n * s.k));
       fill_test_data(a.data(), s.m, s.k, 7u);
-      fill_test_data(b.data(), s.n, s.k, 8u);
+      fill_test_data(b.data(), s.n, s.k, 8u, r.b_gain_exp2);
       quantize(a.data(), InputType::kFloat32, s.m, s.k, cfg, &qa, nullptr);
       quantize(b.data(), InputType::kFloat32, s.n, s.k, cfg, &qb, nullptr);
       NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
