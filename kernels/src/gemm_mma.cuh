@@ -51,23 +51,37 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
 // The epilogue of every GEMM version: out = fl(acc * fl(ga * gb)) for a warp's
 // MI x NI m16n8 accumulator fragments, stored where they lie inside C (rows and
 // columns past its edges are dropped), every NaN stored as the canonical one.
+// A thread's two outputs of adjacent columns go out as one 8-byte store where
+// C keeps them 8-byte aligned (N even, C itself 8-byte aligned): a warp's
+// store then fills eight 32-byte sectors, instead of half of each in two.
 // kTransposed: g's operands are the call's swapped, so g's output (m, n) is
-// the call's C[n][m] (GEMM v3's UE8M0 scales folded into A).
+// the call's C[n][m] (GEMM v3's UE8M0 scales folded into A); a warp's store
+// there fills four sectors of four rows.
 template <bool kTransposed = false, typename Args, int MI, int NI>
 __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[MI][NI][4], int64_t m_base,
                                               int64_t n_base, int group, int quad) {
   const float gab = __fmul_rn(g.a.tensor[kTensorDecode], g.b.tensor[kTensorDecode]);
   const int64_t n_total = g.b.rows;
+  const bool pairs = !kTransposed && n_total % 2 == 0 && reinterpret_cast<uintptr_t>(g.c) % 8 == 0;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t m = m_base + mi * 16 + group + 8 * (e / 2);
-        const int64_t n = n_base + ni * 8 + 2 * quad + (e % 2);
-        if (m < g.a.rows && n < n_total) {
-          g.c[kTransposed ? n * g.a.rows + m : m * n_total + n] = math::canonical(__fmul_rn(acc[mi][ni][e], gab));
+      for (int h = 0; h < 2; ++h) {
+        const int64_t m = m_base + mi * 16 + group + 8 * h;
+        const int64_t n = n_base + ni * 8 + 2 * quad;
+        const float v0 = math::canonical(__fmul_rn(acc[mi][ni][2 * h], gab));
+        const float v1 = math::canonical(__fmul_rn(acc[mi][ni][2 * h + 1], gab));
+        if (m >= g.a.rows) continue;
+        if (kTransposed) {
+          if (n < n_total) g.c[n * g.a.rows + m] = v0;
+          if (n + 1 < n_total) g.c[(n + 1) * g.a.rows + m] = v1;
+        } else if (pairs && n < n_total) {  // n even, N even: n + 1 < N
+          *reinterpret_cast<float2*>(g.c + m * n_total + n) = make_float2(v0, v1);
+        } else {
+          if (n < n_total) g.c[m * n_total + n] = v0;
+          if (n + 1 < n_total) g.c[m * n_total + n + 1] = v1;
         }
       }
     }

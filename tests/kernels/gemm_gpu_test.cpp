@@ -2,8 +2,8 @@
 // pair of element formats, every scale mode, mixed block shapes, stochastic
 // rounding and RHT16 operands, NaN/Inf/zero/saturating blocks, NaN codes in the
 // scale padding, UE8M0 scales on either side of the range where v3 adds by
-// FMAs, and shapes that are not multiples of the tiles (v1 128x128x64, v2
-// 128x128x128 in 3 stages).
+// FMAs or fold them into either operand, shapes that are not multiples of the
+// tiles (v1 128x128x64, v2 128x128x128 in 3 stages), and C at any float offset.
 // Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
 // same operands against the same golden result. Skips without a GPU.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -293,6 +294,70 @@ std::vector<int64_t> lines_crossing_every_tile(int64_t extent, int64_t tile, std
 // whole columns of C that cross every tile: each tile's first and last row
 // and column and a seeded random one (every output there, every kernel
 // version).
+// C may start at any float (a view into a larger tensor): the epilogue stores
+// a thread's two adjacent outputs as one 8-byte store only where C's rows keep
+// them 8-byte aligned. Every kernel version writes C at offsets 0 to 3 floats
+// into a buffer of NaN canaries, for an even and an odd N, on both v3
+// datapaths: the outputs match golden and every float outside C keeps its
+// canary.
+TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
+  NIBBLE_REQUIRE_GPU();
+  const uint64_t seed = 930;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  constexpr uint32_t kCanary = 0xFFFFFFFFu;  // a NaN no kernel stores (they store the canonical one)
+  constexpr int64_t kPad = 4;
+  size_t mismatches = 0, canaries_hit = 0, writes = 0;
+  GemmTally tally;
+  uint64_t data_seed = seed;
+  for (ScaleMode mode : {ScaleMode::kNVFP4, ScaleMode::kFP32}) {
+    for (int64_t n : {136, 135}) {
+      constexpr int64_t m = 130, k = 256;
+      QuantConfig c;
+      c.format = Format::kE1M2;
+      c.scale = mode;
+      const std::vector<float> a = test::wide_range_tensor(m, k, ++data_seed, false);
+      const std::vector<float> b = test::wide_range_tensor(n, k, ++data_seed, false);
+      cuda::DeviceBuffer<float> da(a), db(b);
+      cuda::DeviceQuantized qa = cuda::allocate_quantized(m, k, c);
+      cuda::DeviceQuantized qb = cuda::allocate_quantized(n, k, c);
+      cuda::quantize(da.data(), cuda::InputType::kFloat32, m, k, c, &qa, nullptr);
+      cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, c, &qb, nullptr);
+      const std::vector<float> want = gemm(quantize(a.data(), m, k, c), quantize(b.data(), n, k, c));
+      for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
+        for (int64_t offset = 0; offset < kPad; ++offset) {
+          const std::vector<uint32_t> fill(static_cast<size_t>(m * n + 2 * kPad), kCanary);
+          cuda::DeviceBuffer<uint32_t> buf(fill);
+          cuda::gemm(qa, qb, reinterpret_cast<float*>(buf.data()) + offset, nullptr, kernel);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          const std::vector<uint32_t> all = buf.download();
+          std::vector<float> got(static_cast<size_t>(m * n));
+          for (size_t i = 0; i < all.size(); ++i) {
+            const int64_t at = static_cast<int64_t>(i) - offset;
+            if (at >= 0 && at < m * n) {
+              std::memcpy(&got[static_cast<size_t>(at)], &all[i], sizeof(float));
+            } else if (all[i] != kCanary && ++canaries_hit <= 5) {
+              std::printf("  %s offset %lld: float %zu outside C written\n", cuda::name(kernel),
+                          static_cast<long long>(offset), i);
+            }
+          }
+          const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(c) + " " +
+                                    std::to_string(m) + "x" + std::to_string(n) + " at offset " +
+                                    std::to_string(offset);
+          mismatches += test::count_float_mismatches(got, want, n, label);
+          tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
+          ++writes;
+        }
+      }
+    }
+  }
+  tally.print(std::to_string(writes) + " GEMMs written at offsets 0..3", mismatches);
+  expect_every_kernel_ran(tally, true);
+  EXPECT_EQ(writes, 2u * 2u * cuda::kAllGemmKernels.size() * kPad);
+  EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_EQ(canaries_hit, 0u);
+}
+
 TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   NIBBLE_REQUIRE_GPU();
   int device = 0, sms = 0;
