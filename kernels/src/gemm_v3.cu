@@ -686,8 +686,8 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       ring.hand_back();
     }
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);
-    store_outputs<kTransposedC>(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
-                  c.group, c.quad);
+    store_outputs<kTransposedC>(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row,
+                                tiles.n0(tile), c.group, c.quad);
   }
 }
 
