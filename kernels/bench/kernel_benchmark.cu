@@ -332,7 +332,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
       {"e1m2 1x16 fp32 (ufp4)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32},
       {"int4 1x16 fp32 (ufp4-int4)", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32},
   };
-  out << format("  %-60s %9s %9s %9s %10s\n", "path", "time ms", "TFLOP/s", "vs cuBLAS", "device MiB");
+  out << format("  %-80s %9s %9s %9s %10s\n", "path", "time ms", "TFLOP/s", "vs cuBLAS", "device MiB");
   bool cublas_done = false;
   double cublas_ms = 0.0;
   for (const GemmRecipe& r : recipes) {
@@ -404,13 +404,13 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     if (!cublas_done) {
       cublas_ms = time_ms([&] { cublas_bf16_gemm(handle, a16.data(), b16.data(), c.data(), s.m, s.n, s.k); }, o.warmup,
                           o.iterations);
-      out << format("  %-60s %9.3f %9.1f %8.2fx %10.0f\n", "cuBLAS BF16 (FP32 accumulate)", cublas_ms,
+      out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f\n", "cuBLAS BF16 (FP32 accumulate)", cublas_ms,
                     flops / (cublas_ms * 1e-3) / 1e12, 1.0,
                     mib(static_cast<double>(a16.bytes() + b16.bytes() + c.bytes())));
       cublas_done = true;
       for (int block : {16, 32}) {
         const double t = per_block_adds_ms(s, block, c.data(), o);
-        out << format("  %-60s %9.3f %9.1f %8.2fx %10s\n",
+        out << format("  %-80s %9.3f %9.1f %8.2fx %10s\n",
                       format("bound: the contract's adds alone, %d-wide blocks", block).c_str(), t,
                       flops / (t * 1e-3) / 1e12, cublas_ms / t, "-");
       }
@@ -420,12 +420,12 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
       const double t = ms[static_cast<int>(kernel)];
       if (t <= 0.0) continue;  // failed above
       out << format(
-          "  %-60s %9.3f %9.1f %8.2fx %10.0f\n",
+          "  %-80s %9.3f %9.1f %8.2fx %10.0f\n",
           (std::string("bit-exact ") + name(kernel) + " " + r.name + " [" + gemm_datapath(qa, qb, kernel) + "]")
               .c_str(),
           t, flops / (t * 1e-3) / 1e12, cublas_ms / t, ours_mib);
     }
-    out << format("  %-60s %9.3f %9.1f %8.2fx %10.0f\n",
+    out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f\n",
                   (std::string("emulation ") + r.name + " (dequant+cuBLAS)").c_str(), emu_ms,
                   flops / (emu_ms * 1e-3) / 1e12, cublas_ms / emu_ms, emu_mib);
   }
