@@ -570,13 +570,16 @@ __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, cons
 // A consumer warpgroup of the scaled datapath (cwg 0 or 1: rows 64 cwg ..
 // 64 cwg + 63 of the tile): the E4M3 consumers' pipeline (below: A's
 // fragments decoded into registers, n-parts with kDepth in flight, no
-// data-dependent exit), with both scales applied per output. Unlike there,
-// every step is added within its stage: the scales of the last one lie in
-// the raw stage, which the producer may overwrite once the stage is done
-// (carrying them into the next stage would hold ten more registers; not
-// measured). Blocks past the data have zero B and zero scales (the producer
-// writes them), so they add a zero (acc is never -0: it starts at +0 and a
-// sum is -0 only from two -0; with kFma, fma(0, 0, acc) is acc as well).
+// data-dependent exit), with both scales applied per output. As there, a
+// stage's last step is added at the top of the next stage, once that stage's
+// first kDepth wgmmas are issued, so the tensor cores do not wait for those
+// adds; its scales, which lie in the raw stage the producer may then
+// overwrite, go with it in registers (sa_last, sb_last: UFP4's FP32 1x16 2 %
+// faster at 8192^3 on an H100, docs/results/kernels.md). Blocks past the data
+// have zero B and zero scales (the producer writes them), so they add a zero
+// (acc is never -0: it starts at +0 and a sum is -0 only from two -0; with
+// kFma, fma(0, 0, acc) is acc as well), and so does the deferred step before
+// a tile's first stage (q and the carried scales zero).
 template <int kStep, bool kFma>
 __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                                const uint8_t* decoded) {
@@ -596,12 +599,18 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
     float q[kParts][kPartRegs];
     zero_sums(acc, q);
     uint32_t a[2][kChunks][4];
+    // The scales of the previous stage's last step, whose add waits for the
+    // next stage's first kDepth wgmmas to be issued (+0 before the first).
+    float sa_last[2] = {0.0f, 0.0f};
+    float sb_last[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
 
     for (int st = 0; st < tiles.stages; ++st) {
       const int buf = ring.buf;
       const uint8_t* stage = smem + ring.raw * kStageBytes;
       uint64_t desc[kParts];
       start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
+      add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
       float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
       float sb[2][8];
       if (kScalesAhead) scales_of_step(stage, 0, c, sa, sb);
@@ -614,12 +623,21 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
           scales_of_step(stage, t + 1, c, sa, sb);
         }
         advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
-        add_part_scaled<kFma>(acc, part, q[part], sa[bi % 2], sb[t % 2]);
+        if (t + 1 < kSteps) {
+          add_part_scaled<kFma>(acc, part, q[part], sa[bi % 2], sb[t % 2]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < 2; ++i) sa_last[i] = sa[bi % 2][i];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) sb_last[i] = sb[t % 2][i];
+        }
       }
       // Every wgmma reading decoded buffer buf has completed, and this stage's
-      // raw scales are read: the producer may overwrite both.
+      // raw scales are read (the last step's are in registers): the producer
+      // may overwrite both.
       ring.hand_back();
     }
+    add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
     store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
                   c.group, c.quad);
   }
