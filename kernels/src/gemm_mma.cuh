@@ -74,14 +74,12 @@ __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[
         const float v0 = math::canonical(__fmul_rn(acc[mi][ni][2 * h], gab));
         const float v1 = math::canonical(__fmul_rn(acc[mi][ni][2 * h + 1], gab));
         if (m >= g.a.rows) continue;
-        if (kTransposed) {
-          if (n < n_total) g.c[n * g.a.rows + m] = v0;
-          if (n + 1 < n_total) g.c[(n + 1) * g.a.rows + m] = v1;
-        } else if (pairs && n < n_total) {  // n even, N even: n + 1 < N
-          *reinterpret_cast<float2*>(g.c + m * n_total + n) = make_float2(v0, v1);
+        const auto at = [&](int64_t col) { return kTransposed ? col * g.a.rows + m : m * n_total + col; };
+        if (pairs && n < n_total) {  // n even, N even: n + 1 < N
+          *reinterpret_cast<float2*>(g.c + at(n)) = make_float2(v0, v1);
         } else {
-          if (n < n_total) g.c[m * n_total + n] = v0;
-          if (n + 1 < n_total) g.c[m * n_total + n + 1] = v1;
+          if (n < n_total) g.c[at(n)] = v0;
+          if (n + 1 < n_total) g.c[at(n + 1)] = v1;
         }
       }
     }

@@ -1105,12 +1105,12 @@ TEST(GemmV3Layout, Ue8m0ScalesInRangeMakeTheBlockStepOneFma) {
   EXPECT_FALSE(v3::fma_scale_code(0u));     // the padding's zero codes
 }
 
-// B's UE8M0 codes that fold into its FP16 values (v3::ue8m0_fold_codes): for
+// An operand's UE8M0 codes that fold into its FP16 values (v3::ue8m0_fold_codes): for
 // each format a range inside the FMA's, every code of which leaves every
 // value of the format times 2^(c - 127) zero or a normal FP16 (2^-14 to
 // 65504) with at most 11 significant bits, and one code past either end
 // leaves some value outside (or lies outside the FMA's range).
-TEST(GemmV3Layout, Ue8m0FoldRangesKeepEveryValueOfBAnExactFp16) {
+TEST(GemmV3Layout, Ue8m0FoldRangesKeepEveryValueAnExactFp16) {
   auto exact_fp16 = [](Format f, uint32_t code) {
     for (uint32_t c = 0; c < 16; ++c) {
       const int32_t units = decode(f, static_cast<uint8_t>(c)).signed_units();
@@ -1126,7 +1126,7 @@ TEST(GemmV3Layout, Ue8m0FoldRangesKeepEveryValueOfBAnExactFp16) {
   for (Format f : kAllFormats) {
     uint32_t lo = 0, hi = 0;
     ASSERT_TRUE(v3::ue8m0_fold_codes(f, lo, hi)) << name(f);
-    std::printf("%s: B's codes %u..%u fold (2^%d..2^%d)\n", std::string(name(f)).c_str(), lo, hi,
+    std::printf("%s: codes %u..%u fold (2^%d..2^%d)\n", std::string(name(f)).c_str(), lo, hi,
                 static_cast<int>(lo) - 127, static_cast<int>(hi) - 127);
     EXPECT_TRUE(v3::fma_scale_code(lo) && v3::fma_scale_code(hi)) << name(f);
     for (uint32_t code = lo; code <= hi; ++code) EXPECT_TRUE(exact_fp16(f, code)) << name(f) << " " << code;

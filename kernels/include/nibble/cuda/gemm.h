@@ -28,8 +28,8 @@ namespace nibble::cuda {
 //        the producer decodes A and B, and the consumers apply both scales in
 //        the epilogue; UE8M0 pairs whose scale codes allow it (a check per
 //        call) add each block by one FMA, or run the E4M3 pairs' datapath
-//        with B's scales folded. Devices other than compute capability 9.0
-//        run v2.
+//        with B's scales folded (or A's, the operands swapped). Devices other
+//        than compute capability 9.0 run v2.
 // kV3 is the default: it passed the bit-exact device tests (docs/results/kernels.md).
 enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
 inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
