@@ -977,55 +977,60 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
                           {2000, 2000, 0}};
   const int cta_counts[] = {1, 2, 3, 7, 64, 132, 133, 1000};
   size_t schedules = 0, stages_checked = 0;
-  for (const Shape& sh : shapes) {
-    const v3::Tiles t(sh.m, sh.n, sh.k);
-    const int64_t rows = (sh.m + v2::kBM - 1) / v2::kBM, cols = (sh.n + v2::kBN - 1) / v2::kBN;
-    ASSERT_EQ(t.count, rows * cols);
-    ASSERT_EQ(v3::tile_count(sh.m, sh.n), rows * cols);
-    ASSERT_EQ(t.cols, cols);
-    ASSERT_EQ(t.stages, (sh.k + v2::kBK - 1) / v2::kBK);
-    for (int requested : cta_counts) {
-      const int ctas = std::min(requested, t.count);  // the launch's count
-      ASSERT_TRUE(v3::counts_fit(t.count, ctas, t.stages));
-      std::vector<int> seen(static_cast<size_t>(t.count), 0);
-      int64_t all_stages = 0;
-      for (int cta = 0; cta < ctas; ++cta) {
-        int tiles_of_cta = 0;
-        for (int tile = cta; tile < t.count; tile += ctas) {
-          ++seen[static_cast<size_t>(tile)];
-          ++tiles_of_cta;
-          const int64_t m0 = t.m0(tile), n0 = t.n0(tile);
-          ASSERT_TRUE(m0 >= 0 && m0 < sh.m && n0 >= 0 && n0 < sh.n && m0 % v2::kBM == 0 && n0 % v2::kBN == 0);
-          ASSERT_EQ(m0 / v2::kBM * cols + n0 / v2::kBN, tile);
-        }
-        const int total = t.cta_stages(cta, ctas);
-        ASSERT_EQ(total, tiles_of_cta * t.stages) << "cta " << cta << " of " << ctas;
-        all_stages += total;
-        // The barrier protocol, stage by stage.
-        std::vector<int> waits[2], hand_backs[2];
-        v3::Ring ring;
-        for (int g = 0; g < total; ++g) {
-          ASSERT_EQ(ring.stage, g);
-          ASSERT_EQ(ring.buf, g % 2);
-          ASSERT_EQ(ring.raw, g % v2::kStages);
-          if (v3::producer_waits(g)) {
-            waits[g % 2].push_back(g);
-            ASSERT_EQ(ring.next_raw(), (g - 2) % v2::kStages) << "stage " << g << " copies into a raw stage in use";
-          } else {
-            for (int used = 0; used <= g; ++used) ASSERT_NE(ring.next_raw(), used % v2::kStages);
+  for (int groups : {2, 1}) {  // full tiles (kBM rows) and half tiles (64)
+    const int tile_m = v3::tile_rows(groups);
+    ASSERT_EQ(tile_m, groups == 2 ? v2::kBM : 64);
+    ASSERT_EQ(v3::threads_of(groups), groups == 2 ? v3::kThreads : 256);
+    for (const Shape& sh : shapes) {
+      const v3::Tiles t = groups == 2 ? v3::Tiles(sh.m, sh.n, sh.k) : v3::Tiles(sh.m, sh.n, sh.k, tile_m);
+      const int64_t rows = (sh.m + tile_m - 1) / tile_m, cols = (sh.n + v2::kBN - 1) / v2::kBN;
+      ASSERT_EQ(t.count, rows * cols);
+      ASSERT_EQ(groups == 2 ? v3::tile_count(sh.m, sh.n) : v3::tile_count(sh.m, sh.n, tile_m), rows * cols);
+      ASSERT_EQ(t.cols, cols);
+      ASSERT_EQ(t.stages, (sh.k + v2::kBK - 1) / v2::kBK);
+      for (int requested : cta_counts) {
+        const int ctas = std::min(requested, t.count);  // the launch's count
+        ASSERT_TRUE(v3::counts_fit(t.count, ctas, t.stages));
+        std::vector<int> seen(static_cast<size_t>(t.count), 0);
+        int64_t all_stages = 0;
+        for (int cta = 0; cta < ctas; ++cta) {
+          int tiles_of_cta = 0;
+          for (int tile = cta; tile < t.count; tile += ctas) {
+            ++seen[static_cast<size_t>(tile)];
+            ++tiles_of_cta;
+            const int64_t m0 = t.m0(tile), n0 = t.n0(tile);
+            ASSERT_TRUE(m0 >= 0 && m0 < sh.m && n0 >= 0 && n0 < sh.n && m0 % tile_m == 0 && n0 % v2::kBN == 0);
+            ASSERT_EQ(m0 / tile_m * cols + n0 / v2::kBN, tile);
           }
-          if (v3::consumers_hand_back(g, total)) hand_backs[g % 2].push_back(g);
-          ring.advance();
-          ++stages_checked;
+          const int total = t.cta_stages(cta, ctas);
+          ASSERT_EQ(total, tiles_of_cta * t.stages) << "cta " << cta << " of " << ctas;
+          all_stages += total;
+          // The barrier protocol, stage by stage.
+          std::vector<int> waits[2], hand_backs[2];
+          v3::Ring ring;
+          for (int g = 0; g < total; ++g) {
+            ASSERT_EQ(ring.stage, g);
+            ASSERT_EQ(ring.buf, g % 2);
+            ASSERT_EQ(ring.raw, g % v2::kStages);
+            if (v3::producer_waits(g)) {
+              waits[g % 2].push_back(g);
+              ASSERT_EQ(ring.next_raw(), (g - 2) % v2::kStages) << "stage " << g << " copies into a raw stage in use";
+            } else {
+              for (int used = 0; used <= g; ++used) ASSERT_NE(ring.next_raw(), used % v2::kStages);
+            }
+            if (v3::consumers_hand_back(g, total)) hand_backs[g % 2].push_back(g);
+            ring.advance();
+            ++stages_checked;
+          }
+          for (int b = 0; b < 2; ++b) {
+            ASSERT_EQ(waits[b].size(), hand_backs[b].size()) << "buffer " << b << ", cta " << cta << " of " << ctas;
+            for (size_t i = 0; i < waits[b].size(); ++i) ASSERT_EQ(waits[b][i], hand_backs[b][i] + 2);
+          }
+          ++schedules;
         }
-        for (int b = 0; b < 2; ++b) {
-          ASSERT_EQ(waits[b].size(), hand_backs[b].size()) << "buffer " << b << ", cta " << cta << " of " << ctas;
-          for (size_t i = 0; i < waits[b].size(); ++i) ASSERT_EQ(waits[b][i], hand_backs[b][i] + 2);
-        }
-        ++schedules;
+        for (int v : seen) ASSERT_EQ(v, 1);
+        EXPECT_EQ(all_stages, static_cast<int64_t>(t.count) * t.stages);
       }
-      for (int v : seen) ASSERT_EQ(v, 1);
-      EXPECT_EQ(all_stages, static_cast<int64_t>(t.count) * t.stages);
     }
   }
   std::printf("%zu CTA schedules, %zu stages checked\n", schedules, stages_checked);
@@ -1034,6 +1039,32 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
   EXPECT_FALSE(v3::counts_fit(int64_t{INT32_MAX}, 132, 1));
   EXPECT_FALSE(v3::counts_fit(int64_t{1} << 20, 1, int64_t{1} << 12));
   EXPECT_TRUE(v3::counts_fit(int64_t{1} << 20, 132, int64_t{1} << 12));
+}
+
+// Half tiles where every one has an SM of its own (132 SMs: an H100 or H200).
+TEST(GemmV3Layout, HalfTilesWhereEachHasAnSm) {
+  struct Case {
+    int64_t m, n;
+    int sms;
+    bool half;
+  };
+  const Case cases[] = {
+      {1024, 1024, 132, true},    // 64 full tiles, 128 half: half the SMs idle on full tiles
+      {1024, 1088, 132, false},   // 144 half tiles
+      {1088, 1024, 132, false},   // 136
+      {2048, 2048, 132, false},   // 256 full tiles: two waves either way
+      {8192, 8192, 132, false},
+      {64, 16896, 132, true},     // one row of 132 tiles, each half empty on full tiles
+      {65, 16896, 132, false},
+      {1, 1, 1, true},
+      {4160, 4096, 132, false},
+      {130, 1000, 32, true},      // 24 half tiles
+      {1000, 130, 31, false},     // 32
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(v3::half_tiles(c.m, c.n, c.sms), c.half) << c.m << "x" << c.n << " on " << c.sms << " SMs";
+    EXPECT_EQ(v3::half_tiles(c.m, c.n, c.sms), v3::tile_count(c.m, c.n, 64) <= c.sms);
+  }
 }
 
 // GEMM v3's FMA for UE8M0 scales on both operands (v3::fma_scale_code): for

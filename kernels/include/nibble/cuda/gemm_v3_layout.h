@@ -30,6 +30,12 @@ namespace nibble::cuda::v3 {
 inline constexpr int kProducerThreads = v2::kBM;           // one warpgroup, a row of A and B each
 inline constexpr int kConsumerThreads = 256;                // two warpgroups of 64 x 128 outputs
 inline constexpr int kThreads = kProducerThreads + kConsumerThreads;
+// A CTA runs two consumer warpgroups on a tile of kBM x kBN outputs (kThreads
+// threads), or, where that leaves SMs idle, one on a half tile of 64 x kBN
+// (half_tiles, below); the producer warpgroup and the stages are the same.
+inline constexpr int kGroupRows = 64;                       // a consumer warpgroup's rows
+NIBBLE_HD constexpr int threads_of(int groups) { return kProducerThreads + 128 * groups; }
+NIBBLE_HD constexpr int tile_rows(int groups) { return kGroupRows * groups; }
 inline constexpr int kSliceK = 16;                          // one wgmma k step
 inline constexpr int kSlices = v2::kBK / kSliceK;           // 8 per stage
 inline constexpr int kAtomK = 64;                           // k per 128-byte row of an atom
@@ -236,21 +242,23 @@ inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
 
 // ---- the persistent schedule ----------------------------------------------------------
 // GEMM v3's CTAs are persistent: CTA b of `ctas` computes the output tiles
-// b, b + ctas, b + 2 ctas, ... (kBM x kBN each, numbered row by row: n
-// fastest, the order a grid of one CTA per tile starts them in), each
-// `stages` k-stages of kBK, and its producer and consumers count stages G
-// across its tiles, so that the producer copies and decodes the next tile's
-// first stages while the consumers finish the tile before. Counts are 32-bit:
-// the launch checks counts_fit first.
+// b, b + ctas, b + 2 ctas, ... (tile_m x kBN each, tile_m = kBM or, for half
+// tiles, kGroupRows; numbered row by row: n fastest, the order a grid of one
+// CTA per tile starts them in), each `stages` k-stages of kBK, and its
+// producer and consumers count stages G across its tiles, so that the producer
+// copies and decodes the next tile's first stages while the consumers finish
+// the tile before. Counts are 32-bit: the launch checks counts_fit first.
 struct Tiles {
   int count;
   int cols;    // tiles along n
   int stages;  // k-stages of a tile
-  NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k)
-      : count(static_cast<int>(((m + v2::kBM - 1) / v2::kBM) * ((n + v2::kBN - 1) / v2::kBN))),
+  int tile_m;  // rows of a tile
+  NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k, int rows = v2::kBM)
+      : count(static_cast<int>(((m + rows - 1) / rows) * ((n + v2::kBN - 1) / v2::kBN))),
         cols(static_cast<int>((n + v2::kBN - 1) / v2::kBN)),
-        stages(static_cast<int>((k + v2::kBK - 1) / v2::kBK)) {}
-  NIBBLE_HD int64_t m0(int tile) const { return static_cast<int64_t>(tile / cols) * v2::kBM; }
+        stages(static_cast<int>((k + v2::kBK - 1) / v2::kBK)),
+        tile_m(rows) {}
+  NIBBLE_HD int64_t m0(int tile) const { return static_cast<int64_t>(tile / cols) * tile_m; }
   NIBBLE_HD int64_t n0(int tile) const { return static_cast<int64_t>(tile % cols) * v2::kBN; }
   // The stages CTA cta of ctas runs, over all its tiles.
   NIBBLE_HD int cta_stages(int cta, int ctas) const { return (count - cta + ctas - 1) / ctas * stages; }
@@ -258,9 +266,16 @@ struct Tiles {
 
 // Tiles' count for an m x n output in 64 bits: what the launch checks with
 // counts_fit before Tiles holds it in an int.
-inline int64_t tile_count(int64_t m, int64_t n) {
-  return ((m + v2::kBM - 1) / v2::kBM) * ((n + v2::kBN - 1) / v2::kBN);
+inline int64_t tile_count(int64_t m, int64_t n, int rows = v2::kBM) {
+  return ((m + rows - 1) / rows) * ((n + v2::kBN - 1) / v2::kBN);
 }
+
+// Whether an m x n output may run half tiles on a device of `sms` SMs: where
+// every half tile has an SM of its own. Full tiles would then leave at least
+// half the SMs idle, or give some SM a second tile after every other has
+// finished, while a half tile of the E4M3 datapath takes its SM for about 0.8
+// of a full tile's time (docs/results/kernels.md; the launch asks only there).
+inline bool half_tiles(int64_t m, int64_t n, int sms) { return tile_count(m, n, tile_rows(1)) <= sms; }
 
 // Whether `tiles` tiles of `stages` stages on `ctas` CTAs keep every count of
 // Tiles and Ring (tile + ctas included) within int.
