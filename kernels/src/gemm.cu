@@ -439,7 +439,13 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
   return e4m3 ? "FP16 mma" : "INT8 mma";
 }
 
-void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel) {
+const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles) {
+  const bool half = gemm_kernel_for(a, b, kernel) == GemmKernel::kV3 && detail::gemm_v3_half_tiles(a, b, tiles);
+  return half ? "64x128" : "128x128";
+}
+
+void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel,
+          GemmTiles tiles) {
   if (a.cols != b.cols) {
     throw std::invalid_argument("gemm: contraction lengths differ (" + std::to_string(a.cols) + " vs " +
                                 std::to_string(b.cols) + ")");
@@ -448,7 +454,7 @@ void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStre
     throw std::invalid_argument("gemm: operands must share the RHT size, bf16 option and seed");
   }
   switch (gemm_kernel_for(a, b, kernel)) {
-    case GemmKernel::kV3: detail::gemm_v3(a, b, c, stream); return;
+    case GemmKernel::kV3: detail::gemm_v3(a, b, c, stream, tiles); return;
     case GemmKernel::kV2: detail::gemm_v2(a, b, c, stream); return;
     case GemmKernel::kV1: break;
   }
@@ -461,9 +467,10 @@ void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStre
   step == 32 ? launch_int8<32>(g, a.rows, b.rows, stream) : launch_int8<16>(g, a.rows, b.rows, stream);
 }
 
-std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel) {
+std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel,
+                                GemmTiles tiles) {
   DeviceBuffer<float> c(static_cast<size_t>(a.rows * b.rows));
-  gemm(a, b, c.data(), nullptr, kernel);
+  gemm(a, b, c.data(), nullptr, kernel, tiles);
   return c.download();
 }
 

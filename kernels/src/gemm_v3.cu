@@ -13,7 +13,9 @@
 //     setmaxnreg moves registers from the producer to the consumers
 //     (RoleRegs); the CTAs are persistent, each taking every gridDim.x-th
 //     tile, so that a tile's first stages are copied and decoded while the
-//     tile before it ends (Tiles);
+//     tile before it ends (Tiles). Where those tiles would leave SMs idle,
+//     half tiles of 64 x 128 (one consumer warpgroup, 256 threads; the same
+//     producer and stages) give each SM one (half_tiles_for);
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
 //     (nibble/cuda/gemm_v3_layout.h); named barriers hand the two decoded
@@ -290,15 +292,18 @@ constexpr int kProducer = 5;
 // on an H100), 120 / 192 for 32-wide ones (4 % faster than 104 / 200, though
 // ptxas -v then shows its consumers spilling 24 bytes, 8 at 104 / 200;
 // docs/results/kernels.md); kFp32Scales runs the same splits. No other role
-// spills.
+// spills. Half tiles (kGroups 1, 256 threads): the same producers, and 232
+// for the consumers, which is also what the CTA starts with (ptxas -v: no
+// role spills; at 240 and 248, and without setmaxnreg, the 32-wide scaled
+// kernels spilled up to 60 bytes).
 constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
-template <bool kFoldB, int kStep>
+template <int kGroups, bool kFoldB, int kStep>
 struct RoleRegs {
   static constexpr bool kScaled16 = !kFoldB && kStep == 16;
   static constexpr int kProducer = kFoldB ? 152 : (kScaled16 ? 104 : 120);
-  static constexpr int kConsumer = kFoldB ? 176 : (kScaled16 ? 200 : 192);
-  static_assert(v3::kProducerThreads * kProducer + v3::kConsumerThreads * kConsumer <=
-                    v3::kThreads * kLaunchRegs,
+  static constexpr int kConsumer = kGroups == 1 ? 232 : kFoldB ? 176 : (kScaled16 ? 200 : 192);
+  static constexpr int kLaunch = kGroups == 1 ? kConsumer : kLaunchRegs;
+  static_assert(v3::kProducerThreads * kProducer + 128 * kGroups * kConsumer <= v3::threads_of(kGroups) * kLaunch,
                 "the consumers take no more registers than the producer gives back");
 };
 
@@ -322,13 +327,15 @@ using v3::Ring;
 using v3::Tiles;
 
 // The consumers' side of Ring: each stage they are done with goes back to
-// the producer (v3::consumers_hand_back).
+// the producer (v3::consumers_hand_back). kCta: the CTA's threads (the
+// barriers' count; here and below, v3::threads_of(consumer warpgroups)).
 struct ConsumerRing : Ring {
   int cta_stages;
   __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles)
       : cta_stages(tiles.cta_stages(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x))) {}
+  template <int kCta>
   __device__ __forceinline__ void hand_back() {
-    if (v3::consumers_hand_back(stage, cta_stages)) bar_arrive(kEmpty + buf, v3::kThreads);
+    if (v3::consumers_hand_back(stage, cta_stages)) bar_arrive(kEmpty + buf, kCta);
     advance();
   }
 };
@@ -349,8 +356,10 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 // binary32 scales of kStep-wide blocks, kFp32Scales, B's moved and the padding
 // zeroed). The producer holds its copies' sources in registers, but where the
 // scaled datapath decodes other scale widths, whose producer works them out
-// per stage (holding them there measured 3 % slower for mx-floor).
-template <int kStep, bool kFoldB, bool kFp32Scales>
+// per stage (holding them there measured 3 % slower for mx-floor). On half
+// tiles (kCta 256) the consumers read rows 0 .. 63 of A and of its scales
+// alone (the producer's A-scale decode of the others goes unused).
+template <int kCta, int kStep, bool kFoldB, bool kFp32Scales>
 __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8_t* smem, uint8_t* decoded,
                                         const uint32_t* lut_a, const uint32_t* lut_b) {
   constexpr int kChunks = kStep / v3::kSliceK;
@@ -371,7 +380,7 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
     // what they work out from it); its first stage is already issued.
     const Copies copies(g, tiles.m0(tile), tiles.n0(tile));
     for (int st = 0; st < tiles.stages; ++st) {
-      if (v3::producer_waits(ring.stage)) bar_sync(kEmpty + ring.buf, v3::kThreads);
+      if (v3::producer_waits(ring.stage)) bar_sync(kEmpty + ring.buf, kCta);
       uint8_t* next = smem + ring.next_raw() * kStageBytes;
       if (st + 1 < tiles.stages) {
         copies.issue(g, next, static_cast<int64_t>(st + 1) * kBK);
@@ -392,7 +401,7 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
         decode_scales<kStep>(g, stage, tid, lut_a, lut_b, blocks);
       }
       fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
-      bar_arrive(kFull + ring.buf, v3::kThreads);  // also: raw stage G has landed (the consumers read A there)
+      bar_arrive(kFull + ring.buf, kCta);  // also: raw stage G has landed (the consumers read A there)
       ring.advance();
     }
   }
@@ -490,14 +499,14 @@ __device__ __forceinline__ void zero_sums(float (&acc)[64], float (&q)[kParts][k
 // A stage's start: the parts' descriptors of decoded buffer buf's B, the
 // wait for the producer to fill it, block 0's A fragments, and the stage's
 // first kDepth steps issued.
-template <int kChunks>
+template <int kCta, int kChunks>
 __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage, uint32_t dec_base, int buf,
                                             const ConsumerThread& c, uint32_t (&a)[2][kChunks][4],
                                             float (&q)[kParts][kPartRegs], uint64_t (&desc)[kParts]) {
   const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
 #pragma unroll
   for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, kPartN * p);
-  bar_sync(kFull + buf, v3::kThreads);
+  bar_sync(kFull + buf, kCta);
   a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
 #pragma unroll
   for (int t = 0; t < kDepth; ++t) {
@@ -580,7 +589,7 @@ __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, cons
 // (acc is never -0: it starts at +0 and a sum is -0 only from two -0; with
 // kFma, fma(0, 0, acc) is acc as well), and so does the deferred step before
 // a tile's first stage (q and the carried scales zero).
-template <int kStep, bool kFma>
+template <int kCta, int kStep, bool kFma>
 __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                                const uint8_t* decoded) {
   constexpr int kChunks = kStep / v3::kSliceK;
@@ -608,7 +617,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       const int buf = ring.buf;
       const uint8_t* stage = smem + ring.raw * kStageBytes;
       uint64_t desc[kParts];
-      start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      start_stage<kCta, kChunks>(g, stage, dec_base, buf, c, a, q, desc);
       wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
       float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
@@ -635,7 +644,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       // Every wgmma reading decoded buffer buf has completed, and this stage's
       // raw scales are read (the last step's are in registers): the producer
       // may overwrite both.
-      ring.hand_back();
+      ring.hand_back<kCta>();
     }
     add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
     store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
@@ -657,7 +666,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 // back edge); its last step's adds run at the top of the next stage, once
 // that stage's first kDepth steps are issued. kTransposedC: g's operands are
 // the call's swapped (store_outputs).
-template <int kStep, bool kTransposedC>
+template <int kCta, int kStep, bool kTransposedC>
 __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                              const uint8_t* decoded) {
   constexpr int kChunks = kStep / v3::kSliceK;
@@ -679,7 +688,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       const uint8_t* stage = smem + ring.raw * kStageBytes;
       const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
       uint64_t desc[kParts];
-      start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      start_stage<kCta, kChunks>(g, stage, dec_base, buf, c, a, q, desc);
       wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part(acc, kParts - 1, q[kParts - 1], sa_last);  // the previous stage's last step (+0 before the first)
       float sa[2];
@@ -701,7 +710,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       }
       // Every wgmma reading this stage's decoded B has completed, and its raw
       // codes and decoded scales are read: the producer may overwrite them.
-      ring.hand_back();
+      ring.hand_back<kCta>();
     }
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);
     store_outputs<kTransposedC>(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row,
@@ -730,15 +739,25 @@ __host__ __device__ constexpr Ue8m0Path ue8m0_path(uint32_t verdict) {
 // One CTA's GEMM on one datapath: kFoldB, the E4M3 datapath (kUe8m0: its
 // case of UE8M0 scales folded into B, A and B as their values; kTransposedC:
 // g's operands are the call's swapped); otherwise the scaled datapath
-// (kFp32Scales: its binary32 case; kFmaAdds: its FMA epilogue).
-template <int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0, bool kTransposedC = false>
+// (kFp32Scales: its binary32 case; kFmaAdds: its FMA epilogue). kGroups: the
+// consumer warpgroups, 2 (tiles of kBM rows) or 1 (half tiles of 64 rows).
+template <int kGroups, int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0,
+          bool kTransposedC = false>
 __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
+  static_assert(kGroups == 1 || kGroups == 2, "one or two consumer warpgroups");
+  constexpr int kCta = v3::threads_of(kGroups);
   // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
   const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
   uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
   uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
   uint32_t* lut_b = lut_a + kLutEntries;
-  const Tiles tiles(g.a.rows, g.b.rows, g.k);
+  const Tiles tiles(g.a.rows, g.b.rows, g.k, v3::tile_rows(kGroups));
+  // A grid of half tiles sized for the call's other operand order
+  // (wgmma_gemm_kernel_ue8m0) may hold CTAs without a tile: they leave at
+  // once, all their threads together.
+  if constexpr (kGroups == 1) {
+    if (static_cast<int>(blockIdx.x) >= tiles.count) return;
+  }
 
   // Scale tables. E4M3 datapath: A's as binary32 dec(s) * 2^lsb_a (the
   // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu);
@@ -746,7 +765,7 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   // scales' tables dec(s) alone. Scaled datapath: the binary32 dec(s) of each
   // operand's scale format, which the producer reads (FP32 scales do not use
   // them).
-  for (int code = static_cast<int>(threadIdx.x); code < kLutEntries; code += v3::kThreads) {
+  for (int code = static_cast<int>(threadIdx.x); code < kLutEntries; code += kCta) {
     if constexpr (kFoldB) {
       constexpr ScaleFormat kFormat = kUe8m0 ? ScaleFormat::kUE8M0 : ScaleFormat::kE4M3;
       const float dec = math::decode_scale_code(kFormat, static_cast<uint32_t>(code));
@@ -761,23 +780,23 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   __syncthreads();
 
   if (threadIdx.x < v3::kProducerThreads) {
-    set_max_regs_dec<RoleRegs<kFoldB, kStep>::kProducer>();
-    produce<kStep, kFoldB, kFp32Scales>(g, tiles, smem, decoded, lut_a, lut_b);
+    set_max_regs_dec<RoleRegs<kGroups, kFoldB, kStep>::kProducer>();
+    produce<kCta, kStep, kFoldB, kFp32Scales>(g, tiles, smem, decoded, lut_a, lut_b);
   } else {
-    set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
+    set_max_regs_inc<RoleRegs<kGroups, kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
-      consume_e4m3<kStep, kTransposedC>(g, tiles, smem, decoded);
+      consume_e4m3<kCta, kStep, kTransposedC>(g, tiles, smem, decoded);
     } else {
-      consume_scaled<kStep, kFmaAdds>(g, tiles, smem, decoded);
+      consume_scaled<kCta, kStep, kFmaAdds>(g, tiles, smem, decoded);
     }
   }
 }
 
-template <int kStep, bool kFoldB, bool kFp32Scales>
-__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
+template <int kGroups, int kStep, bool kFoldB, bool kFp32Scales>
+__global__ void __launch_bounds__(v3::threads_of(kGroups), 1) wgmma_gemm_kernel(const Args g) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
-  gemm_cta<kStep, kFoldB, kFp32Scales, false, false>(g, smem);
+  gemm_cta<kGroups, kStep, kFoldB, kFp32Scales, false, false>(g, smem);
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
 #endif
@@ -789,49 +808,83 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 // datapath (ue8m0_path): B's scales folded (the E4M3 datapath's kernel,
 // gemm_cta's kUe8m0), A's folded (the same on gt, C stored transposed), the
 // scaled datapath adding by FMAs, or golden's three roundings.
-template <int kStep>
-__global__ void __launch_bounds__(v3::kThreads, 1)
+template <int kGroups, int kStep>
+__global__ void __launch_bounds__(v3::threads_of(kGroups), 1)
     wgmma_gemm_kernel_ue8m0(const Args g, const Args gt, const uint32_t* outside) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
   switch (ue8m0_path(*outside)) {
-    case Ue8m0Path::kFolded: gemm_cta<kStep, true, false, false, true>(g, smem); break;
-    case Ue8m0Path::kFoldedA: gemm_cta<kStep, true, false, false, true, true>(gt, smem); break;
-    case Ue8m0Path::kFma: gemm_cta<kStep, false, false, true, false>(g, smem); break;
-    case Ue8m0Path::kRoundings: gemm_cta<kStep, false, false, false, false>(g, smem); break;
+    case Ue8m0Path::kFolded: gemm_cta<kGroups, kStep, true, false, false, true>(g, smem); break;
+    case Ue8m0Path::kFoldedA: gemm_cta<kGroups, kStep, true, false, false, true, true>(gt, smem); break;
+    case Ue8m0Path::kFma: gemm_cta<kGroups, kStep, false, false, true, false>(g, smem); break;
+    case Ue8m0Path::kRoundings: gemm_cta<kGroups, kStep, false, false, false, false>(g, smem); break;
   }
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
 #endif
 }
 
-// Launches kernel(g, rest...) as persistent CTAs (Tiles): one per SM (one
-// fits: its shared memory), or one per tile where there are fewer tiles.
-template <class... Params, class... Rest>
-void launch_persistent(void (*kernel)(Params...), const Args& g, cudaStream_t stream, const Rest&... rest) {
-  NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
+int sm_count() {
   int device = 0, sms = 0;
   NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
   NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const int64_t tiles = v3::tile_count(g.a.rows, g.b.rows);
+  return sms;
+}
+
+// Whether a call on a and b runs half tiles: `tiles` where it names a shape;
+// for kAuto, where every half tile has an SM of its own (v3::half_tiles), for
+// E4M3 pairs (e4m3) and UE8M0 pairs (ue8m0: they may fold their scales into
+// the E4M3 datapath, and may run the operands swapped, so in both orders).
+// Other pairs run the scaled datapath, whose half tiles took as long as full
+// ones (docs/results/kernels.md): they keep full tiles.
+bool half_tiles_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, bool e4m3, bool ue8m0) {
+  if (tiles != GemmTiles::kAuto) return tiles == GemmTiles::kHalf;
+  if (!e4m3 && !ue8m0) return false;
+  const int sms = sm_count();
+  return v3::half_tiles(a.rows, b.rows, sms) && (!ue8m0 || v3::half_tiles(b.rows, a.rows, sms));
+}
+
+// Launches kernel(g, rest...) as persistent CTAs of kGroups consumer
+// warpgroups (Tiles): one per SM (one fits: its shared memory), or one per
+// tile where there are fewer of the call's `tiles` (the larger count of both
+// operand orders where the kernel may run them swapped).
+template <int kGroups, class... Params, class... Rest>
+void launch_persistent(void (*kernel)(Params...), int64_t tiles, const Args& g, cudaStream_t stream,
+                       const Rest&... rest) {
+  NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
   if (tiles == 0) return;  // no outputs
-  const int64_t ctas = std::min<int64_t>(tiles, sms);
+  const int64_t ctas = std::min<int64_t>(tiles, sm_count());
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
-  kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g, rest...);
+  kernel<<<static_cast<unsigned>(ctas), v3::threads_of(kGroups), v3::kSmemBytes, stream>>>(g, rest...);
   NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 
 template <int kStep, bool kFoldB, bool kFp32Scales = false>
-void launch(const Args& g, cudaStream_t stream) {
-  launch_persistent(&wgmma_gemm_kernel<kStep, kFoldB, kFp32Scales>, g, stream);
+void launch(const Args& g, cudaStream_t stream, bool half) {
+  if (half) {
+    launch_persistent<1>(&wgmma_gemm_kernel<1, kStep, kFoldB, kFp32Scales>,
+                         v3::tile_count(g.a.rows, g.b.rows, v3::tile_rows(1)), g, stream);
+  } else {
+    launch_persistent<2>(&wgmma_gemm_kernel<2, kStep, kFoldB, kFp32Scales>, v3::tile_count(g.a.rows, g.b.rows), g,
+                         stream);
+  }
 }
 
-// gt: g with its operands swapped; the same tile count (Tiles) either way.
+// gt: g with its operands swapped (as many full tiles either way; half tiles
+// may differ in count, and the grid takes the larger).
 template <int kStep>
-void launch_ue8m0(const Args& g, const Args& gt, cudaStream_t stream, const uint32_t* outside) {
-  launch_persistent(&wgmma_gemm_kernel_ue8m0<kStep>, g, stream, gt, outside);
+void launch_ue8m0(const Args& g, const Args& gt, cudaStream_t stream, const uint32_t* outside, bool half) {
+  if (half) {
+    const int rows = v3::tile_rows(1);
+    const int64_t tiles =
+        std::max(v3::tile_count(g.a.rows, g.b.rows, rows), v3::tile_count(gt.a.rows, gt.b.rows, rows));
+    launch_persistent<1>(&wgmma_gemm_kernel_ue8m0<1, kStep>, tiles, g, stream, gt, outside);
+  } else {
+    launch_persistent<2>(&wgmma_gemm_kernel_ue8m0<2, kStep>, v3::tile_count(g.a.rows, g.b.rows), g, stream, gt,
+                         outside);
+  }
 }
 
 // ---- the UE8M0 check (v3::fma_scale_code, v3::ue8m0_fold_codes) --------------------------
@@ -987,12 +1040,34 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
   return major == 9 && minor == 0;
 }
 
-void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
-  Args g = args_of(a, b, c);
+namespace {
+
+// The launch gemm_v3 makes for a pair (the caller has checked gemm_v3_runs).
+enum class Launch { kE4m3, kFp32, kUe8m0, kScaled };
+Launch launch_of(const DeviceQuantized& a, const DeviceQuantized& b) {
+  if (e4m3_scales(a, b)) return Launch::kE4m3;
   const int step = k_step(a, b);
-  const bool step32 = step == 32;
-  if (e4m3_scales(a, b)) {
-    step32 ? launch<32, true>(g, stream) : launch<16, true>(g, stream);
+  if (scale_format(a.config.scale) == ScaleFormat::kFP32 && scale_format(b.config.scale) == ScaleFormat::kFP32 &&
+      block_cols(a.config.block) == step && block_cols(b.config.block) == step) {
+    return Launch::kFp32;  // binary32 scales on both operands, one per k-block: fp32_scales
+  }
+  return fma_candidate(a, b) ? Launch::kUe8m0 : Launch::kScaled;
+}
+
+}  // namespace
+
+bool gemm_v3_half_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
+  const Launch how = launch_of(a, b);
+  return half_tiles_for(a, b, tiles, how == Launch::kE4m3, how == Launch::kUe8m0);
+}
+
+void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles) {
+  Args g = args_of(a, b, c);
+  const bool step32 = k_step(a, b) == 32;
+  const Launch how = launch_of(a, b);
+  const bool half = half_tiles_for(a, b, tiles, how == Launch::kE4m3, how == Launch::kUe8m0);
+  if (how == Launch::kE4m3) {
+    step32 ? launch<32, true>(g, stream, half) : launch<16, true>(g, stream, half);
     return;
   }
   // The scaled datapath multiplies the operands' values.
@@ -1000,20 +1075,16 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
       !v3::half_high_table(b.config.format, g.b.half_high, lsb_exp(b.config.format))) {
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
   }
-  // Binary32 scales on both operands, one per k-block: fp32_scales.
-  const bool fp32 = scale_format(a.config.scale) == ScaleFormat::kFP32 &&
-                    scale_format(b.config.scale) == ScaleFormat::kFP32 && block_cols(a.config.block) == step &&
-                    block_cols(b.config.block) == step;
-  if (fp32) {
-    step32 ? launch<32, false, true>(g, stream) : launch<16, false, true>(g, stream);
-  } else if (fma_candidate(a, b)) {
+  if (how == Launch::kFp32) {
+    step32 ? launch<32, false, true>(g, stream, half) : launch<16, false, true>(g, stream, half);
+  } else if (how == Launch::kUe8m0) {
     Args gt = g;  // C^T = B A^T: the same call with A's scales the ones to fold
     std::swap(gt.a, gt.b);
     with_fma_check(a, b, stream, [&](const uint32_t* outside) {
-      step32 ? launch_ue8m0<32>(g, gt, stream, outside) : launch_ue8m0<16>(g, gt, stream, outside);
+      step32 ? launch_ue8m0<32>(g, gt, stream, outside, half) : launch_ue8m0<16>(g, gt, stream, outside, half);
     });
   } else {
-    step32 ? launch<32, false>(g, stream) : launch<16, false>(g, stream);
+    step32 ? launch<32, false>(g, stream, half) : launch<16, false>(g, stream, half);
   }
 }
 

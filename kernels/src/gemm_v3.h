@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "nibble/cuda/gemm.h"
 #include "nibble/cuda/quantize.h"
 
 namespace nibble::cuda::detail {
@@ -13,7 +14,11 @@ namespace nibble::cuda::detail {
 // formats, block shapes and scale modes then runs there.
 bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 
-void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream);
+void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles);
+
+// Whether that call runs half tiles (64 x 128 outputs, one consumer warpgroup)
+// on the current device: GemmTiles's rule.
+bool gemm_v3_half_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
 
 // How version 3 computes this pair on the current device where both have
 // UE8M0 scales (gemm_v3.cu): B's scales folded into B (every code in the

@@ -5,7 +5,8 @@
 // FMAs or fold them into either operand, shapes that are not multiples of the
 // tiles (v1 128x128x64, v2 128x128x128 in 3 stages), and C at any float offset.
 // Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
-// same operands against the same golden result. Skips without a GPU.
+// same operands against the same golden result, and v3 on both its tile
+// shapes (cuda::GemmTiles). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,12 +38,19 @@ struct GemmTally {
   size_t nontrivial = 0;
   size_t per_kernel_outputs[cuda::kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
   size_t v3_own_outputs = 0;  // computed by v3's own kernel, not its v2 fallback
+  size_t v3_tile_outputs[2] = {};  // v3 forced onto 128 x 128 tiles [0] and 64 x 128 [1] (add_tiles)
 
   // Counts golden's outputs `want` as compared for `kernel`, which ran `runs`.
   void add(cuda::GemmKernel kernel, cuda::GemmKernel runs, const std::vector<float>& want) {
     outputs += want.size();
     per_kernel_outputs[static_cast<int>(kernel)] += want.size();
     if (runs == cuda::GemmKernel::kV3) v3_own_outputs += want.size();
+    for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
+  }
+  // Counts `want` as compared for v3's own kernel forced onto `tiles`.
+  void add_tiles(cuda::GemmTiles tiles, const std::vector<float>& want) {
+    outputs += want.size();
+    v3_tile_outputs[tiles == cuda::GemmTiles::kHalf ? 1 : 0] += want.size();
     for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
   }
   // Prints what was compared, after `what` (the test's own cases, or empty).
@@ -70,6 +78,22 @@ size_t poison_scale_padding(cuda::DeviceQuantized& q) {
   return poisoned;
 }
 
+// v3's own kernel (where it runs) forced onto each tile shape, against
+// golden's `want` (every output); returns mismatches.
+size_t check_v3_tiles(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb,
+                      const std::vector<float>& want, const std::string& label, GemmTally& tally) {
+  if (cuda::gemm_kernel_for(qa, qb, cuda::GemmKernel::kV3) != cuda::GemmKernel::kV3) return 0;
+  size_t bad = 0;
+  for (cuda::GemmTiles tiles : {cuda::GemmTiles::kFull, cuda::GemmTiles::kHalf}) {
+    const std::vector<float> got = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, tiles);
+    const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles);
+    EXPECT_EQ(shape, tiles == cuda::GemmTiles::kHalf ? "64x128" : "128x128");
+    tally.add_tiles(tiles, want);
+    bad += test::count_float_mismatches(got, want, qb.rows, "v3 on " + shape + " tiles " + label);
+  }
+  return bad;
+}
+
 // Quantizes both operands on the device (checked against golden by
 // quantize_gpu_test) and golden, multiplies both ways, returns mismatches.
 // With `specials`, A carries the planted NaN/Inf/zero/subnormal/huge blocks;
@@ -86,28 +110,36 @@ size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const 
   cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, cb, &qb, nullptr);
   if (poisoned != nullptr) *poisoned += poison_scale_padding(qa) + poison_scale_padding(qb);
   const std::vector<float> want = gemm(quantize(a.data(), m, k, ca), quantize(b.data(), n, k, cb));
+  const std::string shape =
+      test::describe(ca) + " x " + test::describe(cb) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+      std::to_string(k);
   size_t bad = 0;
   for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
     const std::vector<float> got = cuda::gemm_to_host(qa, qb, kernel);
     const cuda::GemmKernel runs = cuda::gemm_kernel_for(qa, qb, kernel);  // v3 runs v2 where it does not apply
     const std::string version =
         std::string(cuda::name(kernel)) + (runs != kernel ? std::string(" (runs ") + cuda::name(runs) + ")" : "");
-    const std::string label = version + " " + test::describe(ca) + " x " +
-                              test::describe(cb) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                              std::to_string(k);
     tally.add(kernel, runs, want);
-    bad += test::count_float_mismatches(got, want, n, label);
+    bad += test::count_float_mismatches(got, want, n, version + " " + shape);
   }
+  bad += check_v3_tiles(qa, qb, want, shape, tally);
   return bad;
 }
 
 // Every version compared the same number of outputs, and some; on a device
-// of compute capability 9.0 some of v3's were its own kernel's.
-void expect_every_kernel_ran(const GemmTally& tally, bool expect_v3_own) {
+// of compute capability 9.0 some of v3's were its own kernel's, and with
+// expect_tiles v3 also ran as many on each forced tile shape as on its own
+// choice.
+void expect_every_kernel_ran(const GemmTally& tally, bool expect_v3_own, bool expect_tiles = false) {
+  const size_t per_kernel = tally.outputs - tally.v3_tile_outputs[0] - tally.v3_tile_outputs[1];
   for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
     EXPECT_GT(tally.per_kernel_outputs[static_cast<int>(kernel)], 0u) << cuda::name(kernel);
-    EXPECT_EQ(tally.per_kernel_outputs[static_cast<int>(kernel)], tally.outputs / cuda::kAllGemmKernels.size())
+    EXPECT_EQ(tally.per_kernel_outputs[static_cast<int>(kernel)], per_kernel / cuda::kAllGemmKernels.size())
         << cuda::name(kernel);
+  }
+  if (expect_tiles) {
+    EXPECT_EQ(tally.v3_tile_outputs[0], tally.v3_own_outputs) << "v3 forced onto 128 x 128 tiles";
+    EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 64 x 128 tiles";
   }
   if (expect_v3_own) {
     int device = 0, major = 0, minor = 0;
@@ -151,7 +183,7 @@ TEST(GpuGemm, EveryFormatPairScaleModeAndBlockPairMatchesGolden) {
   tally.print(std::to_string(cases) + " GEMMs x " + std::to_string(cuda::kAllGemmKernels.size()) + " kernel versions",
               mismatches);
   EXPECT_GT(cases, 0u);
-  expect_every_kernel_ran(tally, true);
+  expect_every_kernel_ran(tally, true, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -174,7 +206,7 @@ TEST(GpuGemm, MixedScaleModesMatchGolden) {
   }
   tally.print(std::to_string(cases) + " GEMMs", mismatches);
   EXPECT_GT(cases, 0u);
-  expect_every_kernel_ran(tally, true);
+  expect_every_kernel_ran(tally, true, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -225,7 +257,7 @@ TEST(GpuGemm, ManyTilesWithSrAndRhtMatchGolden) {
   ca.format = Format::kInt4;
   mismatches += check_gemm(200, 136, 1200, ca, ca, 17, true, tally);
   tally.print("seeds 11..17", mismatches);
-  expect_every_kernel_ran(tally, true);
+  expect_every_kernel_ran(tally, true, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -262,7 +294,7 @@ TEST(GpuGemm, IgnoresScalePaddingPastTheLastBlock) {
               mismatches);
   EXPECT_GT(cases, 0u);
   EXPECT_GT(poisoned, 0u);
-  expect_every_kernel_ran(tally, true);
+  expect_every_kernel_ran(tally, true, true);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -757,6 +789,17 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
             }
             tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
           }
+          if (v3_runs_own_kernel(qa, qb)) {  // and on half tiles (its own choice here is 128 x 128)
+            const std::vector<float> full = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kHalf);
+            for (size_t j = 0; j < outputs.size(); ++j) {
+              const float got = full[static_cast<size_t>(outputs[j].first * kN + outputs[j].second)];
+              if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
+                test::print_float_mismatch("v3 on 64x128 tiles " + test::describe(cfg), outputs[j].first,
+                                           outputs[j].second, got, want[j]);
+              }
+            }
+            tally.add_tiles(cuda::GemmTiles::kHalf, want);
+          }
         }
       }
     }
@@ -766,6 +809,7 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
       folded_runs, folded_a_runs, fma_runs, exact_runs);
   tally.print(std::to_string(gemms) + " GEMMs", mismatches);
   expect_every_kernel_ran(tally, true);
+  EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 on half tiles";
   EXPECT_EQ(gemms, 44u);
   if (fma_runs + folded_runs + folded_a_runs + exact_runs > 0) {
     EXPECT_EQ(folded_runs, 12u);
@@ -774,6 +818,84 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
     EXPECT_EQ(exact_runs, 8u);
   }
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+// Half tiles with UE8M0 pairs, whose kernel may run the operands swapped:
+// a 130 x 1000 output has 24 half tiles one way and 32 the other, so the
+// grid (32 CTAs) holds 8 without a tile on the unswapped paths, which must
+// leave at once. With every code in the FMA's range v3 takes the FMA, with
+// A's in A's fold range it folds A's (swapped, C stored transposed; M = 130 is
+// not a multiple of the tile), with B's in B's too it folds B's; on each, v3's
+// own choice (half tiles where the device has the SMs for them) and full tiles
+// match golden on rows 0 and 129 whole and seeded random outputs. K makes the
+// call just reach v3::kFmaMinMacs.
+TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
+  NIBBLE_REQUIRE_GPU();
+  constexpr int64_t kM = 130, kN = 1000;
+  const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 128)) * 128;
+  ASSERT_EQ(cuda::v3::tile_count(kM, kN, cuda::v3::tile_rows(1)), 24);
+  ASSERT_EQ(cuda::v3::tile_count(kN, kM, cuda::v3::tile_rows(1)), 32);
+  const uint64_t seed = 912;
+  std::printf("seed %llu, %lldx%lldx%lld\n", static_cast<unsigned long long>(seed), static_cast<long long>(kM),
+              static_cast<long long>(kN), static_cast<long long>(k));
+  std::mt19937_64 rng(seed);
+  QuantConfig cfg;
+  cfg.format = Format::kE1M2;
+  cfg.block = BlockShape::k1x32;
+  cfg.scale = ScaleMode::kMXFloor;
+  QuantizedTensor ha, hb;
+  cuda::DeviceQuantized qa = fma_operand(kM, k, cfg, rng, ha);
+  cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
+  if (!v3_runs_own_kernel(qa, qb)) GTEST_SKIP() << "v3 does not run on this device";
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const bool half = sms >= 32;  // both orders' half tiles find an SM each
+  std::vector<std::pair<int64_t, int64_t>> outputs;
+  for (int64_t c = 0; c < kN; ++c) {
+    outputs.emplace_back(0, c);
+    outputs.emplace_back(kM - 1, c);
+  }
+  for (int i = 0; i < 512; ++i) {
+    outputs.emplace_back(static_cast<int64_t>(rng() % kM), static_cast<int64_t>(rng() % kN));
+  }
+  const auto [fold_lo, fold_hi] = fold_codes(cfg.format);
+  size_t mismatches = 0, compared = 0, nontrivial = 0, gemms = 0;
+  const char* const expected[] = {kFma, kFoldedA, kFolded};
+  for (int phase = 0; phase < 3; ++phase) {
+    if (phase == 1) {
+      draw_scales(ha, fold_lo, fold_hi, rng);
+      upload_scales(ha, qa);
+    } else if (phase == 2) {
+      draw_scales(hb, fold_lo, fold_hi, rng);
+      upload_scales(hb, qb);
+    }
+    ASSERT_EQ(v3_path(qa, qb), expected[phase]);
+    EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3), half ? "64x128" : "128x128");
+    std::vector<float> want;
+    for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
+    for (cuda::GemmTiles tiles : {cuda::GemmTiles::kAuto, cuda::GemmTiles::kFull}) {
+      const std::vector<float> got = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, tiles);
+      const std::string label = std::string(expected[phase]) + ", " +
+                                cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles) + " tiles";
+      for (size_t j = 0; j < outputs.size(); ++j) {
+        const float have = got[static_cast<size_t>(outputs[j].first * kN + outputs[j].second)];
+        if (!test::same_float(have, want[j]) && ++mismatches <= 5) {
+          test::print_float_mismatch(label, outputs[j].first, outputs[j].second, have, want[j]);
+        }
+        nontrivial += std::isfinite(want[j]) && want[j] != 0.0f ? 1 : 0;
+      }
+      compared += outputs.size();
+      ++gemms;
+    }
+  }
+  std::printf("%zu GEMMs (FMA, A folded, B folded; %s tiles and 128x128), %zu outputs compared (%zu finite "
+              "non-zero), %zu mismatching\n",
+              gemms, half ? "64x128" : "128x128", compared, nontrivial, mismatches);
+  EXPECT_EQ(gemms, 6u);
+  EXPECT_EQ(compared, 6 * outputs.size());
+  EXPECT_GT(nontrivial, compared / 2);
   EXPECT_EQ(mismatches, 0u);
 }
 

@@ -22,7 +22,8 @@ namespace nibble::cuda {
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
 //   kV3  warpgroup mma (wgmma, sm_90a): v2's stages, each operand decoded
 //        once per CTA while two consumer warpgroups of 64x128 run the mma and
-//        the adds (kernels/src/gemm_v3.cu). E4M3 pairs: a producer warpgroup
+//        the adds (kernels/src/gemm_v3.cu; one, on 64x128 tiles, where
+//        GemmTiles says). E4M3 pairs: a producer warpgroup
 //        decodes B into shared memory with B's scale folded in, and the
 //        consumers decode their A fragments into registers; every other pair:
 //        the producer decodes A and B, and the consumers apply both scales in
@@ -53,6 +54,21 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 // that.
 const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
 
+// kV3's output tiles. kAuto: 128 x 128 (two consumer warpgroups), but 64 x
+// 128 half tiles (one consumer warpgroup each) on the E4M3 datapath (E4M3
+// pairs, and UE8M0 pairs, which may fold into it) where every half tile finds
+// an SM of its own, as for a weight gradient of a narrow layer (1024 x 1024
+// outputs, long K), whose 128 x 128 tiles would leave half the SMs idle
+// (1.24x to 1.26x faster there on an H200; docs/results/kernels.md). kFull
+// and kHalf force one (tests, benchmarks); every choice computes the same
+// bits. Other versions have one tile shape each and ignore it.
+enum class GemmTiles : uint8_t { kAuto, kFull, kHalf };
+
+// The tile shape (rows x columns of outputs per CTA) a call with `tiles` runs
+// on the current device, for reports: "128x128" or "64x128".
+const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel,
+                            GemmTiles tiles = GemmTiles::kAuto);
+
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device
 // pointer to M x N floats, row-major. Throws std::invalid_argument where golden
 // gemm does (K differs, operands rotated differently). Asynchronous on `stream`.
@@ -61,10 +77,10 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 // word, for the check of the pair's scale codes, from a memory pool the
 // library creates once per device and keeps (with what it has allocated).
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream = nullptr,
-          GemmKernel kernel = kDefaultGemmKernel);
+          GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto);
 
 // Synchronous convenience: the M x N result on the host.
 std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b,
-                                GemmKernel kernel = kDefaultGemmKernel);
+                                GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto);
 
 }  // namespace nibble::cuda
