@@ -286,7 +286,8 @@ void add_kernel_commands(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("bench-kernels", "Benchmark the GPU kernels against cudaMemcpy and cuBLAS");
     cmd->add_option("--quant-rows", opts->quant_rows, "rows of the quantize benchmark tensor")->capture_default_str();
     cmd->add_option("--quant-cols", opts->quant_cols, "cols of the quantize benchmark tensor")->capture_default_str();
-    cmd->add_option("--gemm", *shapes, "GEMM shapes as M N K triples (default: 8192 8192 8192 4096 4096 16384)");
+    cmd->add_option("--gemm", *shapes,
+                    "GEMM shapes as M N K triples (default: 8192 8192 8192 4096 4096 16384 1024 1024 16384)");
     cmd->add_option("--iterations", opts->iterations, "timed calls per measurement")->capture_default_str();
     cmd->callback([opts, shapes] {
       require_gpu();

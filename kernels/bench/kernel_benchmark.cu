@@ -332,7 +332,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
       {"e1m2 1x16 fp32 (ufp4)", Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32},
       {"int4 1x16 fp32 (ufp4-int4)", Format::kInt4, BlockShape::k1x16, ScaleMode::kFP32},
   };
-  out << format("  %-80s %9s %9s %9s %10s\n", "path", "time ms", "TFLOP/s", "vs cuBLAS", "device MiB");
+  out << format("  %-80s %9s %9s %9s %10s %8s\n", "path", "time ms", "TFLOP/s", "vs cuBLAS", "device MiB", "tile");
   bool cublas_done = false;
   double cublas_ms = 0.0;
   for (const GemmRecipe& r : recipes) {
@@ -354,18 +354,31 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     DeviceBuffer<float> c(static_cast<size_t>(s.m * s.n));
 
     // Every kernel version that applies to this recipe (v3 runs v2 where it
-    // does not, and is then not timed twice): validate sampled outputs against
-    // golden dot_rows, then time.
+    // does not, and is then not timed twice), on its own tiles, and v3 on
+    // 128 x 128 tiles too where it picks half tiles: validate sampled outputs
+    // against golden dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
-    double ms[kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
+    struct Run {
+      GemmKernel kernel;
+      GemmTiles tiles;
+      double ms;
+    };
+    std::vector<Run> runs;
     for (GemmKernel kernel : kAllGemmKernels) {
       if (gemm_kernel_for(qa, qb, kernel) != kernel) continue;
+      runs.push_back({kernel, GemmTiles::kAuto, 0.0});
+      if (std::string(gemm_tile_shape(qa, qb, kernel)) != gemm_tile_shape(qa, qb, kernel, GemmTiles::kFull)) {
+        runs.push_back({kernel, GemmTiles::kFull, 0.0});
+      }
+    }
+    for (Run& run : runs) {
+      const GemmKernel kernel = run.kernel;
       // A version that fails (differs from golden, or a CUDA error) is reported
       // and left untimed, and the other versions still run; the benchmark
       // throws at the end (run_kernel_benchmark).
       try {
         NIBBLE_CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.bytes()));  // no stale result can pass
-        gemm(qa, qb, c.data(), nullptr, kernel);
+        gemm(qa, qb, c.data(), nullptr, kernel, run.tiles);
         const std::vector<float> got = c.download();
         std::mt19937_64 rng(5);
         for (int i = 0; i < 256; ++i) {
@@ -374,14 +387,14 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
           const float want = dot_rows(ha, m, hb, n);
           const float have = got[static_cast<size_t>(m * s.n + n)];
           if (f32_bits(want) != f32_bits(have)) {
-            throw std::runtime_error(format("GEMM %s %s differs from golden at (%lld, %lld): got 0x%08x want 0x%08x",
-                                            name(kernel), r.name, static_cast<long long>(m), static_cast<long long>(n),
-                                            f32_bits(have), f32_bits(want)));
+            throw std::runtime_error(format(
+                "GEMM %s (%s tiles) %s differs from golden at (%lld, %lld): got 0x%08x want 0x%08x", name(kernel),
+                gemm_tile_shape(qa, qb, kernel, run.tiles), r.name, static_cast<long long>(m),
+                static_cast<long long>(n), f32_bits(have), f32_bits(want)));
           }
         }
         const size_t before = free_device_bytes();
-        ms[static_cast<int>(kernel)] =
-            time_ms([&] { gemm(qa, qb, c.data(), nullptr, kernel); }, o.warmup, o.iterations);
+        run.ms = time_ms([&] { gemm(qa, qb, c.data(), nullptr, kernel, run.tiles); }, o.warmup, o.iterations);
         const size_t after = free_device_bytes();
         if (after < before) throw std::runtime_error(std::string("GEMM ") + name(kernel) + " allocated device memory");
       } catch (const std::exception& e) {
@@ -416,14 +429,14 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
       }
     }
     const double emu_mib = ours_mib + mib(static_cast<double>(a16.bytes() + b16.bytes()));
-    for (GemmKernel kernel : kAllGemmKernels) {
-      const double t = ms[static_cast<int>(kernel)];
+    for (const Run& run : runs) {
+      const double t = run.ms;
       if (t <= 0.0) continue;  // failed above
       out << format(
-          "  %-80s %9.3f %9.1f %8.2fx %10.0f\n",
-          (std::string("bit-exact ") + name(kernel) + " " + r.name + " [" + gemm_datapath(qa, qb, kernel) + "]")
+          "  %-80s %9.3f %9.1f %8.2fx %10.0f %8s\n",
+          (std::string("bit-exact ") + name(run.kernel) + " " + r.name + " [" + gemm_datapath(qa, qb, run.kernel) + "]")
               .c_str(),
-          t, flops / (t * 1e-3) / 1e12, cublas_ms / t, ours_mib);
+          t, flops / (t * 1e-3) / 1e12, cublas_ms / t, ours_mib, gemm_tile_shape(qa, qb, run.kernel, run.tiles));
     }
     out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f\n",
                   (std::string("emulation ") + r.name + " (dequant+cuBLAS)").c_str(), emu_ms,

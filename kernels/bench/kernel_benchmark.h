@@ -23,9 +23,10 @@ struct GemmShape {
 struct BenchOptions {
   int64_t quant_rows = 8192;
   int64_t quant_cols = 8192;
-  // 8192^3 (square, compute-bound) and a weight-gradient-like shape: two
-  // 4096-wide activations contracted over a 16384-token batch.
-  std::vector<GemmShape> gemm_shapes = {{8192, 8192, 8192}, {4096, 4096, 16384}};
+  // 8192^3 (square, compute-bound) and two weight-gradient-like shapes: two
+  // 4096-wide activations contracted over a 16384-token batch, and two
+  // 1024-wide ones (a narrow layer: too few 128 x 128 tiles for the SMs).
+  std::vector<GemmShape> gemm_shapes = {{8192, 8192, 8192}, {4096, 4096, 16384}, {1024, 1024, 16384}};
   int warmup = 3;
   int iterations = 20;
 };
