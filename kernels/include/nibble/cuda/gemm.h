@@ -59,9 +59,10 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 // pairs, and UE8M0 pairs, which may fold into it) where every half tile finds
 // an SM of its own, as for a weight gradient of a narrow layer (1024 x 1024
 // outputs, long K), whose 128 x 128 tiles would leave half the SMs idle
-// (1.24x to 1.26x faster there on an H200; docs/results/kernels.md). kFull
-// and kHalf force one (tests, benchmarks); every choice computes the same
-// bits. Other versions have one tile shape each and ignore it.
+// (1.20x to 1.26x faster there on an H100 and an H200;
+// docs/results/kernels.md). kFull and kHalf force one (tests, benchmarks);
+// every choice computes the same bits. Other versions have one tile shape
+// each and ignore it.
 enum class GemmTiles : uint8_t { kAuto, kFull, kHalf };
 
 // The tile shape (rows x columns of outputs per CTA) a call with `tiles` runs
