@@ -960,14 +960,15 @@ TEST(GemmV3Layout, TheProducerWarpgroupCopiesEveryChunkOnce) {
   EXPECT_EQ(seen.size(), static_cast<size_t>(2 * v2::kBM * v2::kChunksPerRow));
 }
 
-// GEMM v3's persistent schedule, for shapes and CTA counts the GPU tests do
-// not reach (a GPU launches one CTA per SM): the CTAs' tiles are every output
-// tile once, each where its m0 and n0 say; a CTA's stage count runs over its
-// tiles' stages with Ring at G % 2 and G % 3; and on each decoded buffer's
-// barrier the producer's waits and the consumers' hand-backs pair up in
-// order, the wait before stage G taking the hand-back of stage G - 2, whose
-// raw stage is the one stage G + 1's copy goes into. (An unpaired hand-back
-// or wait leaves the named barrier a generation off: a hang or a race.)
+// GEMM v3's persistent schedule, on full and half tiles, for shapes and CTA
+// counts the GPU tests do not reach (a GPU launches one CTA per SM, or per
+// tile where there are fewer): the CTAs' tiles are every output tile once,
+// each where its m0 and n0 say; a CTA's stage count runs over its tiles'
+// stages with Ring at G % 2 and G % 3; and on each decoded buffer's barrier
+// the producer's waits and the consumers' hand-backs pair up in order, the
+// wait before stage G taking the hand-back of stage G - 2, whose raw stage is
+// the one stage G + 1's copy goes into. (An unpaired hand-back or wait leaves
+// the named barrier a generation off: a hang or a race.)
 TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
   struct Shape {
     int64_t m, n, k;
@@ -989,11 +990,14 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
       ASSERT_EQ(t.cols, cols);
       ASSERT_EQ(t.stages, (sh.k + v2::kBK - 1) / v2::kBK);
       for (int requested : cta_counts) {
-        const int ctas = std::min(requested, t.count);  // the launch's count
+        // The launch's count: at most one CTA per tile, but on half tiles a
+        // grid sized for the other operand order may hold more, whose CTAs
+        // past the last tile leave at once (gemm_cta).
+        const int ctas = groups == 1 ? std::max(requested, 1) : std::min(requested, t.count);
         ASSERT_TRUE(v3::counts_fit(t.count, ctas, t.stages));
         std::vector<int> seen(static_cast<size_t>(t.count), 0);
         int64_t all_stages = 0;
-        for (int cta = 0; cta < ctas; ++cta) {
+        for (int cta = 0; cta < ctas && cta < t.count; ++cta) {
           int tiles_of_cta = 0;
           for (int tile = cta; tile < t.count; tile += ctas) {
             ++seen[static_cast<size_t>(tile)];
