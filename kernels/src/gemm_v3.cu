@@ -831,29 +831,20 @@ int sm_count() {
   return sms;
 }
 
-// Whether a call on a and b runs half tiles: `tiles` where it names a shape;
-// for kAuto, where every half tile has an SM of its own (v3::half_tiles), for
-// E4M3 pairs (e4m3) and UE8M0 pairs (ue8m0: they may fold their scales into
-// the E4M3 datapath, and may run the operands swapped, so in both orders).
-// Other pairs run the scaled datapath, whose half tiles took as long as full
-// ones (docs/results/kernels.md): they keep full tiles.
-bool half_tiles_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, bool e4m3, bool ue8m0) {
-  if (tiles != GemmTiles::kAuto) return tiles == GemmTiles::kHalf;
-  if (!e4m3 && !ue8m0) return false;
-  const int sms = sm_count();
-  return v3::half_tiles(a.rows, b.rows, sms) && (!ue8m0 || v3::half_tiles(b.rows, a.rows, sms));
-}
-
 // Launches kernel(g, rest...) as persistent CTAs of kGroups consumer
-// warpgroups (Tiles): one per SM (one fits: its shared memory), or one per
-// tile where there are fewer of the call's `tiles` (the larger count of both
-// operand orders where the kernel may run them swapped).
+// warpgroups (Tiles) on a device of `sms` SMs: one per SM (one fits: its
+// shared memory), or one per tile where there are fewer. swapped: g with its
+// operands swapped where the kernel may run that instead (UE8M0 pairs), whose
+// half tiles may number more; the grid takes the larger count.
 template <int kGroups, class... Params, class... Rest>
-void launch_persistent(void (*kernel)(Params...), int64_t tiles, const Args& g, cudaStream_t stream,
+void launch_persistent(void (*kernel)(Params...), const Args& g, const Args* swapped, int sms, cudaStream_t stream,
                        const Rest&... rest) {
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
+  const int rows = v3::tile_rows(kGroups);
+  int64_t tiles = v3::tile_count(g.a.rows, g.b.rows, rows);
+  if (swapped != nullptr) tiles = std::max(tiles, v3::tile_count(swapped->a.rows, swapped->b.rows, rows));
   if (tiles == 0) return;  // no outputs
-  const int64_t ctas = std::min<int64_t>(tiles, sm_count());
+  const int64_t ctas = std::min<int64_t>(tiles, sms);
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
@@ -862,29 +853,16 @@ void launch_persistent(void (*kernel)(Params...), int64_t tiles, const Args& g, 
 }
 
 template <int kStep, bool kFoldB, bool kFp32Scales = false>
-void launch(const Args& g, cudaStream_t stream, bool half) {
-  if (half) {
-    launch_persistent<1>(&wgmma_gemm_kernel<1, kStep, kFoldB, kFp32Scales>,
-                         v3::tile_count(g.a.rows, g.b.rows, v3::tile_rows(1)), g, stream);
-  } else {
-    launch_persistent<2>(&wgmma_gemm_kernel<2, kStep, kFoldB, kFp32Scales>, v3::tile_count(g.a.rows, g.b.rows), g,
-                         stream);
-  }
+void launch(const Args& g, bool half, int sms, cudaStream_t stream) {
+  half ? launch_persistent<1>(&wgmma_gemm_kernel<1, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream)
+       : launch_persistent<2>(&wgmma_gemm_kernel<2, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream);
 }
 
-// gt: g with its operands swapped (as many full tiles either way; half tiles
-// may differ in count, and the grid takes the larger).
+// gt: g with its operands swapped.
 template <int kStep>
-void launch_ue8m0(const Args& g, const Args& gt, cudaStream_t stream, const uint32_t* outside, bool half) {
-  if (half) {
-    const int rows = v3::tile_rows(1);
-    const int64_t tiles =
-        std::max(v3::tile_count(g.a.rows, g.b.rows, rows), v3::tile_count(gt.a.rows, gt.b.rows, rows));
-    launch_persistent<1>(&wgmma_gemm_kernel_ue8m0<1, kStep>, tiles, g, stream, gt, outside);
-  } else {
-    launch_persistent<2>(&wgmma_gemm_kernel_ue8m0<2, kStep>, v3::tile_count(g.a.rows, g.b.rows), g, stream, gt,
-                         outside);
-  }
+void launch_ue8m0(const Args& g, const Args& gt, const uint32_t* outside, bool half, int sms, cudaStream_t stream) {
+  half ? launch_persistent<1>(&wgmma_gemm_kernel_ue8m0<1, kStep>, g, &gt, sms, stream, gt, outside)
+       : launch_persistent<2>(&wgmma_gemm_kernel_ue8m0<2, kStep>, g, &gt, sms, stream, gt, outside);
 }
 
 // ---- the UE8M0 check (v3::fma_scale_code, v3::ue8m0_fold_codes) --------------------------
@@ -1054,20 +1032,32 @@ Launch launch_of(const DeviceQuantized& a, const DeviceQuantized& b) {
   return fma_candidate(a, b) ? Launch::kUe8m0 : Launch::kScaled;
 }
 
+// Whether a call on a and b that `how` launches runs half tiles: `tiles`
+// where it names a shape; for kAuto, where every half tile has an SM of its
+// own (v3::half_tiles), for E4M3 pairs and UE8M0 pairs (they may fold their
+// scales into the E4M3 datapath, and may run the operands swapped, so in both
+// orders). Other pairs run the scaled datapath, whose half tiles took as long
+// as full ones (docs/results/kernels.md): they keep full tiles.
+bool half_tiles_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, Launch how, int sms) {
+  if (tiles != GemmTiles::kAuto) return tiles == GemmTiles::kHalf;
+  if (how != Launch::kE4m3 && how != Launch::kUe8m0) return false;
+  return v3::half_tiles(a.rows, b.rows, sms) && (how != Launch::kUe8m0 || v3::half_tiles(b.rows, a.rows, sms));
+}
+
 }  // namespace
 
 bool gemm_v3_half_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
-  const Launch how = launch_of(a, b);
-  return half_tiles_for(a, b, tiles, how == Launch::kE4m3, how == Launch::kUe8m0);
+  return half_tiles_for(a, b, tiles, launch_of(a, b), sm_count());
 }
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles) {
   Args g = args_of(a, b, c);
   const bool step32 = k_step(a, b) == 32;
   const Launch how = launch_of(a, b);
-  const bool half = half_tiles_for(a, b, tiles, how == Launch::kE4m3, how == Launch::kUe8m0);
+  const int sms = sm_count();
+  const bool half = half_tiles_for(a, b, tiles, how, sms);
   if (how == Launch::kE4m3) {
-    step32 ? launch<32, true>(g, stream, half) : launch<16, true>(g, stream, half);
+    step32 ? launch<32, true>(g, half, sms, stream) : launch<16, true>(g, half, sms, stream);
     return;
   }
   // The scaled datapath multiplies the operands' values.
@@ -1076,15 +1066,16 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
   }
   if (how == Launch::kFp32) {
-    step32 ? launch<32, false, true>(g, stream, half) : launch<16, false, true>(g, stream, half);
+    step32 ? launch<32, false, true>(g, half, sms, stream) : launch<16, false, true>(g, half, sms, stream);
   } else if (how == Launch::kUe8m0) {
     Args gt = g;  // C^T = B A^T: the same call with A's scales the ones to fold
     std::swap(gt.a, gt.b);
     with_fma_check(a, b, stream, [&](const uint32_t* outside) {
-      step32 ? launch_ue8m0<32>(g, gt, stream, outside, half) : launch_ue8m0<16>(g, gt, stream, outside, half);
+      step32 ? launch_ue8m0<32>(g, gt, outside, half, sms, stream)
+             : launch_ue8m0<16>(g, gt, outside, half, sms, stream);
     });
   } else {
-    step32 ? launch<32, false>(g, stream, half) : launch<16, false>(g, stream, half);
+    step32 ? launch<32, false>(g, half, sms, stream) : launch<16, false>(g, half, sms, stream);
   }
 }
 

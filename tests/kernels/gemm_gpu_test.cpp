@@ -78,6 +78,22 @@ size_t poison_scale_padding(cuda::DeviceQuantized& q) {
   return poisoned;
 }
 
+using Outputs = std::vector<std::pair<int64_t, int64_t>>;
+
+// count_float_mismatches for the outputs `at` (row, column) of a row-major C
+// of `cols` columns, against golden's values `want` of them.
+size_t count_mismatches_at(const std::vector<float>& c, int64_t cols, const Outputs& at,
+                           const std::vector<float>& want, const std::string& label) {
+  size_t bad = 0;
+  for (size_t j = 0; j < at.size(); ++j) {
+    const float got = c[static_cast<size_t>(at[j].first * cols + at[j].second)];
+    if (!test::same_float(got, want[j]) && ++bad <= 5) {
+      test::print_float_mismatch(label, at[j].first, at[j].second, got, want[j]);
+    }
+  }
+  return bad;
+}
+
 // v3's own kernel (where it runs) forced onto each tile shape, against
 // golden's `want` (every output); returns mismatches.
 size_t check_v3_tiles(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb,
@@ -440,7 +456,7 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
     const QuantizedTensor ga = quantize(a.data(), m, t.k, ca);
     const QuantizedTensor gb = quantize(b.data(), n, t.k, cb);
     // The checked outputs (whole rows, then whole columns) and golden's values.
-    std::vector<std::pair<int64_t, int64_t>> at;
+    Outputs at;
     for (int64_t r : rows) {
       for (int64_t c = 0; c < n; ++c) at.emplace_back(r, c);
     }
@@ -454,12 +470,7 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
       const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
       const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(ca) + " " +
                                 std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(t.k);
-      for (size_t j = 0; j < at.size(); ++j) {
-        const float got = full[static_cast<size_t>(at[j].first * n + at[j].second)];
-        if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
-          test::print_float_mismatch(label, at[j].first, at[j].second, got, want[j]);
-        }
-      }
+      mismatches += count_mismatches_at(full, n, at, want, label);
       tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
     }
   }
@@ -699,7 +710,7 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
         cuda::DeviceQuantized qa = fma_operand(kM, k, cfg, rng, ha);
         cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
         const int64_t at = f == Format::kInt4 ? 200 : 210;
-        std::vector<std::pair<int64_t, int64_t>> outputs;
+        Outputs outputs;
         for (int64_t r = 0; r < cuda::v2::kBM; ++r) {
           for (int64_t c = 0; c < cuda::v2::kBN; ++c) outputs.emplace_back(r, c);
         }
@@ -781,23 +792,12 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
             const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
             const char* const phases[] = {" in range", " A folded", " B folded", " planted"};
             const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(cfg) + phases[phase];
-            for (size_t j = 0; j < outputs.size(); ++j) {
-              const float got = full[static_cast<size_t>(outputs[j].first * kN + outputs[j].second)];
-              if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
-                test::print_float_mismatch(label, outputs[j].first, outputs[j].second, got, want[j]);
-              }
-            }
+            mismatches += count_mismatches_at(full, kN, outputs, want, label);
             tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
           }
           if (v3_runs_own_kernel(qa, qb)) {  // and on half tiles (its own choice here is 128 x 128)
             const std::vector<float> full = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kHalf);
-            for (size_t j = 0; j < outputs.size(); ++j) {
-              const float got = full[static_cast<size_t>(outputs[j].first * kN + outputs[j].second)];
-              if (!test::same_float(got, want[j]) && ++mismatches <= 5) {
-                test::print_float_mismatch("v3 on 64x128 tiles " + test::describe(cfg), outputs[j].first,
-                                           outputs[j].second, got, want[j]);
-              }
-            }
+            mismatches += count_mismatches_at(full, kN, outputs, want, "v3 on 64x128 tiles " + test::describe(cfg));
             tally.add_tiles(cuda::GemmTiles::kHalf, want);
           }
         }
@@ -852,7 +852,7 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
   const bool half = sms >= 32;  // both orders' half tiles find an SM each
-  std::vector<std::pair<int64_t, int64_t>> outputs;
+  Outputs outputs;
   for (int64_t c = 0; c < kN; ++c) {
     outputs.emplace_back(0, c);
     outputs.emplace_back(kM - 1, c);
@@ -879,13 +879,8 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
       const std::vector<float> got = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, tiles);
       const std::string label = std::string(expected[phase]) + ", " +
                                 cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles) + " tiles";
-      for (size_t j = 0; j < outputs.size(); ++j) {
-        const float have = got[static_cast<size_t>(outputs[j].first * kN + outputs[j].second)];
-        if (!test::same_float(have, want[j]) && ++mismatches <= 5) {
-          test::print_float_mismatch(label, outputs[j].first, outputs[j].second, have, want[j]);
-        }
-        nontrivial += std::isfinite(want[j]) && want[j] != 0.0f ? 1 : 0;
-      }
+      mismatches += count_mismatches_at(got, kN, outputs, want, label);
+      for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
       compared += outputs.size();
       ++gemms;
     }

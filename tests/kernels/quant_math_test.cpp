@@ -983,10 +983,10 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
     ASSERT_EQ(tile_m, groups == 2 ? v2::kBM : 64);
     ASSERT_EQ(v3::threads_of(groups), groups == 2 ? v3::kThreads : 256);
     for (const Shape& sh : shapes) {
-      const v3::Tiles t = groups == 2 ? v3::Tiles(sh.m, sh.n, sh.k) : v3::Tiles(sh.m, sh.n, sh.k, tile_m);
+      const v3::Tiles t(sh.m, sh.n, sh.k, tile_m);
       const int64_t rows = (sh.m + tile_m - 1) / tile_m, cols = (sh.n + v2::kBN - 1) / v2::kBN;
       ASSERT_EQ(t.count, rows * cols);
-      ASSERT_EQ(groups == 2 ? v3::tile_count(sh.m, sh.n) : v3::tile_count(sh.m, sh.n, tile_m), rows * cols);
+      ASSERT_EQ(v3::tile_count(sh.m, sh.n, tile_m), rows * cols);
       ASSERT_EQ(t.cols, cols);
       ASSERT_EQ(t.stages, (sh.k + v2::kBK - 1) / v2::kBK);
       for (int requested : cta_counts) {

@@ -253,7 +253,7 @@ struct Tiles {
   int cols;    // tiles along n
   int stages;  // k-stages of a tile
   int tile_m;  // rows of a tile
-  NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k, int rows = v2::kBM)
+  NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k, int rows)
       : count(static_cast<int>(((m + rows - 1) / rows) * ((n + v2::kBN - 1) / v2::kBN))),
         cols(static_cast<int>((n + v2::kBN - 1) / v2::kBN)),
         stages(static_cast<int>((k + v2::kBK - 1) / v2::kBK)),
@@ -266,7 +266,7 @@ struct Tiles {
 
 // Tiles' count for an m x n output in 64 bits: what the launch checks with
 // counts_fit before Tiles holds it in an int.
-inline int64_t tile_count(int64_t m, int64_t n, int rows = v2::kBM) {
+inline int64_t tile_count(int64_t m, int64_t n, int rows) {
   return ((m + rows - 1) / rows) * ((n + v2::kBN - 1) / v2::kBN);
 }
 
