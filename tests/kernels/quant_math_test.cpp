@@ -1045,6 +1045,68 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
   EXPECT_TRUE(v3::counts_fit(int64_t{1} << 20, 132, int64_t{1} << 12));
 }
 
+// The consumers of each tile shape (v3::TileShape): every output of the tile
+// lies in exactly one thread's accumulators, where store_outputs (the m16n8
+// fragment layout: acc index 4 ni + 2 h + e is row warp_row + group + 8 h,
+// column col0 + 8 ni + 2 quad + e) expects it; each part's columns lie in
+// the decoded B rows its wgmma reads; and the B scales a thread loads for an
+// element (scaled datapath) are its column's.
+template <class S>
+size_t check_tile_shape() {
+  using P = v3::Parts<S::kCols>;
+  static_assert(P::kRegs * v3::kParts == P::kAcc, "a thread's outputs are its parts' partial sums");
+  EXPECT_EQ(S::kCta, v3::kProducerThreads + 128 * S::kGroups);
+  std::vector<int> seen(static_cast<size_t>(S::kRows * v2::kBN), 0);
+  size_t elements = 0;
+  for (int ctid = 0; ctid < 128 * S::kGroups; ++ctid) {
+    const v3::ConsumerPlace c = v3::consumer_place<S>(ctid);
+    for (int part = 0; part < v3::kParts; ++part) {
+      const int col0 = v3::part_col0(c, P::kN, part);
+      EXPECT_EQ(col0 % 8, 0);  // the descriptor's rows start at a group of 8
+      for (int j = 0; j < P::kRegs; ++j) {
+        const int row = v3::part_row(c, j), col = v3::part_col(c, P::kN, part, j);
+        if (row < 0 || row >= S::kRows || col < 0 || col >= v2::kBN) {
+          ADD_FAILURE() << "thread " << ctid << " part " << part << " element " << j << " outside the tile";
+          continue;
+        }
+        ++seen[static_cast<size_t>(row * v2::kBN + col)];
+        EXPECT_TRUE(row == c.row0 || row == c.row0 + 8);  // the rows of its A fragments and scales
+        EXPECT_TRUE(col >= col0 && col < col0 + P::kN);
+        const int idx = P::kRegs * part + j;
+        EXPECT_EQ(row, c.warp_row + c.group + 8 * ((idx % 4) / 2)) << "thread " << ctid << " acc " << idx;
+        EXPECT_EQ(col, c.col0 + 8 * (idx / 4) + 2 * c.quad + idx % 2) << "thread " << ctid << " acc " << idx;
+        // b_scales_of_part: sb[2 (j / 4) + j % 2], word (that index) % 4 of
+        // slot part_scale_slot + (that index) / 4.
+        const int sb = 2 * (j / 4) + j % 2;
+        for (int bi = 0; bi < v3::kMaxBlocksPerStage; ++bi) {
+          EXPECT_EQ(v3::b_scales_offset(bi, c.quad, v3::part_scale_slot(c, P::kN, part) + sb / 4) + 4 * (sb % 4),
+                    v3::b_scale_offset(bi, col))
+              << "thread " << ctid << " part " << part << " element " << j << " block " << bi;
+        }
+        ++elements;
+      }
+    }
+  }
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << "output " << i / v2::kBN << ", " << i % v2::kBN;
+  return elements;
+}
+
+TEST(GemmV3Layout, ConsumersOfEveryTileShapeHoldEachOutputOnce) {
+  EXPECT_EQ((v3::FullTile::kCols), 128);
+  EXPECT_EQ((v3::HalfTile::kCols), 128);
+  EXPECT_EQ((v3::SplitHalfTile::kCols), 64);
+  EXPECT_FALSE(v3::FullTile::kSplitN || v3::HalfTile::kSplitN);
+  EXPECT_TRUE(v3::SplitHalfTile::kSplitN);
+  const size_t full = check_tile_shape<v3::FullTile>();
+  const size_t half = check_tile_shape<v3::HalfTile>();
+  const size_t split = check_tile_shape<v3::SplitHalfTile>();
+  std::printf("outputs placed: %zu (128 x 128), %zu (64 x 128), %zu (64 x 128 on two warpgroups)\n", full, half,
+              split);
+  EXPECT_EQ(full, static_cast<size_t>(v2::kBM * v2::kBN));
+  EXPECT_EQ(half, static_cast<size_t>(64 * v2::kBN));
+  EXPECT_EQ(split, static_cast<size_t>(64 * v2::kBN));
+}
+
 // Half tiles where every one has an SM of its own (132 SMs: an H100 or H200).
 TEST(GemmV3Layout, HalfTilesWhereEachHasAnSm) {
   struct Case {

@@ -31,8 +31,9 @@ inline constexpr int kProducerThreads = v2::kBM;           // one warpgroup, a r
 inline constexpr int kConsumerThreads = 256;                // two warpgroups of 64 x 128 outputs
 inline constexpr int kThreads = kProducerThreads + kConsumerThreads;
 // A CTA runs two consumer warpgroups on a tile of kBM x kBN outputs (kThreads
-// threads), or, where that leaves SMs idle, one on a half tile of 64 x kBN
-// (half_tiles, below); the producer warpgroup and the stages are the same.
+// threads), or, where that leaves SMs idle, one or two on a half tile of
+// 64 x kBN (TileShape, half_tiles; below); the producer warpgroup and the
+// stages are the same.
 inline constexpr int kGroupRows = 64;                       // a consumer warpgroup's rows
 NIBBLE_HD constexpr int threads_of(int groups) { return kProducerThreads + 128 * groups; }
 NIBBLE_HD constexpr int tile_rows(int groups) { return kGroupRows * groups; }
@@ -240,6 +241,77 @@ inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
   return lo <= hi;
 }
 
+// ---- tile shapes, and where a consumer thread's outputs lie -------------------------
+// A CTA's tile: kRows x kBN outputs (kRows kBM, or kGroupRows for half tiles)
+// over kGroups consumer warpgroups of 64 rows x kCols columns each. Full
+// tiles stack their two warpgroups by rows (kCols 128). Half tiles run one
+// warpgroup of 128 columns on the E4M3 datapath (HalfTile), and two of 64
+// columns side by side on the scaled datapath (SplitHalfTile, kSplitN), whose
+// epilogue takes two or three instructions per output and block: there one
+// warpgroup's warps, one per scheduler, waited on their instruction fetch
+// about 40 % of the time, where two warps running the same code share it
+// (docs/results/kernels.md).
+// kCta: the CTA's threads (the named barriers' count).
+template <int kRowsT, int kGroupsT>
+struct TileShape {
+  static constexpr int kRows = kRowsT;
+  static constexpr int kGroups = kGroupsT;
+  static constexpr int kCta = threads_of(kGroups);
+  static constexpr int kCols = v2::kBN * kRows / (kGroupRows * kGroups);
+  static constexpr bool kSplitN = kCols < v2::kBN;
+  static_assert(kRows == v2::kBM || kRows == kGroupRows, "full or half tiles");
+  static_assert(kCols == v2::kBN || kCols == v2::kBN / 2, "a warpgroup takes 128 or 64 columns");
+};
+using FullTile = TileShape<v2::kBM, 2>;
+using HalfTile = TileShape<kGroupRows, 1>;
+using SplitHalfTile = TileShape<kGroupRows, 2>;
+
+// A consumer warpgroup's 64 x kCols outputs are kParts n-parts of kN = kCols /
+// kParts columns: one wgmma (m64nNk16) per 16-k slice and one partial-sum
+// buffer of kRegs registers per thread each. A thread holds kAcc outputs:
+// element j of part p is acc[kRegs p + j].
+inline constexpr int kParts = 4;
+template <int kCols>
+struct Parts {
+  static constexpr int kN = kCols / kParts;
+  static constexpr int kRegs = kN / 2;
+  static constexpr int kAcc = kCols / 2;
+};
+
+// A consumer thread's place (ctid: its index among the CTA's consumer
+// threads): its warpgroup cwg (rows 64 cwg .. of a full tile; columns
+// col0 = 64 cwg .. of a split half tile), its warp's 16 rows from warp_row,
+// and in wgmma's accumulator layout its group (rows row0 = warp_row + group
+// and row0 + 8) and quad.
+struct ConsumerPlace {
+  int cwg;
+  int warp_row;
+  int col0;
+  int group;
+  int quad;
+  int row0;
+};
+template <class S>
+NIBBLE_HD ConsumerPlace consumer_place(int ctid) {
+  const int warp = ctid / 32, lane = ctid % 32, cwg = warp / 4;
+  const int warp_row = (S::kSplitN ? 0 : cwg * kGroupRows) + (warp % 4) * 16;
+  return {cwg, warp_row, S::kSplitN ? cwg * S::kCols : 0, lane / 4, lane % 4, warp_row + lane / 4};
+}
+// The first tile column of n-part `part` (n columns) of the thread's
+// warpgroup: its rows of decoded B start there (the wgmma's descriptor).
+NIBBLE_HD int part_col0(const ConsumerPlace& c, int n, int part) { return c.col0 + n * part; }
+// The tile row and column of element j of that part in the m64nNk16
+// accumulator layout: row group + 8 ((j / 2) % 2), column
+// 8 (j / 4) + 2 quad + j % 2 of the part.
+NIBBLE_HD int part_row(const ConsumerPlace& c, int j) { return c.row0 + 8 * ((j / 2) % 2); }
+NIBBLE_HD int part_col(const ConsumerPlace& c, int n, int part, int j) {
+  return part_col0(c, n, part) + 8 * (j / 4) + 2 * c.quad + j % 2;
+}
+// The scaled datapath's B scales of that part: b_scales_offset's slots m,
+// one per 16 columns, from this one on; slot m + h holds the scales of the
+// thread's columns part_col(c, n, part, j) for j / 4 = 2 h, 2 h + 1.
+NIBBLE_HD int part_scale_slot(const ConsumerPlace& c, int n, int part) { return part_col0(c, n, part) / 16; }
+
 // ---- the persistent schedule ----------------------------------------------------------
 // GEMM v3's CTAs are persistent: CTA b of `ctas` computes the output tiles
 // b, b + ctas, b + 2 ctas, ... (tile_m x kBN each, tile_m = kBM or, for half
@@ -273,8 +345,8 @@ inline int64_t tile_count(int64_t m, int64_t n, int rows) {
 // Whether an m x n output may run half tiles on a device of `sms` SMs: where
 // every half tile has an SM of its own. Full tiles would then leave at least
 // half the SMs idle, or give some SM a second tile after every other has
-// finished, while a half tile of the E4M3 datapath takes its SM for about 0.8
-// of a full tile's time (docs/results/kernels.md; the launch asks only there).
+// finished, while a half tile takes its SM for about 0.8 (E4M3 datapath) or
+// 0.7 (scaled datapath) of a full tile's time (docs/results/kernels.md).
 inline bool half_tiles(int64_t m, int64_t n, int sms) { return tile_count(m, n, tile_rows(1)) <= sms; }
 
 // Whether `tiles` tiles of `stages` stages on `ctas` CTAs keep every count of
