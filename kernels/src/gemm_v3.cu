@@ -14,8 +14,10 @@
 //     (RoleRegs); the CTAs are persistent, each taking every gridDim.x-th
 //     tile, so that a tile's first stages are copied and decoded while the
 //     tile before it ends (Tiles). Where those tiles would leave SMs idle,
-//     half tiles of 64 x 128 (one consumer warpgroup, 256 threads; the same
-//     producer and stages) give each SM one (half_tiles_for);
+//     half tiles of 64 x 128 (the same producer and stages) give each SM
+//     one (half_tiles_for): one consumer warpgroup of 64 x 128 (256 threads)
+//     on the E4M3 datapath, two of 64 x 64 on the scaled one
+//     (v3::TileShape);
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
 //     (nibble/cuda/gemm_v3_layout.h); named barriers hand the two decoded
@@ -89,27 +91,36 @@ using v2::kStages;
 
 // ---- wgmma ---------------------------------------------------------------------
 
-// D (64 x 32, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
-// 32, FP16 in shared memory, K-major, described by nibble/cuda/gemm_v3_layout.h)
-// [+ D]: one n-part of a consumer of either datapath.
+// D (64 x kN, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
+// kN, FP16 in shared memory, K-major, described by nibble/cuda/gemm_v3_layout.h)
+// [+ D]: one n-part of a consumer of either datapath, kN 32 (consumers of 128
+// columns) or 16 (of 64).
 // kAccumulate = false: D = A * B (scale-d 0: D is only written); true:
 // D += A * B. D is a read-write operand either way: each partial-sum array
 // then keeps one set of registers from wgmma to wgmma, which is what lets
 // ptxas keep a wgmma in flight while other instructions read the other arrays.
-#define NIBBLE_WGMMA_M64N32K16_RS                                                                \
-  "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "                                          \
-  "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, %21, 1, 1, 0;\n"
-#define NIBBLE_WGMMA_D16(C)                                                                                         \
-  C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7]), C(d[8]), C(d[9]), C(d[10]), C(d[11]),      \
-      C(d[12]), C(d[13]), C(d[14]), C(d[15])
-template <bool kAccumulate>
-__device__ __forceinline__ void wgmma_m64n32k16_rs(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b) {
-  asm volatile(NIBBLE_WGMMA_M64N32K16_RS
-               : NIBBLE_WGMMA_D16("+f")
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
+#define NIBBLE_WGMMA_D8(C) C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7])
+#define NIBBLE_WGMMA_D16(C)                                                                                    \
+  NIBBLE_WGMMA_D8(C), C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15])
+template <int kN, bool kAccumulate>
+__device__ __forceinline__ void wgmma_rs(float (&d)[kN / 2], const uint32_t (&a)[4], uint64_t desc_b) {
+  static_assert(kN == 32 || kN == 16, "n-parts of 32 or 16 columns");
+  if constexpr (kN == 32) {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, %21, 1, 1, 0;\n"
+        : NIBBLE_WGMMA_D16("+f")
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
+  } else {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+        "{%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, %13, 1, 1, 0;\n"
+        : NIBBLE_WGMMA_D8("+f")
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
+  }
 }
 #undef NIBBLE_WGMMA_D16
-#undef NIBBLE_WGMMA_M64N32K16_RS
+#undef NIBBLE_WGMMA_D8
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -292,10 +303,12 @@ constexpr int kProducer = 5;
 // on an H100), 120 / 192 for 32-wide ones (4 % faster than 104 / 200, though
 // ptxas -v then shows its consumers spilling 24 bytes, 8 at 104 / 200;
 // docs/results/kernels.md); kFp32Scales runs the same splits. No other role
-// spills. Half tiles (kGroups 1, 256 threads): the same producers, and 232
-// for the consumers, which is also what the CTA starts with (ptxas -v: no
-// role spills; at 240 and 248, and without setmaxnreg, the 32-wide scaled
-// kernels spilled up to 60 bytes).
+// spills. Half tiles of one consumer warpgroup (kGroups 1, 256 threads): the
+// same producers, and 232 for the consumers, which is also what the CTA
+// starts with (ptxas -v: no role spills; at 240 and 248, and without
+// setmaxnreg, the 32-wide scaled kernels spilled up to 60 bytes). Split half
+// tiles (two warpgroups of 64 x 64) take the full tiles' splits: their
+// consumers hold half the sums, and spill nothing.
 constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
 template <int kGroups, bool kFoldB, int kStep>
 struct RoleRegs {
@@ -357,8 +370,8 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 // zeroed). The producer holds its copies' sources in registers, but where the
 // scaled datapath decodes other scale widths, whose producer works them out
 // per stage (holding them there measured 3 % slower for mx-floor). On half
-// tiles (kCta 256) the consumers read rows 0 .. 63 of A and of its scales
-// alone (the producer's A-scale decode of the others goes unused).
+// tiles the consumers read rows 0 .. 63 of A and of its scales alone (the
+// producer's A-scale decode of the others goes unused).
 template <int kCta, int kStep, bool kFoldB, bool kFp32Scales>
 __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8_t* smem, uint8_t* decoded,
                                         const uint32_t* lut_a, const uint32_t* lut_b) {
@@ -408,21 +421,17 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
   cp_async_wait<0>();
 }
 
-// A consumer thread's place: its warpgroup cwg (rows 64 cwg .. 64 cwg + 63
-// of the tile), its warp's 16 rows from warp_row, and in wgmma's accumulator
-// layout its group (rows row0 = warp_row + group and row0 + 8) and quad.
-struct ConsumerThread {
-  int cwg;
-  int warp_row;
-  int group;
-  int quad;
-  int row0;
-};
-__device__ __forceinline__ ConsumerThread consumer_thread() {
-  const int ctid = static_cast<int>(threadIdx.x) - v3::kProducerThreads;
-  const int warp = ctid / 32, lane = ctid % 32;
-  const int warp_row = (warp / 4) * 64 + (warp % 4) * 16;
-  return {warp / 4, warp_row, lane / 4, lane % 4, warp_row + lane / 4};
+using v3::ConsumerPlace;
+using v3::FullTile;
+using v3::HalfTile;
+using v3::kParts;
+using v3::Parts;
+using v3::SplitHalfTile;
+
+// This thread's place among the consumers of a tile of shape S.
+template <class S>
+__device__ __forceinline__ ConsumerPlace consumer_thread() {
+  return v3::consumer_place<S>(static_cast<int>(threadIdx.x) - v3::kProducerThreads);
 }
 
 // ---- the E4M3 datapath's consumers -------------------------------------------------
@@ -441,12 +450,8 @@ __device__ __forceinline__ void a_fragments(const Args& g, const uint8_t* stage,
   }
 }
 
-// A consumer warpgroup's 64 x 128 outputs are kParts n-parts of kPartN
-// columns, one wgmma (per 16-k slice) and one partial-sum buffer each; the
-// pipeline keeps kDepth of them in flight while the CUDA cores add another.
-constexpr int kParts = 4;
-constexpr int kPartN = v2::kBN / kParts;
-constexpr int kPartRegs = kPartN / 2;  // a thread's partial sums of one part
+// The n-part pipeline (v3::Parts) keeps kDepth parts in flight while the
+// CUDA cores add another.
 constexpr int kDepth = kParts - 1;
 
 // wgmma_wait<n> for an n (below kDepth) known once the loop around it is
@@ -461,51 +466,53 @@ __device__ __forceinline__ void wgmma_wait_for(int pending) {
   }
 }
 
-// The wgmma(s) of n-part `part` of k-block bi into q, one commit group:
-// kChunks wgmmas of 16 k, the first with C = 0, the next adding. The caller
-// has fenced. desc_b: the stage's descriptor of the part's rows of B.
-template <int kChunks>
-__device__ __forceinline__ void issue_part(float (&q)[kPartRegs], const uint32_t (&a)[kChunks][4], uint64_t desc_b,
+// The wgmma(s) of an n-part of k-block bi into q (kRegs partial sums), one
+// commit group: kChunks wgmmas of 16 k, the first with C = 0, the next
+// adding. The caller has fenced. desc_b: the stage's descriptor of the part's
+// rows of B.
+template <int kChunks, int kRegs>
+__device__ __forceinline__ void issue_part(float (&q)[kRegs], const uint32_t (&a)[kChunks][4], uint64_t desc_b,
                                            int bi) {
-  wgmma_m64n32k16_rs<false>(q, a[0], desc_b + v3::slice_step(bi * kChunks));
-  if constexpr (kChunks == 2) wgmma_m64n32k16_rs<true>(q, a[1], desc_b + v3::slice_step(bi * kChunks + 1));
+  wgmma_rs<2 * kRegs, false>(q, a[0], desc_b + v3::slice_step(bi * kChunks));
+  if constexpr (kChunks == 2) wgmma_rs<2 * kRegs, true>(q, a[1], desc_b + v3::slice_step(bi * kChunks + 1));
   wgmma_commit();
 }
 
-// acc[kPartRegs part + j] = fma(q[j], sa of the output's row, ...): the
+// acc[kRegs part + j] = fma(q[j], sa of the output's row, ...): the
 // contract's add of one n-part of a block (the m64nNk16 accumulator layout:
-// element j is row group + 8 ((j / 2) % 2), column 8 (j / 4) + 2 quad + j % 2).
-__device__ __forceinline__ void add_part(float (&acc)[64], int part, float (&q)[kPartRegs], const float (&sa)[2]) {
+// element j is row group + 8 ((j / 2) % 2), column 8 (j / 4) + 2 quad + j % 2
+// of the part).
+template <int kAcc, int kRegs>
+__device__ __forceinline__ void add_part(float (&acc)[kAcc], int part, float (&q)[kRegs], const float (&sa)[2]) {
   fence_operand(q);
 #pragma unroll
-  for (int j = 0; j < kPartRegs; ++j) {
-    acc[kPartRegs * part + j] = __fmaf_rn(q[j], sa[(j / 2) % 2], acc[kPartRegs * part + j]);
-  }
+  for (int j = 0; j < kRegs; ++j) acc[kRegs * part + j] = __fmaf_rn(q[j], sa[(j / 2) % 2], acc[kRegs * part + j]);
 }
 
 // ---- the n-part pipeline both datapaths' consumers run ----------------------------
 
 // acc and the kParts partial-sum buffers, zeroed.
-__device__ __forceinline__ void zero_sums(float (&acc)[64], float (&q)[kParts][kPartRegs]) {
+template <int kAcc, int kRegs>
+__device__ __forceinline__ void zero_sums(float (&acc)[kAcc], float (&q)[kParts][kRegs]) {
 #pragma unroll
-  for (int j = 0; j < 64; ++j) acc[j] = 0.0f;
+  for (int j = 0; j < kAcc; ++j) acc[j] = 0.0f;
 #pragma unroll
   for (int p = 0; p < kParts; ++p) {
 #pragma unroll
-    for (int j = 0; j < kPartRegs; ++j) q[p][j] = 0.0f;
+    for (int j = 0; j < kRegs; ++j) q[p][j] = 0.0f;
   }
 }
 
-// A stage's start: the parts' descriptors of decoded buffer buf's B, the
-// wait for the producer to fill it, block 0's A fragments, and the stage's
-// first kDepth steps issued.
-template <int kCta, int kChunks>
+// A stage's start: the parts' descriptors of decoded buffer buf's B (the
+// thread's warpgroup's columns), the wait for the producer to fill it, block
+// 0's A fragments, and the stage's first kDepth steps issued.
+template <int kCta, int kChunks, int kRegs>
 __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage, uint32_t dec_base, int buf,
-                                            const ConsumerThread& c, uint32_t (&a)[2][kChunks][4],
-                                            float (&q)[kParts][kPartRegs], uint64_t (&desc)[kParts]) {
+                                            const ConsumerPlace& c, uint32_t (&a)[2][kChunks][4],
+                                            float (&q)[kParts][kRegs], uint64_t (&desc)[kParts]) {
   const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
 #pragma unroll
-  for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, kPartN * p);
+  for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, v3::part_col0(c, 2 * kRegs, p));
   bar_sync(kFull + buf, kCta);
   a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
 #pragma unroll
@@ -517,9 +524,9 @@ __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage,
 
 // Step t's move: issue step t + kDepth (decoding its block's A fragments at
 // its first part), then wait until step t's wgmma has completed.
-template <int kChunks, int kSteps>
-__device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, const ConsumerThread& c, int t,
-                                        uint32_t (&a)[2][kChunks][4], float (&q)[kParts][kPartRegs],
+template <int kChunks, int kSteps, int kRegs>
+__device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, const ConsumerPlace& c, int t,
+                                        uint32_t (&a)[2][kChunks][4], float (&q)[kParts][kRegs],
                                         const uint64_t (&desc)[kParts]) {
   const int tn = t + kDepth;
   if (tn < kSteps) {
@@ -535,13 +542,17 @@ __device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, con
 
 // ---- the scaled datapath's consumers ---------------------------------------------
 
-// The B scales of n-part `part` of k-block bi for this thread's columns:
-// sb[2 i' + e] of column 8 (4 part + i') + 2 quad + e (two 16-byte loads,
-// v3::b_scales_offset).
-__device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, int part, int quad, float (&sb)[8]) {
+// The B scales of n-part `part` (kRegs partial sums: 2 kRegs columns) of
+// k-block bi for this thread's columns: sb[2 i' + e] of column
+// v3::part_col(c, 2 kRegs, part, 4 i' + e), one 16-byte load per 16 columns
+// (v3::part_scale_slot).
+template <int kRegs>
+__device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, int part, const ConsumerPlace& c,
+                                                 float (&sb)[kRegs / 2]) {
+  const int m0 = v3::part_scale_slot(c, 2 * kRegs, part);
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float4 w = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, quad, 2 * part + h));
+  for (int h = 0; h < kRegs / 8; ++h) {
+    const float4 w = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, c.quad, m0 + h));
     sb[4 * h] = w.x;
     sb[4 * h + 1] = w.y;
     sb[4 * h + 2] = w.z;
@@ -554,14 +565,14 @@ __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, i
 // wgmma of the operands' values), acc = fl(acc + r); kFma (UE8M0 scales
 // whose codes all pass v3::fma_scale_code): r is exact, and the step is
 // acc = fma(P', s, acc). Element j of the part is row row0 + 8 ((j / 2) % 2),
-// column 8 (4 part + j / 4) + 2 quad + j % 2.
-template <bool kFma>
-__device__ __forceinline__ void add_part_scaled(float (&acc)[64], int part, float (&q)[kPartRegs],
-                                                const float (&sa)[2], const float (&sb)[8]) {
+// column 8 (j / 4) + 2 quad + j % 2 of the part.
+template <bool kFma, int kAcc, int kRegs>
+__device__ __forceinline__ void add_part_scaled(float (&acc)[kAcc], int part, float (&q)[kRegs],
+                                                const float (&sa)[2], const float (&sb)[kRegs / 2]) {
   fence_operand(q);
 #pragma unroll
-  for (int j = 0; j < kPartRegs; ++j) {
-    float& a = acc[kPartRegs * part + j];
+  for (int j = 0; j < kRegs; ++j) {
+    float& a = acc[kRegs * part + j];
     const float s = __fmul_rn(sa[(j / 2) % 2], sb[2 * (j / 4) + j % 2]);
     a = kFma ? __fmaf_rn(q[j], s, a) : __fadd_rn(a, __fmul_rn(q[j], s));
   }
@@ -569,67 +580,71 @@ __device__ __forceinline__ void add_part_scaled(float (&acc)[64], int part, floa
 
 // The scales step u of a stage needs (the A scales at a block's first part),
 // into buffers u % 2 (B) and its block's % 2 (A).
-__device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, const ConsumerThread& c,
-                                               float (&sa)[2][2], float (&sb)[2][8]) {
+template <int kRegs>
+__device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, const ConsumerPlace& c,
+                                               float (&sa)[2][2], float (&sb)[2][kRegs / 2]) {
   const int bi = u / kParts, part = u % kParts;
   if (part == 0) a_scales_decoded(stage, bi, c.row0, sa[bi % 2]);
-  b_scales_of_part(stage, bi, part, c.quad, sb[u % 2]);
+  b_scales_of_part<kRegs>(stage, bi, part, c, sb[u % 2]);
 }
 
-// A consumer warpgroup of the scaled datapath (cwg 0 or 1: rows 64 cwg ..
-// 64 cwg + 63 of the tile): the E4M3 consumers' pipeline (below: A's
-// fragments decoded into registers, n-parts with kDepth in flight, no
-// data-dependent exit), with both scales applied per output. As there, a
-// stage's last step is added at the top of the next stage, once that stage's
-// first kDepth wgmmas are issued, so the tensor cores do not wait for those
-// adds; its scales, which lie in the raw stage the producer may then
-// overwrite, go with it in registers (sa_last, sb_last: UFP4's FP32 1x16 2 %
-// faster at 8192^3 on an H100, docs/results/kernels.md). Blocks past the data
-// have zero B and zero scales (the producer writes them), so they add a zero
-// (acc is never -0: it starts at +0 and a sum is -0 only from two -0; with
-// kFma, fma(0, 0, acc) is acc as well), and so does the deferred step before
-// a tile's first stage (q and the carried scales zero).
-template <int kCta, int kStep, bool kFma>
+// A consumer warpgroup of the scaled datapath (its 64 x S::kCols outputs:
+// ConsumerPlace): the E4M3 consumers' pipeline (below: A's fragments decoded
+// into registers, n-parts with kDepth in flight, no data-dependent exit),
+// with both scales applied per output. As there, a stage's last step is
+// added at the top of the next stage, once that stage's first kDepth wgmmas
+// are issued, so the tensor cores do not wait for those adds; its scales,
+// which lie in the raw stage the producer may then overwrite, go with it in
+// registers (sa_last, sb_last: UFP4's FP32 1x16 2 % faster at 8192^3 on an
+// H100, docs/results/kernels.md). Blocks past the data have zero B and zero
+// scales (the producer writes them), so they add a zero (acc is never -0: it
+// starts at +0 and a sum is -0 only from two -0; with kFma, fma(0, 0, acc) is
+// acc as well), and so does the deferred step before a tile's first stage (q
+// and the carried scales zero).
+template <class S, int kStep, bool kFma>
 __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                                const uint8_t* decoded) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
+  constexpr int kRegs = Parts<S::kCols>::kRegs;
   // 16-wide blocks load each step's scales a step ahead, so that the shared
   // loads' latency hides behind a step: 3 % faster for FP32 1x16 on an H100.
   // A 32-wide block's steps take twice the mma, and the same measured 2 %
   // slower for mx-floor 1x32 (docs/results/kernels.md).
   constexpr bool kScalesAhead = kStep == 16;
-  const ConsumerThread c = consumer_thread();
+  const ConsumerPlace c = consumer_thread<S>();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
   ConsumerRing ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
-    float acc[64];
-    float q[kParts][kPartRegs];
+    float acc[Parts<S::kCols>::kAcc];
+    float q[kParts][kRegs];
     zero_sums(acc, q);
     uint32_t a[2][kChunks][4];
     // The scales of the previous stage's last step, whose add waits for the
     // next stage's first kDepth wgmmas to be issued (+0 before the first).
     float sa_last[2] = {0.0f, 0.0f};
-    float sb_last[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    float sb_last[kRegs / 2];
+#pragma unroll
+    for (int i = 0; i < kRegs / 2; ++i) sb_last[i] = 0.0f;
 
     for (int st = 0; st < tiles.stages; ++st) {
       const int buf = ring.buf;
       const uint8_t* stage = smem + ring.raw * kStageBytes;
       uint64_t desc[kParts];
-      start_stage<kCta, kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      start_stage<S::kCta, kChunks>(g, stage, dec_base, buf, c, a, q, desc);
       wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
       float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
-      float sb[2][8];
-      if (kScalesAhead) scales_of_step(stage, 0, c, sa, sb);
+      float sb[2][kRegs / 2];
+      if (kScalesAhead) scales_of_step<kRegs>(stage, 0, c, sa, sb);
 #pragma unroll
       for (int t = 0; t < kSteps; ++t) {
         const int bi = t / kParts, part = t % kParts;
         if (!kScalesAhead) {
-          scales_of_step(stage, t, c, sa, sb);
+          scales_of_step<kRegs>(stage, t, c, sa, sb);
         } else if (t + 1 < kSteps) {
-          scales_of_step(stage, t + 1, c, sa, sb);
+          scales_of_step<kRegs>(stage, t + 1, c, sa, sb);
         }
         advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
         if (t + 1 < kSteps) {
@@ -638,23 +653,23 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 #pragma unroll
           for (int i = 0; i < 2; ++i) sa_last[i] = sa[bi % 2][i];
 #pragma unroll
-          for (int i = 0; i < 8; ++i) sb_last[i] = sb[t % 2][i];
+          for (int i = 0; i < kRegs / 2; ++i) sb_last[i] = sb[t % 2][i];
         }
       }
       // Every wgmma reading decoded buffer buf has completed, and this stage's
       // raw scales are read (the last step's are in registers): the producer
       // may overwrite both.
-      ring.hand_back<kCta>();
+      ring.hand_back<S::kCta>();
     }
     add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
-    store_outputs(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row, tiles.n0(tile),
-                  c.group, c.quad);
+    store_outputs(g, reinterpret_cast<const float(&)[1][S::kCols / 8][4]>(acc), tiles.m0(tile) + c.warp_row,
+                  tiles.n0(tile) + c.col0, c.group, c.quad);
   }
 }
 
-// A consumer warpgroup of the E4M3 datapath (cwg 0 or 1: rows 64 cwg ..
-// 64 cwg + 63 of the tile). A stage is kBlocksPerStage * kParts steps, step t
-// being n-part t % kParts of k-block t / kParts, into buffer q[t % kParts]:
+// A consumer warpgroup of the E4M3 datapath (its 64 x S::kCols outputs:
+// ConsumerPlace). A stage is kBlocksPerStage * kParts steps, step t being
+// n-part t % kParts of k-block t / kParts, into buffer q[t % kParts]:
 // step t issues step t + kDepth, waits for step t's wgmma and adds it, so the
 // tensor cores always hold kDepth parts while the CUDA cores add. A's
 // fragments of a block are decoded here (from the raw stage, into registers)
@@ -666,19 +681,20 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 // back edge); its last step's adds run at the top of the next stage, once
 // that stage's first kDepth steps are issued. kTransposedC: g's operands are
 // the call's swapped (store_outputs).
-template <int kCta, int kStep, bool kTransposedC>
+template <class S, int kStep, bool kTransposedC>
 __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                              const uint8_t* decoded) {
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
+  constexpr int kRegs = Parts<S::kCols>::kRegs;
   static_assert(kDepth < kParts, "a step's buffer is free again when it is issued");
-  const ConsumerThread c = consumer_thread();
+  const ConsumerPlace c = consumer_thread<S>();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
   ConsumerRing ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
-    float acc[64];
-    float q[kParts][kPartRegs];
+    float acc[Parts<S::kCols>::kAcc];
+    float q[kParts][kRegs];
     zero_sums(acc, q);
     float sa_last[2] = {0.0f, 0.0f};  // A scales of the previous stage's last block
     uint32_t a[2][kChunks][4];
@@ -688,7 +704,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       const uint8_t* stage = smem + ring.raw * kStageBytes;
       const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
       uint64_t desc[kParts];
-      start_stage<kCta, kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      start_stage<S::kCta, kChunks>(g, stage, dec_base, buf, c, a, q, desc);
       wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part(acc, kParts - 1, q[kParts - 1], sa_last);  // the previous stage's last step (+0 before the first)
       float sa[2];
@@ -710,11 +726,11 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       }
       // Every wgmma reading this stage's decoded B has completed, and its raw
       // codes and decoded scales are read: the producer may overwrite them.
-      ring.hand_back<kCta>();
+      ring.hand_back<S::kCta>();
     }
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);
-    store_outputs<kTransposedC>(g, reinterpret_cast<const float(&)[1][16][4]>(acc), tiles.m0(tile) + c.warp_row,
-                                tiles.n0(tile), c.group, c.quad);
+    store_outputs<kTransposedC>(g, reinterpret_cast<const float(&)[1][S::kCols / 8][4]>(acc),
+                                tiles.m0(tile) + c.warp_row, tiles.n0(tile) + c.col0, c.group, c.quad);
   }
 }
 
@@ -739,23 +755,21 @@ __host__ __device__ constexpr Ue8m0Path ue8m0_path(uint32_t verdict) {
 // One CTA's GEMM on one datapath: kFoldB, the E4M3 datapath (kUe8m0: its
 // case of UE8M0 scales folded into B, A and B as their values; kTransposedC:
 // g's operands are the call's swapped); otherwise the scaled datapath
-// (kFp32Scales: its binary32 case; kFmaAdds: its FMA epilogue). kGroups: the
-// consumer warpgroups, 2 (tiles of kBM rows) or 1 (half tiles of 64 rows).
-template <int kGroups, int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0,
-          bool kTransposedC = false>
+// (kFp32Scales: its binary32 case; kFmaAdds: its FMA epilogue), on tiles of
+// shape S.
+template <class S, int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0, bool kTransposedC = false>
 __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
-  static_assert(kGroups == 1 || kGroups == 2, "one or two consumer warpgroups");
-  constexpr int kCta = v3::threads_of(kGroups);
+  constexpr int kCta = S::kCta;
   // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
   const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
   uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
   uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
   uint32_t* lut_b = lut_a + kLutEntries;
-  const Tiles tiles(g.a.rows, g.b.rows, g.k, v3::tile_rows(kGroups));
+  const Tiles tiles(g.a.rows, g.b.rows, g.k, S::kRows);
   // A grid of half tiles sized for the call's other operand order
   // (wgmma_gemm_kernel_ue8m0) may hold CTAs without a tile: they leave at
   // once, all their threads together.
-  if constexpr (kGroups == 1) {
+  if constexpr (S::kRows < v2::kBM) {
     if (static_cast<int>(blockIdx.x) >= tiles.count) return;
   }
 
@@ -780,23 +794,23 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   __syncthreads();
 
   if (threadIdx.x < v3::kProducerThreads) {
-    set_max_regs_dec<RoleRegs<kGroups, kFoldB, kStep>::kProducer>();
+    set_max_regs_dec<RoleRegs<S::kGroups, kFoldB, kStep>::kProducer>();
     produce<kCta, kStep, kFoldB, kFp32Scales>(g, tiles, smem, decoded, lut_a, lut_b);
   } else {
-    set_max_regs_inc<RoleRegs<kGroups, kFoldB, kStep>::kConsumer>();
+    set_max_regs_inc<RoleRegs<S::kGroups, kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
-      consume_e4m3<kCta, kStep, kTransposedC>(g, tiles, smem, decoded);
+      consume_e4m3<S, kStep, kTransposedC>(g, tiles, smem, decoded);
     } else {
-      consume_scaled<kCta, kStep, kFmaAdds>(g, tiles, smem, decoded);
+      consume_scaled<S, kStep, kFmaAdds>(g, tiles, smem, decoded);
     }
   }
 }
 
-template <int kGroups, int kStep, bool kFoldB, bool kFp32Scales>
-__global__ void __launch_bounds__(v3::threads_of(kGroups), 1) wgmma_gemm_kernel(const Args g) {
+template <class S, int kStep, bool kFoldB, bool kFp32Scales>
+__global__ void __launch_bounds__(S::kCta, 1) wgmma_gemm_kernel(const Args g) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
-  gemm_cta<kGroups, kStep, kFoldB, kFp32Scales, false, false>(g, smem);
+  gemm_cta<S, kStep, kFoldB, kFp32Scales, false, false>(g, smem);
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
 #endif
@@ -808,16 +822,16 @@ __global__ void __launch_bounds__(v3::threads_of(kGroups), 1) wgmma_gemm_kernel(
 // datapath (ue8m0_path): B's scales folded (the E4M3 datapath's kernel,
 // gemm_cta's kUe8m0), A's folded (the same on gt, C stored transposed), the
 // scaled datapath adding by FMAs, or golden's three roundings.
-template <int kGroups, int kStep>
-__global__ void __launch_bounds__(v3::threads_of(kGroups), 1)
+template <class S, int kStep>
+__global__ void __launch_bounds__(S::kCta, 1)
     wgmma_gemm_kernel_ue8m0(const Args g, const Args gt, const uint32_t* outside) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
   switch (ue8m0_path(*outside)) {
-    case Ue8m0Path::kFolded: gemm_cta<kGroups, kStep, true, false, false, true>(g, smem); break;
-    case Ue8m0Path::kFoldedA: gemm_cta<kGroups, kStep, true, false, false, true, true>(gt, smem); break;
-    case Ue8m0Path::kFma: gemm_cta<kGroups, kStep, false, false, true, false>(g, smem); break;
-    case Ue8m0Path::kRoundings: gemm_cta<kGroups, kStep, false, false, false, false>(g, smem); break;
+    case Ue8m0Path::kFolded: gemm_cta<S, kStep, true, false, false, true>(g, smem); break;
+    case Ue8m0Path::kFoldedA: gemm_cta<S, kStep, true, false, false, true, true>(gt, smem); break;
+    case Ue8m0Path::kFma: gemm_cta<S, kStep, false, false, true, false>(g, smem); break;
+    case Ue8m0Path::kRoundings: gemm_cta<S, kStep, false, false, false, false>(g, smem); break;
   }
 #else
   __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
@@ -831,16 +845,16 @@ int sm_count() {
   return sms;
 }
 
-// Launches kernel(g, rest...) as persistent CTAs of kGroups consumer
-// warpgroups (Tiles) on a device of `sms` SMs: one per SM (one fits: its
-// shared memory), or one per tile where there are fewer. swapped: g with its
-// operands swapped where the kernel may run that instead (UE8M0 pairs), whose
-// half tiles may number more; the grid takes the larger count.
-template <int kGroups, class... Params, class... Rest>
+// Launches kernel(g, rest...) as persistent CTAs of tiles of shape S (Tiles)
+// on a device of `sms` SMs: one per SM (one fits: its shared memory), or one
+// per tile where there are fewer. swapped: g with its operands swapped where
+// the kernel may run that instead (UE8M0 pairs), whose half tiles may number
+// more; the grid takes the larger count.
+template <class S, class... Params, class... Rest>
 void launch_persistent(void (*kernel)(Params...), const Args& g, const Args* swapped, int sms, cudaStream_t stream,
                        const Rest&... rest) {
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
-  const int rows = v3::tile_rows(kGroups);
+  const int rows = S::kRows;
   int64_t tiles = v3::tile_count(g.a.rows, g.b.rows, rows);
   if (swapped != nullptr) tiles = std::max(tiles, v3::tile_count(swapped->a.rows, swapped->b.rows, rows));
   if (tiles == 0) return;  // no outputs
@@ -848,21 +862,27 @@ void launch_persistent(void (*kernel)(Params...), const Args& g, const Args* swa
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
-  kernel<<<static_cast<unsigned>(ctas), v3::threads_of(kGroups), v3::kSmemBytes, stream>>>(g, rest...);
+  kernel<<<static_cast<unsigned>(ctas), S::kCta, v3::kSmemBytes, stream>>>(g, rest...);
   NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 
+// half: the datapath's half tiles (v3::TileShape): one consumer warpgroup on
+// the E4M3 datapath, two of 64 columns on the scaled one.
 template <int kStep, bool kFoldB, bool kFp32Scales = false>
 void launch(const Args& g, bool half, int sms, cudaStream_t stream) {
-  half ? launch_persistent<1>(&wgmma_gemm_kernel<1, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream)
-       : launch_persistent<2>(&wgmma_gemm_kernel<2, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream);
+  using Half = std::conditional_t<kFoldB, HalfTile, SplitHalfTile>;
+  half ? launch_persistent<Half>(&wgmma_gemm_kernel<Half, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream)
+       : launch_persistent<FullTile>(&wgmma_gemm_kernel<FullTile, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream);
 }
 
-// gt: g with its operands swapped.
+// gt: g with its operands swapped. Its CTAs pick their datapath on the
+// device, so its half tiles are one shape for all four: HalfTile, the E4M3
+// datapath's, on which the two folds run; the scaled datapath runs there on
+// one consumer warpgroup too.
 template <int kStep>
 void launch_ue8m0(const Args& g, const Args& gt, const uint32_t* outside, bool half, int sms, cudaStream_t stream) {
-  half ? launch_persistent<1>(&wgmma_gemm_kernel_ue8m0<1, kStep>, g, &gt, sms, stream, gt, outside)
-       : launch_persistent<2>(&wgmma_gemm_kernel_ue8m0<2, kStep>, g, &gt, sms, stream, gt, outside);
+  half ? launch_persistent<HalfTile>(&wgmma_gemm_kernel_ue8m0<HalfTile, kStep>, g, &gt, sms, stream, gt, outside)
+       : launch_persistent<FullTile>(&wgmma_gemm_kernel_ue8m0<FullTile, kStep>, g, &gt, sms, stream, gt, outside);
 }
 
 // ---- the UE8M0 check (v3::fma_scale_code, v3::ue8m0_fold_codes) --------------------------
@@ -1034,13 +1054,10 @@ Launch launch_of(const DeviceQuantized& a, const DeviceQuantized& b) {
 
 // Whether a call on a and b that `how` launches runs half tiles: `tiles`
 // where it names a shape; for kAuto, where every half tile has an SM of its
-// own (v3::half_tiles), for E4M3 pairs and UE8M0 pairs (they may fold their
-// scales into the E4M3 datapath, and may run the operands swapped, so in both
-// orders). Other pairs run the scaled datapath, whose half tiles took as long
-// as full ones (docs/results/kernels.md): they keep full tiles.
+// own (v3::half_tiles; UE8M0 pairs may run the operands swapped, so in both
+// orders).
 bool half_tiles_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, Launch how, int sms) {
   if (tiles != GemmTiles::kAuto) return tiles == GemmTiles::kHalf;
-  if (how != Launch::kE4m3 && how != Launch::kUe8m0) return false;
   return v3::half_tiles(a.rows, b.rows, sms) && (how != Launch::kUe8m0 || v3::half_tiles(b.rows, a.rows, sms));
 }
 

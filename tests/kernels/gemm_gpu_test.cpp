@@ -330,18 +330,6 @@ std::vector<int64_t> lines_crossing_every_tile(int64_t extent, int64_t tile, std
   return lines;
 }
 
-// More output tiles than the device has SMs: v3's persistent CTAs then take
-// two or three tiles each, carrying their stage count (and the raw and
-// decoded buffer rings it indexes) from one tile to the next, and the producer
-// copies a tile's first stage while the tile before it ends. One GEMM per v3
-// kernel (the E4M3 datapath, the scaled datapath and its binary32 case, each
-// 16- and 32-wide), with tiles of 1 to 5 k-stages (so that tiles start at
-// every place of the 3-buffer ring), partial tiles on both edges and in k.
-// Golden's gemm of every output (over 5 million a product) would take far
-// longer on the CPU than the GPU kernels, so the check covers whole rows and
-// whole columns of C that cross every tile: each tile's first and last row
-// and column and a seeded random one (every output there, every kernel
-// version).
 // C may start at any float (a view into a larger tensor): the epilogue stores
 // a thread's two adjacent outputs as one 8-byte store only where C's rows keep
 // them 8-byte aligned. Every kernel version writes C at offsets 0 to 3 floats
@@ -406,6 +394,20 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
   EXPECT_EQ(canaries_hit, 0u);
 }
 
+// More output tiles than the device has SMs: v3's persistent CTAs then take
+// two or three tiles each (about five on half tiles, which v3 also runs
+// forced), carrying their stage count (and the raw and decoded buffer rings
+// it indexes) from one tile to the next, and the producer copies a tile's
+// first stage while the tile before it ends. One GEMM per v3 kernel (the E4M3
+// datapath, the scaled datapath and its binary32 case, each 16- and 32-wide),
+// with tiles of 1 to 5 k-stages (so that tiles start at every place of the
+// 3-buffer ring), partial tiles on both edges and in k. Golden's gemm of
+// every output (over 5 million a product) would take far longer on the CPU
+// than the GPU kernels, so the check covers whole rows and whole columns of C
+// that cross every 64 x 64 square (a half tile's rows, a consumer
+// warpgroup's columns on the scaled datapath's half tiles): each square's
+// first and last row and column and a seeded random one (every output there,
+// every kernel version).
 TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   NIBBLE_REQUIRE_GPU();
   int device = 0, sms = 0;
@@ -430,8 +432,8 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
                         {Format::kInt4, BlockShape::k1x32, ScaleMode::kFP32, 520}};
   const uint64_t seed = 900;
   std::mt19937_64 rng(seed);
-  const std::vector<int64_t> rows = lines_crossing_every_tile(m, kTile, rng);
-  const std::vector<int64_t> cols = lines_crossing_every_tile(n, kTile, rng);
+  const std::vector<int64_t> rows = lines_crossing_every_tile(m, cuda::v3::kGroupRows, rng);
+  const std::vector<int64_t> cols = lines_crossing_every_tile(n, cuda::v3::kGroupRows, rng);
   std::printf("%d SMs, %lldx%lld outputs in %lld tiles, seed %llu: %zu rows and %zu columns checked whole\n", sms,
               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(tile_rows * kTileCols),
               static_cast<unsigned long long>(seed), rows.size(), cols.size());
@@ -472,10 +474,16 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
                                 std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(t.k);
       mismatches += count_mismatches_at(full, n, at, want, label);
       tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
+      if (kernel == cuda::GemmKernel::kV3 && cuda::gemm_kernel_for(qa, qb, kernel) == kernel) {
+        const std::vector<float> half = cuda::gemm_to_host(qa, qb, kernel, cuda::GemmTiles::kHalf);
+        mismatches += count_mismatches_at(half, n, at, want, label + " on 64x128 tiles");
+        tally.add_tiles(cuda::GemmTiles::kHalf, want);
+      }
     }
   }
   tally.print("", mismatches);
   expect_every_kernel_ran(tally, true);
+  EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 64 x 128 tiles";
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
