@@ -22,9 +22,9 @@ namespace nibble::cuda {
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
 //   kV3  warpgroup mma (wgmma, sm_90a): v2's stages, each operand decoded
 //        once per CTA while two consumer warpgroups of 64x128 run the mma and
-//        the adds (kernels/src/gemm_v3.cu; on 64x128 tiles, where
-//        GemmTiles says, one of 64x128 or two of 64x64). E4M3 pairs: a producer warpgroup
-//        decodes B into shared memory with B's scale folded in, and the
+//        the adds (kernels/src/gemm_v3.cu; on 64x128 tiles, where GemmTiles
+//        says, one of 64x128 or two of 64x64). E4M3 pairs: a producer
+//        warpgroup decodes B into shared memory with B's scale folded in, and the
 //        consumers decode their A fragments into registers; every other pair:
 //        the producer decodes A and B, and the consumers apply both scales in
 //        the epilogue; UE8M0 pairs whose scale codes allow it (a check per
@@ -61,7 +61,7 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 // on the E4M3 datapath (E4M3 pairs, and UE8M0 pairs, which may fold into it;
 // 1.20x to 1.26x faster there on an H100 and an H200), two of 64 x 64 on the
 // scaled datapath (every other pair, the UFP4 recipes' FP32 scales among
-// them; 1.42x faster there on an H200; docs/results/kernels.md). kFull and
+// them; 1.41x faster there on both GPUs; docs/results/kernels.md). kFull and
 // kHalf force one (tests, benchmarks); every choice computes the same bits.
 // Other versions have one tile shape each and ignore it.
 enum class GemmTiles : uint8_t { kAuto, kFull, kHalf };
