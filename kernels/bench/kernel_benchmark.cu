@@ -17,7 +17,6 @@
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/device_buffer.h"
 #include "nibble/cuda/gemm.h"
-#include "nibble/cuda/gemm_v3_layout.h"
 #include "nibble/cuda/quantize.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
@@ -318,9 +317,6 @@ void cublas_bf16_gemm(cublasHandle_t h, const uint16_t* a, const uint16_t* b, fl
 
 void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, std::vector<std::string>& failures) {
   const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
-  int device = 0, sms = 0;
-  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
-  NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   out << format("\nGEMM C[%lld, %lld] = A[%lld, %lld] * B[%lld, %lld]^T, FP32 out\n", static_cast<long long>(s.m),
                 static_cast<long long>(s.n), static_cast<long long>(s.m), static_cast<long long>(s.k),
                 static_cast<long long>(s.n), static_cast<long long>(s.k));
@@ -358,10 +354,9 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     DeviceBuffer<float> c(static_cast<size_t>(s.m * s.n));
 
     // Every kernel version that applies to this recipe (v3 runs v2 where it
-    // does not, and is then not timed twice), on its own tiles, and v3 on the
-    // other tile shape too where half tiles would each find an SM (where the
-    // choice matters): validate sampled outputs against golden dot_rows, then
-    // time.
+    // does not, and is then not timed twice), on its own tiles, and v3 on
+    // 128 x 128 tiles too where it picks half tiles (wherever each finds an
+    // SM): validate sampled outputs against golden dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
     struct Run {
       GemmKernel kernel;
@@ -372,10 +367,8 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     for (GemmKernel kernel : kAllGemmKernels) {
       if (gemm_kernel_for(qa, qb, kernel) != kernel) continue;
       runs.push_back({kernel, GemmTiles::kAuto, 0.0});
-      if (kernel == GemmKernel::kV3 && v3::half_tiles(s.m, s.n, sms)) {
-        const bool auto_half = std::string(gemm_tile_shape(qa, qb, kernel)) ==
-                               gemm_tile_shape(qa, qb, kernel, GemmTiles::kHalf);
-        runs.push_back({kernel, auto_half ? GemmTiles::kFull : GemmTiles::kHalf, 0.0});
+      if (std::string(gemm_tile_shape(qa, qb, kernel)) != gemm_tile_shape(qa, qb, kernel, GemmTiles::kFull)) {
+        runs.push_back({kernel, GemmTiles::kFull, 0.0});
       }
     }
     for (Run& run : runs) {

@@ -854,9 +854,8 @@ template <class S, class... Params, class... Rest>
 void launch_persistent(void (*kernel)(Params...), const Args& g, const Args* swapped, int sms, cudaStream_t stream,
                        const Rest&... rest) {
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
-  const int rows = S::kRows;
-  int64_t tiles = v3::tile_count(g.a.rows, g.b.rows, rows);
-  if (swapped != nullptr) tiles = std::max(tiles, v3::tile_count(swapped->a.rows, swapped->b.rows, rows));
+  int64_t tiles = v3::tile_count(g.a.rows, g.b.rows, S::kRows);
+  if (swapped != nullptr) tiles = std::max(tiles, v3::tile_count(swapped->a.rows, swapped->b.rows, S::kRows));
   if (tiles == 0) return;  // no outputs
   const int64_t ctas = std::min<int64_t>(tiles, sms);
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {

@@ -94,11 +94,25 @@ size_t count_mismatches_at(const std::vector<float>& c, int64_t cols, const Outp
   return bad;
 }
 
+bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
+  return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
+}
+
+// v3's own kernel (where it runs) forced onto half tiles, against golden's
+// `want` at the outputs `at` of C; returns mismatches.
+size_t check_v3_half_tiles_at(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb, const Outputs& at,
+                              const std::vector<float>& want, const std::string& label, GemmTally& tally) {
+  if (!v3_runs_own_kernel(qa, qb)) return 0;
+  const std::vector<float> c = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kHalf);
+  tally.add_tiles(cuda::GemmTiles::kHalf, want);
+  return count_mismatches_at(c, qb.rows, at, want, "v3 on 64x128 tiles " + label);
+}
+
 // v3's own kernel (where it runs) forced onto each tile shape, against
 // golden's `want` (every output); returns mismatches.
 size_t check_v3_tiles(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb,
                       const std::vector<float>& want, const std::string& label, GemmTally& tally) {
-  if (cuda::gemm_kernel_for(qa, qb, cuda::GemmKernel::kV3) != cuda::GemmKernel::kV3) return 0;
+  if (!v3_runs_own_kernel(qa, qb)) return 0;
   size_t bad = 0;
   for (cuda::GemmTiles tiles : {cuda::GemmTiles::kFull, cuda::GemmTiles::kHalf}) {
     const std::vector<float> got = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, tiles);
@@ -468,18 +482,14 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
     std::vector<float> want;
     want.reserve(at.size());
     for (const auto& [r, c] : at) want.push_back(dot_rows(ga, r, gb, c));
+    const std::string what = test::describe(ca) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                             std::to_string(t.k);
     for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
       const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
-      const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(ca) + " " +
-                                std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(t.k);
-      mismatches += count_mismatches_at(full, n, at, want, label);
+      mismatches += count_mismatches_at(full, n, at, want, std::string(cuda::name(kernel)) + " " + what);
       tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
-      if (kernel == cuda::GemmKernel::kV3 && cuda::gemm_kernel_for(qa, qb, kernel) == kernel) {
-        const std::vector<float> half = cuda::gemm_to_host(qa, qb, kernel, cuda::GemmTiles::kHalf);
-        mismatches += count_mismatches_at(half, n, at, want, label + " on 64x128 tiles");
-        tally.add_tiles(cuda::GemmTiles::kHalf, want);
-      }
     }
+    mismatches += check_v3_half_tiles_at(qa, qb, at, want, what, tally);
   }
   tally.print("", mismatches);
   expect_every_kernel_ran(tally, true);
@@ -550,9 +560,6 @@ std::pair<uint32_t, uint32_t> fold_codes(Format f) {
   return {lo, hi};
 }
 
-bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
-  return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
-}
 // v3's four ways with UE8M0 pairs, as gemm_datapath names them.
 const char* const kFolded = "FP16 wgmma, UE8M0 folded";
 const char* const kFoldedA = "FP16 wgmma, UE8M0 folded into A";
@@ -803,11 +810,8 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
             mismatches += count_mismatches_at(full, kN, outputs, want, label);
             tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
           }
-          if (v3_runs_own_kernel(qa, qb)) {  // and on half tiles (its own choice here is 128 x 128)
-            const std::vector<float> full = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kHalf);
-            mismatches += count_mismatches_at(full, kN, outputs, want, "v3 on 64x128 tiles " + test::describe(cfg));
-            tally.add_tiles(cuda::GemmTiles::kHalf, want);
-          }
+          // and on half tiles (its own choice here is 128 x 128)
+          mismatches += check_v3_half_tiles_at(qa, qb, outputs, want, test::describe(cfg), tally);
         }
       }
     }
@@ -842,8 +846,8 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   NIBBLE_REQUIRE_GPU();
   constexpr int64_t kM = 130, kN = 1000;
   const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 128)) * 128;
-  ASSERT_EQ(cuda::v3::tile_count(kM, kN, cuda::v3::tile_rows(1)), 24);
-  ASSERT_EQ(cuda::v3::tile_count(kN, kM, cuda::v3::tile_rows(1)), 32);
+  ASSERT_EQ(cuda::v3::tile_count(kM, kN, cuda::v3::kGroupRows), 24);
+  ASSERT_EQ(cuda::v3::tile_count(kN, kM, cuda::v3::kGroupRows), 32);
   const uint64_t seed = 912;
   std::printf("seed %llu, %lldx%lldx%lld\n", static_cast<unsigned long long>(seed), static_cast<long long>(kM),
               static_cast<long long>(kN), static_cast<long long>(k));

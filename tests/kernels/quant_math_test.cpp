@@ -978,10 +978,8 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
                           {2000, 2000, 0}};
   const int cta_counts[] = {1, 2, 3, 7, 64, 132, 133, 1000};
   size_t schedules = 0, stages_checked = 0;
-  for (int groups : {2, 1}) {  // full tiles (kBM rows) and half tiles (64)
-    const int tile_m = v3::tile_rows(groups);
-    ASSERT_EQ(tile_m, groups == 2 ? v2::kBM : 64);
-    ASSERT_EQ(v3::threads_of(groups), groups == 2 ? v3::kThreads : 256);
+  for (int tile_m : {v3::FullTile::kRows, v3::HalfTile::kRows}) {  // full tiles and half tiles
+    ASSERT_TRUE(tile_m == v2::kBM || tile_m == 64);
     for (const Shape& sh : shapes) {
       const v3::Tiles t(sh.m, sh.n, sh.k, tile_m);
       const int64_t rows = (sh.m + tile_m - 1) / tile_m, cols = (sh.n + v2::kBN - 1) / v2::kBN;
@@ -993,7 +991,7 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
         // The launch's count: at most one CTA per tile, but on half tiles a
         // grid sized for the other operand order may hold more, whose CTAs
         // past the last tile leave at once (gemm_cta).
-        const int ctas = groups == 1 ? std::max(requested, 1) : std::min(requested, t.count);
+        const int ctas = tile_m < v2::kBM ? std::max(requested, 1) : std::min(requested, t.count);
         ASSERT_TRUE(v3::counts_fit(t.count, ctas, t.stages));
         std::vector<int> seen(static_cast<size_t>(t.count), 0);
         int64_t all_stages = 0;
@@ -1092,6 +1090,10 @@ size_t check_tile_shape() {
 }
 
 TEST(GemmV3Layout, ConsumersOfEveryTileShapeHoldEachOutputOnce) {
+  EXPECT_EQ((v3::FullTile::kCta), v3::kThreads);
+  EXPECT_EQ((v3::HalfTile::kCta), 256);
+  EXPECT_EQ((v3::SplitHalfTile::kCta), v3::kThreads);
+  EXPECT_EQ((v3::SplitHalfTile::kRows), 64);
   EXPECT_EQ((v3::FullTile::kCols), 128);
   EXPECT_EQ((v3::HalfTile::kCols), 128);
   EXPECT_EQ((v3::SplitHalfTile::kCols), 64);

@@ -36,7 +36,6 @@ inline constexpr int kThreads = kProducerThreads + kConsumerThreads;
 // stages are the same.
 inline constexpr int kGroupRows = 64;                       // a consumer warpgroup's rows
 NIBBLE_HD constexpr int threads_of(int groups) { return kProducerThreads + 128 * groups; }
-NIBBLE_HD constexpr int tile_rows(int groups) { return kGroupRows * groups; }
 inline constexpr int kSliceK = 16;                          // one wgmma k step
 inline constexpr int kSlices = v2::kBK / kSliceK;           // 8 per stage
 inline constexpr int kAtomK = 64;                           // k per 128-byte row of an atom
@@ -347,7 +346,7 @@ inline int64_t tile_count(int64_t m, int64_t n, int rows) {
 // half the SMs idle, or give some SM a second tile after every other has
 // finished, while a half tile takes its SM for about 0.8 (E4M3 datapath) or
 // 0.7 (scaled datapath) of a full tile's time (docs/results/kernels.md).
-inline bool half_tiles(int64_t m, int64_t n, int sms) { return tile_count(m, n, tile_rows(1)) <= sms; }
+inline bool half_tiles(int64_t m, int64_t n, int sms) { return tile_count(m, n, kGroupRows) <= sms; }
 
 // Whether `tiles` tiles of `stages` stages on `ctas` CTAs keep every count of
 // Tiles and Ring (tile + ctas included) within int.
