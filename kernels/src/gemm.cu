@@ -441,7 +441,7 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 
 const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles) {
   const bool half = gemm_kernel_for(a, b, kernel) == GemmKernel::kV3 && detail::gemm_v3_half_tiles(a, b, tiles);
-  return half ? "64x128" : "128x128";
+  return half ? "128x64" : "128x128";
 }
 
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel,

@@ -63,13 +63,19 @@ struct Args {
 // issue_scale); a copy past the end of a row or of the operand is a zero
 // fill. Each copy's operand is known at compile time (its index picks it):
 // picking g.a or g.b at run time crashes nvcc 13.0's cicc where the call sits
-// in one branch of a kernel, as in v3's producer.
-template <int kNumThreads>
+// in one branch of a kernel, as in v3's producer. kBRows: the rows of B the
+// stage holds (kBN, or v3's half tiles' 64: v2::code_copies).
+template <int kNumThreads, int kBRows = kBN>
 struct CopyPlan {
-  static constexpr int kCodeCopies = (kBM + kBN) * kChunksPerRow / kNumThreads;
+  static constexpr int kCodeCopies = v2::code_copies(kNumThreads, kBRows);
   static constexpr int kScaleCopies = (kBM + kBN) / kNumThreads;
-  static_assert(((kBM + kBN) * kChunksPerRow) % kNumThreads == 0, "code copies divide evenly");
+  static_assert(((kBM + kBRows) * kChunksPerRow) % kNumThreads == 0, "code copies divide evenly");
   static_assert(kNumThreads == kBM && kBM == kBN, "scale copy j is row tid of operand j");
+  static_assert(kBRows == kBN || (kBRows == kBN / 2 && kBRows % 32 == 0), "B's rows: all, or the first half");
+  // Whether thread tid copies a scale window of operand j (row tid of it).
+  static __device__ __forceinline__ bool scale_copied(int j, int tid) {
+    return kBRows == kBN || j == 0 || tid < kBRows;
+  }
 };
 
 // Byte offsets within a row of codes or scales are 32-bit (operand_of checks
@@ -122,36 +128,38 @@ __device__ __forceinline__ void issue_scale(const Args& g, uint8_t* stage, int j
 
 // Issues the copies of stage s (k0 = s * kBK) into buffer `stage`, each
 // source worked out as it is issued (no registers held between stages).
-template <int kNumThreads>
+template <int kNumThreads, int kBRows = kBN>
 __device__ __forceinline__ void load_stage(const Args& g, uint8_t* stage, int64_t m0, int64_t n0, int64_t k0) {
-  using Plan = CopyPlan<kNumThreads>;
+  using Plan = CopyPlan<kNumThreads, kBRows>;
   const int tid = static_cast<int>(threadIdx.x % kNumThreads);
 #pragma unroll
   for (int i = 0; i < Plan::kCodeCopies; ++i) {
     issue_code<kNumThreads>(stage, i, tid, code_source<kNumThreads>(g, i, tid, m0, n0), k0);
   }
 #pragma unroll
-  for (int j = 0; j < Plan::kScaleCopies; ++j) issue_scale(g, stage, j, tid, scale_source(g, j, tid, m0, n0), k0);
+  for (int j = 0; j < Plan::kScaleCopies; ++j) {
+    if (Plan::scale_copied(j, tid)) issue_scale(g, stage, j, tid, scale_source(g, j, tid, m0, n0), k0);
+  }
 }
 
 // load_stage for a tile, behind StageCopies' interface: the sources worked
 // out per stage (no registers held between stages).
-template <int kNumThreads>
+template <int kNumThreads, int kBRows = kBN>
 struct StageLoads {
   int64_t m0;
   int64_t n0;
   __device__ __forceinline__ StageLoads(const Args&, int64_t m, int64_t n) : m0(m), n0(n) {}
   __device__ __forceinline__ void issue(const Args& g, uint8_t* stage, int64_t k0) const {
-    load_stage<kNumThreads>(g, stage, m0, n0, k0);
+    load_stage<kNumThreads, kBRows>(g, stage, m0, n0, k0);
   }
 };
 
 // The same copies with their sources worked out once and held in registers,
 // for a thread with registers to spare (v3's producers, but where the scaled
 // datapath decodes scales of other widths than binary32's).
-template <int kNumThreads>
+template <int kNumThreads, int kBRows = kBN>
 struct StageCopies {
-  using Plan = CopyPlan<kNumThreads>;
+  using Plan = CopyPlan<kNumThreads, kBRows>;
   CodeSource code[Plan::kCodeCopies];
   const uint8_t* scale[Plan::kScaleCopies];
 
@@ -168,7 +176,9 @@ struct StageCopies {
 #pragma unroll
     for (int i = 0; i < Plan::kCodeCopies; ++i) issue_code<kNumThreads>(stage, i, tid, code[i], k0);
 #pragma unroll
-    for (int j = 0; j < Plan::kScaleCopies; ++j) issue_scale(g, stage, j, tid, scale[j], k0);
+    for (int j = 0; j < Plan::kScaleCopies; ++j) {
+      if (Plan::scale_copied(j, tid)) issue_scale(g, stage, j, tid, scale[j], k0);
+    }
   }
 };
 

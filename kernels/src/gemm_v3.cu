@@ -9,15 +9,15 @@
 // version 3 takes the mma off the issue path and decodes each operand once
 // per CTA:
 //   * CTA 128 x 128, one CTA per SM (227 KiB of shared memory), 384 threads:
-//     a producer warpgroup and two consumer warpgroups of 64 x 128 outputs;
+//     a producer warpgroup and two consumer warpgroups of 64 x 128 outputs
+//     (of 64 x 64 on half tiles, below);
 //     setmaxnreg moves registers from the producer to the consumers
 //     (RoleRegs); the CTAs are persistent, each taking every gridDim.x-th
 //     tile, so that a tile's first stages are copied and decoded while the
 //     tile before it ends (Tiles). Where those tiles would leave SMs idle,
-//     half tiles of 64 x 128 (the same producer and stages) give each SM
-//     one (half_tiles_for): one consumer warpgroup of 64 x 128 (256 threads)
-//     on the E4M3 datapath, two of 64 x 64 on the scaled one
-//     (v3::TileShape);
+//     half tiles of 128 x 64 (two consumer warpgroups of 64 x 64, the same
+//     producer and stages, 64 rows of B) give each SM one (half_tiles_for,
+//     v3::TileShape);
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
 //     (nibble/cuda/gemm_v3_layout.h); named barriers hand the two decoded
@@ -144,7 +144,8 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
 }
 
 // Decodes row n of B of a stage (the consumers decode A themselves), in two
-// passes of 32 raw bytes (two 16-byte loads each), per 16-k slice two chunks
+// passes of 32 raw bytes (two 16-byte loads each; kPasses 2: both, from pass
+// 0; 1: pass pass0 alone, where two threads share the row), per 16-k slice two chunks
 // of 8 codes (the k-halves), through B's FP16 table (g.b.half_high), in the k
 // order of A's register fragments (nibble/cuda/gemm_v3_layout.h). E4M3
 // datapath (kFoldB): as units * sb * 2^lsb_b (the slice's scale from lut_b;
@@ -153,14 +154,16 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
 // is decoded (no branch between them); those past the last k-block (the last
 // stage's padding) are then overwritten with zeros: the consumers run whole
 // stages.
-template <bool kFoldB>
-__device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, uint8_t* dec,
+template <bool kFoldB, int kPasses>
+__device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, int pass0, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
   constexpr int kOp = 1;  // B
   constexpr int kPassSlices = v3::kSlices / 2;  // a pass: half the row, 32 raw bytes
+  static_assert(kPasses == 1 || kPasses == 2, "the whole row, or one half");
   const Operand& o = g.b;
 #pragma unroll
-  for (int pass = 0; pass < 2; ++pass) {
+  for (int p = 0; p < kPasses; ++p) {
+    const int pass = pass0 + p;
     uint32_t w[2 * kPassSlices];
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
@@ -197,7 +200,7 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
       }
     }
   }
-  for (int s = slices; s < v3::kSlices; ++s) {
+  for (int s = kPasses == 2 ? slices : max(slices, kPassSlices * pass0); s < kPassSlices * (pass0 + kPasses); ++s) {
     *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, 0)) = make_uint4(0u, 0u, 0u, 0u);
     *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, 1)) = make_uint4(0u, 0u, 0u, 0u);
   }
@@ -303,20 +306,15 @@ constexpr int kProducer = 5;
 // on an H100), 120 / 192 for 32-wide ones (4 % faster than 104 / 200, though
 // ptxas -v then shows its consumers spilling 24 bytes, 8 at 104 / 200;
 // docs/results/kernels.md); kFp32Scales runs the same splits. No other role
-// spills. Half tiles of one consumer warpgroup (kGroups 1, 256 threads): the
-// same producers, and 232 for the consumers, which is also what the CTA
-// starts with (ptxas -v: no role spills; at 240 and 248, and without
-// setmaxnreg, the 32-wide scaled kernels spilled up to 60 bytes). Split half
-// tiles (two warpgroups of 64 x 64) take the full tiles' splits: their
-// consumers hold half the sums, and spill nothing.
+// spills. Half tiles take the same splits: their consumers hold half the
+// sums, and no role spills.
 constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
-template <int kGroups, bool kFoldB, int kStep>
+template <bool kFoldB, int kStep>
 struct RoleRegs {
   static constexpr bool kScaled16 = !kFoldB && kStep == 16;
   static constexpr int kProducer = kFoldB ? 152 : (kScaled16 ? 104 : 120);
-  static constexpr int kConsumer = kGroups == 1 ? 232 : kFoldB ? 176 : (kScaled16 ? 200 : 192);
-  static constexpr int kLaunch = kGroups == 1 ? kConsumer : kLaunchRegs;
-  static_assert(v3::kProducerThreads * kProducer + 128 * kGroups * kConsumer <= v3::threads_of(kGroups) * kLaunch,
+  static constexpr int kConsumer = kFoldB ? 176 : (kScaled16 ? 200 : 192);
+  static_assert(v3::kProducerThreads * kProducer + v3::kConsumerThreads * kConsumer <= v3::kThreads * kLaunchRegs,
                 "the consumers take no more registers than the producer gives back");
 };
 
@@ -340,15 +338,14 @@ using v3::Ring;
 using v3::Tiles;
 
 // The consumers' side of Ring: each stage they are done with goes back to
-// the producer (v3::consumers_hand_back). kCta: the CTA's threads (the
-// barriers' count; here and below, v3::threads_of(consumer warpgroups)).
+// the producer (v3::consumers_hand_back). The named barriers count the CTA's
+// threads, v3::kThreads.
 struct ConsumerRing : Ring {
   int cta_stages;
   __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles)
       : cta_stages(tiles.cta_stages(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x))) {}
-  template <int kCta>
   __device__ __forceinline__ void hand_back() {
-    if (v3::consumers_hand_back(stage, cta_stages)) bar_arrive(kEmpty + buf, kCta);
+    if (v3::consumers_hand_back(stage, cta_stages)) bar_arrive(kEmpty + buf, v3::kThreads);
     advance();
   }
 };
@@ -370,17 +367,21 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 // zeroed). The producer holds its copies' sources in registers, but where the
 // scaled datapath decodes other scale widths, whose producer works them out
 // per stage (holding them there measured 3 % slower for mx-floor). On half
-// tiles the consumers read rows 0 .. 63 of A and of its scales alone (the
-// producer's A-scale decode of the others goes unused).
-template <int kCta, int kStep, bool kFoldB, bool kFp32Scales>
+// half tiles (64 columns: S::kCols) threads t and t + 64 decode the two
+// halves of B's row t % 64, and the stage holds 64 rows of B and of its
+// scales (StageCopies' kBRows).
+template <class S, int kStep, bool kFoldB, bool kFp32Scales>
 __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8_t* smem, uint8_t* decoded,
                                         const uint32_t* lut_a, const uint32_t* lut_b) {
+  constexpr int kCta = v3::kThreads;
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
+  constexpr int kPasses = 2 * S::kCols / v3::kProducerThreads;  // of each row of B this thread decodes
   static_assert(!(kFoldB && kFp32Scales), "kFp32Scales is a case of the scaled datapath");
-  using Copies = std::conditional_t<kFoldB || kFp32Scales, StageCopies<v3::kProducerThreads>,
-                                    StageLoads<v3::kProducerThreads>>;
+  using Copies = std::conditional_t<kFoldB || kFp32Scales, StageCopies<v3::kProducerThreads, S::kCols>,
+                                    StageLoads<v3::kProducerThreads, S::kCols>>;
   const int tid = static_cast<int>(threadIdx.x);
+  const int b_row = tid % S::kCols, b_pass0 = kPasses == 2 ? 0 : tid / S::kCols;
   const int stride = static_cast<int>(gridDim.x);
   if (tiles.stages > 0) {
     const int tile = static_cast<int>(blockIdx.x);  // every CTA has a tile
@@ -405,7 +406,8 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
       bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
       uint8_t* stage = smem + ring.raw * kStageBytes;
       const int blocks = stage_blocks<kBlocksPerStage>(g, st);
-      decode_row<kFoldB>(g, stage, tid, decoded + ring.buf * v3::kDecodedBytes, lut_b, blocks * kChunks);
+      decode_row<kFoldB, kPasses>(g, stage, b_row, b_pass0, decoded + ring.buf * v3::kDecodedBytes, lut_b,
+                                  blocks * kChunks);
       if constexpr (kFoldB) {
         decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(ring.buf));
       } else if constexpr (kFp32Scales) {
@@ -426,12 +428,10 @@ using v3::FullTile;
 using v3::HalfTile;
 using v3::kParts;
 using v3::Parts;
-using v3::SplitHalfTile;
 
-// This thread's place among the consumers of a tile of shape S.
-template <class S>
+// This thread's place among the consumers.
 __device__ __forceinline__ ConsumerPlace consumer_thread() {
-  return v3::consumer_place<S>(static_cast<int>(threadIdx.x) - v3::kProducerThreads);
+  return v3::consumer_place(static_cast<int>(threadIdx.x) - v3::kProducerThreads);
 }
 
 // ---- the E4M3 datapath's consumers -------------------------------------------------
@@ -506,14 +506,14 @@ __device__ __forceinline__ void zero_sums(float (&acc)[kAcc], float (&q)[kParts]
 // A stage's start: the parts' descriptors of decoded buffer buf's B (the
 // thread's warpgroup's columns), the wait for the producer to fill it, block
 // 0's A fragments, and the stage's first kDepth steps issued.
-template <int kCta, int kChunks, int kRegs>
+template <int kChunks, int kRegs>
 __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage, uint32_t dec_base, int buf,
                                             const ConsumerPlace& c, uint32_t (&a)[2][kChunks][4],
                                             float (&q)[kParts][kRegs], uint64_t (&desc)[kParts]) {
   const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
 #pragma unroll
-  for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, v3::part_col0(c, 2 * kRegs, p));
-  bar_sync(kFull + buf, kCta);
+  for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, v3::part_col0(2 * kRegs, p));
+  bar_sync(kFull + buf, v3::kThreads);
   a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
 #pragma unroll
   for (int t = 0; t < kDepth; ++t) {
@@ -549,7 +549,7 @@ __device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, con
 template <int kRegs>
 __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, int part, const ConsumerPlace& c,
                                                  float (&sb)[kRegs / 2]) {
-  const int m0 = v3::part_scale_slot(c, 2 * kRegs, part);
+  const int m0 = v3::part_scale_slot(2 * kRegs, part);
 #pragma unroll
   for (int h = 0; h < kRegs / 8; ++h) {
     const float4 w = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, c.quad, m0 + h));
@@ -612,7 +612,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
   // A 32-wide block's steps take twice the mma, and the same measured 2 %
   // slower for mx-floor 1x32 (docs/results/kernels.md).
   constexpr bool kScalesAhead = kStep == 16;
-  const ConsumerPlace c = consumer_thread<S>();
+  const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
   ConsumerRing ring(tiles);
 
@@ -632,7 +632,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       const int buf = ring.buf;
       const uint8_t* stage = smem + ring.raw * kStageBytes;
       uint64_t desc[kParts];
-      start_stage<S::kCta, kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
       wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
       float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
@@ -659,11 +659,11 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       // Every wgmma reading decoded buffer buf has completed, and this stage's
       // raw scales are read (the last step's are in registers): the producer
       // may overwrite both.
-      ring.hand_back<S::kCta>();
+      ring.hand_back();
     }
     add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
     store_outputs(g, reinterpret_cast<const float(&)[1][S::kCols / 8][4]>(acc), tiles.m0(tile) + c.warp_row,
-                  tiles.n0(tile) + c.col0, c.group, c.quad);
+                  tiles.n0(tile), c.group, c.quad);
   }
 }
 
@@ -688,7 +688,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
   constexpr int kSteps = kBK / kStep * kParts;
   constexpr int kRegs = Parts<S::kCols>::kRegs;
   static_assert(kDepth < kParts, "a step's buffer is free again when it is issued");
-  const ConsumerPlace c = consumer_thread<S>();
+  const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
   ConsumerRing ring(tiles);
 
@@ -704,7 +704,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       const uint8_t* stage = smem + ring.raw * kStageBytes;
       const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
       uint64_t desc[kParts];
-      start_stage<S::kCta, kChunks>(g, stage, dec_base, buf, c, a, q, desc);
+      start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
       wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part(acc, kParts - 1, q[kParts - 1], sa_last);  // the previous stage's last step (+0 before the first)
       float sa[2];
@@ -726,11 +726,11 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       }
       // Every wgmma reading this stage's decoded B has completed, and its raw
       // codes and decoded scales are read: the producer may overwrite them.
-      ring.hand_back<S::kCta>();
+      ring.hand_back();
     }
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);
     store_outputs<kTransposedC>(g, reinterpret_cast<const float(&)[1][S::kCols / 8][4]>(acc),
-                                tiles.m0(tile) + c.warp_row, tiles.n0(tile) + c.col0, c.group, c.quad);
+                                tiles.m0(tile) + c.warp_row, tiles.n0(tile), c.group, c.quad);
   }
 }
 
@@ -759,17 +759,17 @@ __host__ __device__ constexpr Ue8m0Path ue8m0_path(uint32_t verdict) {
 // shape S.
 template <class S, int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0, bool kTransposedC = false>
 __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
-  constexpr int kCta = S::kCta;
+  constexpr int kCta = v3::kThreads;
   // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
   const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
   uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
   uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
   uint32_t* lut_b = lut_a + kLutEntries;
-  const Tiles tiles(g.a.rows, g.b.rows, g.k, S::kRows);
+  const Tiles tiles(g.a.rows, g.b.rows, g.k, S::kRows, S::kCols);
   // A grid of half tiles sized for the call's other operand order
   // (wgmma_gemm_kernel_ue8m0) may hold CTAs without a tile: they leave at
   // once, all their threads together.
-  if constexpr (S::kRows < v2::kBM) {
+  if constexpr (S::kHalf) {
     if (static_cast<int>(blockIdx.x) >= tiles.count) return;
   }
 
@@ -794,10 +794,10 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   __syncthreads();
 
   if (threadIdx.x < v3::kProducerThreads) {
-    set_max_regs_dec<RoleRegs<S::kGroups, kFoldB, kStep>::kProducer>();
-    produce<kCta, kStep, kFoldB, kFp32Scales>(g, tiles, smem, decoded, lut_a, lut_b);
+    set_max_regs_dec<RoleRegs<kFoldB, kStep>::kProducer>();
+    produce<S, kStep, kFoldB, kFp32Scales>(g, tiles, smem, decoded, lut_a, lut_b);
   } else {
-    set_max_regs_inc<RoleRegs<S::kGroups, kFoldB, kStep>::kConsumer>();
+    set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
       consume_e4m3<S, kStep, kTransposedC>(g, tiles, smem, decoded);
     } else {
@@ -807,7 +807,7 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
 }
 
 template <class S, int kStep, bool kFoldB, bool kFp32Scales>
-__global__ void __launch_bounds__(S::kCta, 1) wgmma_gemm_kernel(const Args g) {
+__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
   gemm_cta<S, kStep, kFoldB, kFp32Scales, false, false>(g, smem);
@@ -823,7 +823,7 @@ __global__ void __launch_bounds__(S::kCta, 1) wgmma_gemm_kernel(const Args g) {
 // gemm_cta's kUe8m0), A's folded (the same on gt, C stored transposed), the
 // scaled datapath adding by FMAs, or golden's three roundings.
 template <class S, int kStep>
-__global__ void __launch_bounds__(S::kCta, 1)
+__global__ void __launch_bounds__(v3::kThreads, 1)
     wgmma_gemm_kernel_ue8m0(const Args g, const Args gt, const uint32_t* outside) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
@@ -854,30 +854,27 @@ template <class S, class... Params, class... Rest>
 void launch_persistent(void (*kernel)(Params...), const Args& g, const Args* swapped, int sms, cudaStream_t stream,
                        const Rest&... rest) {
   NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
-  int64_t tiles = v3::tile_count(g.a.rows, g.b.rows, S::kRows);
-  if (swapped != nullptr) tiles = std::max(tiles, v3::tile_count(swapped->a.rows, swapped->b.rows, S::kRows));
+  int64_t tiles = v3::tile_count(g.a.rows, g.b.rows, S::kRows, S::kCols);
+  if (swapped != nullptr) {
+    tiles = std::max(tiles, v3::tile_count(swapped->a.rows, swapped->b.rows, S::kRows, S::kCols));
+  }
   if (tiles == 0) return;  // no outputs
   const int64_t ctas = std::min<int64_t>(tiles, sms);
   if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
-  kernel<<<static_cast<unsigned>(ctas), S::kCta, v3::kSmemBytes, stream>>>(g, rest...);
+  kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g, rest...);
   NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 
-// half: the datapath's half tiles (v3::TileShape): one consumer warpgroup on
-// the E4M3 datapath, two of 64 columns on the scaled one.
+// half: half tiles (v3::TileShape).
 template <int kStep, bool kFoldB, bool kFp32Scales = false>
 void launch(const Args& g, bool half, int sms, cudaStream_t stream) {
-  using Half = std::conditional_t<kFoldB, HalfTile, SplitHalfTile>;
-  half ? launch_persistent<Half>(&wgmma_gemm_kernel<Half, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream)
+  half ? launch_persistent<HalfTile>(&wgmma_gemm_kernel<HalfTile, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream)
        : launch_persistent<FullTile>(&wgmma_gemm_kernel<FullTile, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream);
 }
 
-// gt: g with its operands swapped. Its CTAs pick their datapath on the
-// device, so its half tiles are one shape for all four: HalfTile, the E4M3
-// datapath's, on which the two folds run; the scaled datapath runs there on
-// one consumer warpgroup too.
+// gt: g with its operands swapped (its CTAs pick their datapath on the device).
 template <int kStep>
 void launch_ue8m0(const Args& g, const Args& gt, const uint32_t* outside, bool half, int sms, cudaStream_t stream) {
   half ? launch_persistent<HalfTile>(&wgmma_gemm_kernel_ue8m0<HalfTile, kStep>, g, &gt, sms, stream, gt, outside)

@@ -16,7 +16,7 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles);
 
-// Whether that call runs half tiles (64 x 128 outputs; v3::TileShape) on the
+// Whether that call runs half tiles (128 x 64 outputs; v3::TileShape) on the
 // current device: GemmTiles's rule.
 bool gemm_v3_half_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
 

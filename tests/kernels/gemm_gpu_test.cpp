@@ -38,7 +38,7 @@ struct GemmTally {
   size_t nontrivial = 0;
   size_t per_kernel_outputs[cuda::kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
   size_t v3_own_outputs = 0;  // computed by v3's own kernel, not its v2 fallback
-  size_t v3_tile_outputs[2] = {};  // v3 forced onto 128 x 128 tiles [0] and 64 x 128 [1] (add_tiles)
+  size_t v3_tile_outputs[2] = {};  // v3 forced onto 128 x 128 tiles [0] and 128 x 64 [1] (add_tiles)
 
   // Counts golden's outputs `want` as compared for `kernel`, which ran `runs`.
   void add(cuda::GemmKernel kernel, cuda::GemmKernel runs, const std::vector<float>& want) {
@@ -105,7 +105,7 @@ size_t check_v3_half_tiles_at(const cuda::DeviceQuantized& qa, const cuda::Devic
   if (!v3_runs_own_kernel(qa, qb)) return 0;
   const std::vector<float> c = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kHalf);
   tally.add_tiles(cuda::GemmTiles::kHalf, want);
-  return count_mismatches_at(c, qb.rows, at, want, "v3 on 64x128 tiles " + label);
+  return count_mismatches_at(c, qb.rows, at, want, "v3 on 128x64 tiles " + label);
 }
 
 // v3's own kernel (where it runs) forced onto each tile shape, against
@@ -117,7 +117,7 @@ size_t check_v3_tiles(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantiz
   for (cuda::GemmTiles tiles : {cuda::GemmTiles::kFull, cuda::GemmTiles::kHalf}) {
     const std::vector<float> got = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, tiles);
     const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles);
-    EXPECT_EQ(shape, tiles == cuda::GemmTiles::kHalf ? "64x128" : "128x128");
+    EXPECT_EQ(shape, tiles == cuda::GemmTiles::kHalf ? "128x64" : "128x128");
     tally.add_tiles(tiles, want);
     bad += test::count_float_mismatches(got, want, qb.rows, "v3 on " + shape + " tiles " + label);
   }
@@ -169,7 +169,7 @@ void expect_every_kernel_ran(const GemmTally& tally, bool expect_v3_own, bool ex
   }
   if (expect_tiles) {
     EXPECT_EQ(tally.v3_tile_outputs[0], tally.v3_own_outputs) << "v3 forced onto 128 x 128 tiles";
-    EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 64 x 128 tiles";
+    EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 128 x 64 tiles";
   }
   if (expect_v3_own) {
     int device = 0, major = 0, minor = 0;
@@ -418,8 +418,8 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
 // 3-buffer ring), partial tiles on both edges and in k. Golden's gemm of
 // every output (over 5 million a product) would take far longer on the CPU
 // than the GPU kernels, so the check covers whole rows and whole columns of C
-// that cross every 64 x 64 square (a half tile's rows, a consumer
-// warpgroup's columns on the scaled datapath's half tiles): each square's
+// that cross every 64 x 64 square (a consumer warpgroup's rows, a half
+// tile's columns): each square's
 // first and last row and column and a seeded random one (every output there,
 // every kernel version).
 TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
@@ -493,7 +493,7 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   }
   tally.print("", mismatches);
   expect_every_kernel_ran(tally, true);
-  EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 64 x 128 tiles";
+  EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 128 x 64 tiles";
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -834,9 +834,9 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
 }
 
 // Half tiles with UE8M0 pairs, whose kernel may run the operands swapped:
-// a 130 x 1000 output has 24 half tiles one way and 32 the other, so the
-// grid (32 CTAs) holds 8 without a tile on the unswapped paths, which must
-// leave at once. With every code in the FMA's range v3 takes the FMA, with
+// a 130 x 1000 output has 32 half tiles one way and 24 the other, so the
+// grid (32 CTAs) holds 8 without a tile on the swapped path (A's scales
+// folded), which must leave at once. With every code in the FMA's range v3 takes the FMA, with
 // A's in A's fold range it folds A's (swapped, C stored transposed; M = 130 is
 // not a multiple of the tile), with B's in B's too it folds B's; on each, v3's
 // own choice (half tiles where the device has the SMs for them) and full tiles
@@ -846,8 +846,9 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   NIBBLE_REQUIRE_GPU();
   constexpr int64_t kM = 130, kN = 1000;
   const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 128)) * 128;
-  ASSERT_EQ(cuda::v3::tile_count(kM, kN, cuda::v3::kGroupRows), 24);
-  ASSERT_EQ(cuda::v3::tile_count(kN, kM, cuda::v3::kGroupRows), 32);
+  using Half = cuda::v3::HalfTile;
+  ASSERT_EQ(cuda::v3::tile_count(kM, kN, Half::kRows, Half::kCols), 32);
+  ASSERT_EQ(cuda::v3::tile_count(kN, kM, Half::kRows, Half::kCols), 24);
   const uint64_t seed = 912;
   std::printf("seed %llu, %lldx%lldx%lld\n", static_cast<unsigned long long>(seed), static_cast<long long>(kM),
               static_cast<long long>(kN), static_cast<long long>(k));
@@ -884,7 +885,7 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
       upload_scales(hb, qb);
     }
     ASSERT_EQ(v3_path(qa, qb), expected[phase]);
-    EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3), half ? "64x128" : "128x128");
+    EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3), half ? "128x64" : "128x128");
     std::vector<float> want;
     for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
     for (cuda::GemmTiles tiles : {cuda::GemmTiles::kAuto, cuda::GemmTiles::kFull}) {
@@ -899,7 +900,7 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   }
   std::printf("%zu GEMMs (FMA, A folded, B folded; %s tiles and 128x128), %zu outputs compared (%zu finite "
               "non-zero), %zu mismatching\n",
-              gemms, half ? "64x128" : "128x128", compared, nontrivial, mismatches);
+              gemms, half ? "128x64" : "128x128", compared, nontrivial, mismatches);
   EXPECT_EQ(gemms, 6u);
   EXPECT_EQ(compared, 6 * outputs.size());
   EXPECT_GT(nontrivial, compared / 2);

@@ -947,17 +947,25 @@ TEST(GemmV3Layout, DecodedStageIsTheSwizzledLayoutWrittenOnceWithoutBankConflict
   EXPECT_EQ(descriptors, (256 - 32 + 1) * 2 * v3::kSlices);
 }
 
+// On full tiles every chunk of A's and B's 128 rows once; on half tiles
+// (v3::HalfTile: 64 columns) every chunk of A's rows and of B's first 64 once,
+// and none of B's others.
 TEST(GemmV3Layout, TheProducerWarpgroupCopiesEveryChunkOnce) {
-  std::set<std::tuple<int, int, int>> seen;
-  constexpr int kPerThread = (v2::kBM + v2::kBN) * v2::kChunksPerRow / v3::kProducerThreads;
-  for (int tid = 0; tid < v3::kProducerThreads; ++tid) {
-    for (int i = 0; i < kPerThread; ++i) {
-      const v2::CodeCopy c = v2::code_copy(i, tid, v3::kProducerThreads);
-      ASSERT_TRUE(c.row >= 0 && c.row < v2::kBM && c.chunk >= 0 && c.chunk < v2::kChunksPerRow);
-      EXPECT_TRUE(seen.insert({c.op, c.row, c.chunk}).second);
+  for (int b_rows : {v3::FullTile::kCols, v3::HalfTile::kCols}) {
+    std::set<std::tuple<int, int, int>> seen;
+    const int per_thread = v2::code_copies(v3::kProducerThreads, b_rows);
+    EXPECT_EQ(per_thread * v3::kProducerThreads, (v2::kBM + b_rows) * v2::kChunksPerRow);
+    for (int tid = 0; tid < v3::kProducerThreads; ++tid) {
+      for (int i = 0; i < per_thread; ++i) {
+        const v2::CodeCopy c = v2::code_copy(i, tid, v3::kProducerThreads);
+        ASSERT_TRUE(c.row >= 0 && c.row < (c.op == 0 ? v2::kBM : b_rows) && c.chunk >= 0 &&
+                    c.chunk < v2::kChunksPerRow)
+            << "B rows " << b_rows << ", thread " << tid << ", copy " << i;
+        EXPECT_TRUE(seen.insert({c.op, c.row, c.chunk}).second);
+      }
     }
+    EXPECT_EQ(seen.size(), static_cast<size_t>((v2::kBM + b_rows) * v2::kChunksPerRow));
   }
-  EXPECT_EQ(seen.size(), static_cast<size_t>(2 * v2::kBM * v2::kChunksPerRow));
 }
 
 // GEMM v3's persistent schedule, on full and half tiles, for shapes and CTA
@@ -978,20 +986,23 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
                           {2000, 2000, 0}};
   const int cta_counts[] = {1, 2, 3, 7, 64, 132, 133, 1000};
   size_t schedules = 0, stages_checked = 0;
-  for (int tile_m : {v3::FullTile::kRows, v3::HalfTile::kRows}) {  // full tiles and half tiles
-    ASSERT_TRUE(tile_m == v2::kBM || tile_m == 64);
+  for (int tile_n : {v3::FullTile::kCols, v3::HalfTile::kCols}) {  // full tiles and half tiles
+    ASSERT_TRUE(tile_n == v2::kBN || tile_n == 64);
+    const int tile_m = v3::FullTile::kRows;
+    ASSERT_EQ(v3::HalfTile::kRows, tile_m);
+    const bool half = tile_n < v2::kBN;
     for (const Shape& sh : shapes) {
-      const v3::Tiles t(sh.m, sh.n, sh.k, tile_m);
-      const int64_t rows = (sh.m + tile_m - 1) / tile_m, cols = (sh.n + v2::kBN - 1) / v2::kBN;
+      const v3::Tiles t(sh.m, sh.n, sh.k, tile_m, tile_n);
+      const int64_t rows = (sh.m + tile_m - 1) / tile_m, cols = (sh.n + tile_n - 1) / tile_n;
       ASSERT_EQ(t.count, rows * cols);
-      ASSERT_EQ(v3::tile_count(sh.m, sh.n, tile_m), rows * cols);
+      ASSERT_EQ(v3::tile_count(sh.m, sh.n, tile_m, tile_n), rows * cols);
       ASSERT_EQ(t.cols, cols);
       ASSERT_EQ(t.stages, (sh.k + v2::kBK - 1) / v2::kBK);
       for (int requested : cta_counts) {
         // The launch's count: at most one CTA per tile, but on half tiles a
         // grid sized for the other operand order may hold more, whose CTAs
         // past the last tile leave at once (gemm_cta).
-        const int ctas = tile_m < v2::kBM ? std::max(requested, 1) : std::min(requested, t.count);
+        const int ctas = half ? std::max(requested, 1) : std::min(requested, t.count);
         ASSERT_TRUE(v3::counts_fit(t.count, ctas, t.stages));
         std::vector<int> seen(static_cast<size_t>(t.count), 0);
         int64_t all_stages = 0;
@@ -1001,8 +1012,8 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
             ++seen[static_cast<size_t>(tile)];
             ++tiles_of_cta;
             const int64_t m0 = t.m0(tile), n0 = t.n0(tile);
-            ASSERT_TRUE(m0 >= 0 && m0 < sh.m && n0 >= 0 && n0 < sh.n && m0 % tile_m == 0 && n0 % v2::kBN == 0);
-            ASSERT_EQ(m0 / tile_m * cols + n0 / v2::kBN, tile);
+            ASSERT_TRUE(m0 >= 0 && m0 < sh.m && n0 >= 0 && n0 < sh.n && m0 % tile_m == 0 && n0 % tile_n == 0);
+            ASSERT_EQ(m0 / tile_m * cols + n0 / tile_n, tile);
           }
           const int total = t.cta_stages(cta, ctas);
           ASSERT_EQ(total, tiles_of_cta * t.stages) << "cta " << cta << " of " << ctas;
@@ -1053,31 +1064,30 @@ template <class S>
 size_t check_tile_shape() {
   using P = v3::Parts<S::kCols>;
   static_assert(P::kRegs * v3::kParts == P::kAcc, "a thread's outputs are its parts' partial sums");
-  EXPECT_EQ(S::kCta, v3::kProducerThreads + 128 * S::kGroups);
-  std::vector<int> seen(static_cast<size_t>(S::kRows * v2::kBN), 0);
+  std::vector<int> seen(static_cast<size_t>(S::kRows * S::kCols), 0);
   size_t elements = 0;
-  for (int ctid = 0; ctid < 128 * S::kGroups; ++ctid) {
-    const v3::ConsumerPlace c = v3::consumer_place<S>(ctid);
+  for (int ctid = 0; ctid < v3::kConsumerThreads; ++ctid) {
+    const v3::ConsumerPlace c = v3::consumer_place(ctid);
     for (int part = 0; part < v3::kParts; ++part) {
-      const int col0 = v3::part_col0(c, P::kN, part);
+      const int col0 = v3::part_col0(P::kN, part);
       EXPECT_EQ(col0 % 8, 0);  // the descriptor's rows start at a group of 8
       for (int j = 0; j < P::kRegs; ++j) {
         const int row = v3::part_row(c, j), col = v3::part_col(c, P::kN, part, j);
-        if (row < 0 || row >= S::kRows || col < 0 || col >= v2::kBN) {
+        if (row < 0 || row >= S::kRows || col < 0 || col >= S::kCols) {
           ADD_FAILURE() << "thread " << ctid << " part " << part << " element " << j << " outside the tile";
           continue;
         }
-        ++seen[static_cast<size_t>(row * v2::kBN + col)];
+        ++seen[static_cast<size_t>(row * S::kCols + col)];
         EXPECT_TRUE(row == c.row0 || row == c.row0 + 8);  // the rows of its A fragments and scales
         EXPECT_TRUE(col >= col0 && col < col0 + P::kN);
         const int idx = P::kRegs * part + j;
         EXPECT_EQ(row, c.warp_row + c.group + 8 * ((idx % 4) / 2)) << "thread " << ctid << " acc " << idx;
-        EXPECT_EQ(col, c.col0 + 8 * (idx / 4) + 2 * c.quad + idx % 2) << "thread " << ctid << " acc " << idx;
+        EXPECT_EQ(col, 8 * (idx / 4) + 2 * c.quad + idx % 2) << "thread " << ctid << " acc " << idx;
         // b_scales_of_part: sb[2 (j / 4) + j % 2], word (that index) % 4 of
         // slot part_scale_slot + (that index) / 4.
         const int sb = 2 * (j / 4) + j % 2;
         for (int bi = 0; bi < v3::kMaxBlocksPerStage; ++bi) {
-          EXPECT_EQ(v3::b_scales_offset(bi, c.quad, v3::part_scale_slot(c, P::kN, part) + sb / 4) + 4 * (sb % 4),
+          EXPECT_EQ(v3::b_scales_offset(bi, c.quad, v3::part_scale_slot(P::kN, part) + sb / 4) + 4 * (sb % 4),
                     v3::b_scale_offset(bi, col))
               << "thread " << ctid << " part " << part << " element " << j << " block " << bi;
         }
@@ -1085,28 +1095,23 @@ size_t check_tile_shape() {
       }
     }
   }
-  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << "output " << i / v2::kBN << ", " << i % v2::kBN;
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << "output " << i / S::kCols << ", " << i % S::kCols;
   return elements;
 }
 
 TEST(GemmV3Layout, ConsumersOfEveryTileShapeHoldEachOutputOnce) {
-  EXPECT_EQ((v3::FullTile::kCta), v3::kThreads);
-  EXPECT_EQ((v3::HalfTile::kCta), 256);
-  EXPECT_EQ((v3::SplitHalfTile::kCta), v3::kThreads);
-  EXPECT_EQ((v3::SplitHalfTile::kRows), 64);
+  EXPECT_EQ(v3::kThreads, v3::kProducerThreads + v3::kConsumerThreads);
+  EXPECT_EQ((v3::FullTile::kRows), 128);
   EXPECT_EQ((v3::FullTile::kCols), 128);
-  EXPECT_EQ((v3::HalfTile::kCols), 128);
-  EXPECT_EQ((v3::SplitHalfTile::kCols), 64);
-  EXPECT_FALSE(v3::FullTile::kSplitN || v3::HalfTile::kSplitN);
-  EXPECT_TRUE(v3::SplitHalfTile::kSplitN);
+  EXPECT_EQ((v3::HalfTile::kRows), 128);
+  EXPECT_EQ((v3::HalfTile::kCols), 64);
+  EXPECT_FALSE(v3::FullTile::kHalf);
+  EXPECT_TRUE(v3::HalfTile::kHalf);
   const size_t full = check_tile_shape<v3::FullTile>();
   const size_t half = check_tile_shape<v3::HalfTile>();
-  const size_t split = check_tile_shape<v3::SplitHalfTile>();
-  std::printf("outputs placed: %zu (128 x 128), %zu (64 x 128), %zu (64 x 128 on two warpgroups)\n", full, half,
-              split);
+  std::printf("outputs placed: %zu (128 x 128), %zu (128 x 64)\n", full, half);
   EXPECT_EQ(full, static_cast<size_t>(v2::kBM * v2::kBN));
-  EXPECT_EQ(half, static_cast<size_t>(64 * v2::kBN));
-  EXPECT_EQ(split, static_cast<size_t>(64 * v2::kBN));
+  EXPECT_EQ(half, static_cast<size_t>(v2::kBM * 64));
 }
 
 // Half tiles where every one has an SM of its own (132 SMs: an H100 or H200).
@@ -1118,20 +1123,21 @@ TEST(GemmV3Layout, HalfTilesWhereEachHasAnSm) {
   };
   const Case cases[] = {
       {1024, 1024, 132, true},    // 64 full tiles, 128 half: half the SMs idle on full tiles
-      {1024, 1088, 132, false},   // 144 half tiles
-      {1088, 1024, 132, false},   // 136
+      {1024, 1088, 132, false},   // 136 half tiles
+      {1088, 1024, 132, false},   // 144
       {2048, 2048, 132, false},   // 256 full tiles: two waves either way
       {8192, 8192, 132, false},
-      {64, 16896, 132, true},     // one row of 132 tiles, each half empty on full tiles
-      {65, 16896, 132, false},
+      {64, 8448, 132, true},      // one row of 66 full tiles, each half empty
+      {64, 8512, 132, false},     // 133 half tiles
       {1, 1, 1, true},
       {4160, 4096, 132, false},
-      {130, 1000, 32, true},      // 24 half tiles
-      {1000, 130, 31, false},     // 32
+      {130, 1000, 32, true},      // 32 half tiles
+      {1000, 130, 24, true},      // 24
+      {1000, 130, 23, false},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(v3::half_tiles(c.m, c.n, c.sms), c.half) << c.m << "x" << c.n << " on " << c.sms << " SMs";
-    EXPECT_EQ(v3::half_tiles(c.m, c.n, c.sms), v3::tile_count(c.m, c.n, 64) <= c.sms);
+    EXPECT_EQ(v3::half_tiles(c.m, c.n, c.sms), v3::tile_count(c.m, c.n, 128, 64) <= c.sms);
   }
 }
 

@@ -22,8 +22,8 @@ namespace nibble::cuda {
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
 //   kV3  warpgroup mma (wgmma, sm_90a): v2's stages, each operand decoded
 //        once per CTA while two consumer warpgroups of 64x128 run the mma and
-//        the adds (kernels/src/gemm_v3.cu; on 64x128 tiles, where GemmTiles
-//        says, one of 64x128 or two of 64x64). E4M3 pairs: a producer
+//        the adds (kernels/src/gemm_v3.cu; on 128x64 tiles, where GemmTiles
+//        says, two of 64x64). E4M3 pairs: a producer
 //        warpgroup decodes B into shared memory with B's scale folded in, and the
 //        consumers decode their A fragments into registers; every other pair:
 //        the producer decodes A and B, and the consumers apply both scales in
@@ -55,19 +55,18 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
 
 // kV3's output tiles. kAuto: 128 x 128 (two consumer warpgroups of 64 x 128),
-// but 64 x 128 half tiles where every half tile finds an SM of its own, as for
+// but 128 x 64 half tiles where every half tile finds an SM of its own, as for
 // a weight gradient of a narrow layer (1024 x 1024 outputs, long K), whose
-// 128 x 128 tiles would leave half the SMs idle: one consumer warpgroup each
-// on the E4M3 datapath (E4M3 pairs, and UE8M0 pairs, which may fold into it;
-// 1.20x to 1.26x faster there on an H100 and an H200), two of 64 x 64 on the
-// scaled datapath (every other pair, the UFP4 recipes' FP32 scales among
-// them; 1.41x faster there on both GPUs; docs/results/kernels.md). kFull and
-// kHalf force one (tests, benchmarks); every choice computes the same bits.
+// 128 x 128 tiles would leave half the SMs idle: two consumer warpgroups of
+// 64 x 64 each (1.30x to 1.38x faster there than full tiles on the E4M3
+// datapath, 1.57x on the scaled one, the UFP4 recipes' FP32 scales among it,
+// on an H200; docs/results/kernels.md). kFull and kHalf force one (tests,
+// benchmarks); every choice computes the same bits.
 // Other versions have one tile shape each and ignore it.
 enum class GemmTiles : uint8_t { kAuto, kFull, kHalf };
 
 // The tile shape (rows x columns of outputs per CTA) a call with `tiles` runs
-// on the current device, for reports: "128x128" or "64x128".
+// on the current device, for reports: "128x128" or "128x64".
 const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel,
                             GemmTiles tiles = GemmTiles::kAuto);
 

@@ -41,7 +41,9 @@ inline constexpr int kLutEntries = 256;
 inline constexpr int kLutBytes = 2 * kLutEntries * 4;
 inline constexpr int kSmemBytes = kStages * kStageBytes + kLutBytes;
 inline constexpr int kChunksPerRow = kCodeBytesPerRow / 16;                     // 16-byte copies per row
-inline constexpr int kCodeCopiesPerThread = (kBM + kBN) * kChunksPerRow / kThreads;  // 8
+// A thread's code copies of a stage (code_copy, below).
+NIBBLE_HD constexpr int code_copies(int threads, int b_rows = kBN) { return (kBM + b_rows) * kChunksPerRow / threads; }
+inline constexpr int kCodeCopiesPerThread = code_copies(kThreads);  // 8
 
 // Byte offset in a stage of byte `byte` of the codes of row `row` of operand
 // `op` (0 = A, 1 = B).
@@ -49,7 +51,10 @@ NIBBLE_HD int code_offset(int op, int row, int byte) { return (op * kBM + row) *
 // Byte offset in a stage of the scale window of row `row` of operand `op`.
 NIBBLE_HD int scale_offset(int op, int row) { return kCodeBytes + (op * kBM + row) * kScaleRowBytes; }
 
-// The i-th 16-byte code copy of thread tid of `threads`: operand, row in the tile, chunk.
+// The i-th 16-byte code copy of thread tid of `threads`: operand, row in the
+// tile, chunk. The copies run over A's rows, then B's: a stage of b_rows rows
+// of B (GEMM v3's half tiles: 64) takes the first code_copies(threads, b_rows)
+// of each thread.
 struct CodeCopy {
   int op;
   int row;

@@ -12,9 +12,11 @@
 // c XOR (r % 8). A wgmma of 16 k starts 32 B into its atom's rows; groups are
 // 1 KiB apart (stride-dimension byte offset). The CTA's threads are one producer warpgroup, which copies the
 // raw stages and decodes them, and two consumer warpgroups of 64 x 128
-// outputs each, which run the wgmmas and the contract's adds. Producer thread
-// t decodes row t of B: it reads the row's 64 raw bytes with 16-byte loads,
-// and writes per 16-k slice two 16-byte chunks (the k-halves). Eight
+// outputs each (64 x 64 on half tiles), which run the wgmmas and the
+// contract's adds. Producer thread t decodes row t of B (on half tiles, of 64
+// rows, threads t and t + 64 each one half of row t % 64): it reads the
+// row's 64 raw bytes with 16-byte loads, and writes per 16-k slice two
+// 16-byte chunks (the k-halves). Eight
 // consecutive lanes take the eight rows of a group, so the XOR spreads their
 // writes over all 32 banks, and the raw stage's 80-byte row pitch spreads
 // their reads. The consumers decode A themselves, into registers (below).
@@ -28,14 +30,12 @@
 namespace nibble::cuda::v3 {
 
 inline constexpr int kProducerThreads = v2::kBM;           // one warpgroup, a row of A and B each
-inline constexpr int kConsumerThreads = 256;                // two warpgroups of 64 x 128 outputs
+inline constexpr int kConsumerThreads = 256;                // two warpgroups of 64 rows
 inline constexpr int kThreads = kProducerThreads + kConsumerThreads;
-// A CTA runs two consumer warpgroups on a tile of kBM x kBN outputs (kThreads
-// threads), or, where that leaves SMs idle, one or two on a half tile of
-// 64 x kBN (TileShape, half_tiles; below); the producer warpgroup and the
-// stages are the same.
+// A CTA's two consumer warpgroups run a tile of kBM x kBN outputs or, where
+// that leaves SMs idle, a half tile of kBM x kBN / 2 (TileShape, half_tiles;
+// below); the producer warpgroup and the stages are the same.
 inline constexpr int kGroupRows = 64;                       // a consumer warpgroup's rows
-NIBBLE_HD constexpr int threads_of(int groups) { return kProducerThreads + 128 * groups; }
 inline constexpr int kSliceK = 16;                          // one wgmma k step
 inline constexpr int kSlices = v2::kBK / kSliceK;           // 8 per stage
 inline constexpr int kAtomK = 64;                           // k per 128-byte row of an atom
@@ -241,29 +241,24 @@ inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
 }
 
 // ---- tile shapes, and where a consumer thread's outputs lie -------------------------
-// A CTA's tile: kRows x kBN outputs (kRows kBM, or kGroupRows for half tiles)
-// over kGroups consumer warpgroups of 64 rows x kCols columns each. Full
-// tiles stack their two warpgroups by rows (kCols 128). Half tiles run one
-// warpgroup of 128 columns on the E4M3 datapath (HalfTile), and two of 64
-// columns side by side on the scaled datapath (SplitHalfTile, kSplitN), whose
-// epilogue takes two or three instructions per output and block: there one
-// warpgroup's warps, one per scheduler, waited on their instruction fetch
-// about 40 % of the time, where two warps running the same code share it
-// (docs/results/kernels.md).
-// kCta: the CTA's threads (the named barriers' count).
-template <int kRowsT, int kGroupsT>
+// A CTA's tile: kBM x kCols outputs over two consumer warpgroups of 64 rows
+// x kCols, stacked by rows. Full tiles are 128 x 128; half tiles, where full
+// tiles would leave SMs idle (half_tiles), 128 x 64: the producer then
+// decodes 64 rows of B instead of 128, and each warpgroup the A fragments of
+// its own rows. Measured against the two half tiles of 64 x 128 before them
+// (one warpgroup of 128 columns, whose warps, one per scheduler, waited on
+// their instruction fetch and on latencies; two of 64 columns side by side,
+// which decoded the same A fragments twice and B's 128 rows):
+// docs/results/kernels.md.
+template <int kColsT>
 struct TileShape {
-  static constexpr int kRows = kRowsT;
-  static constexpr int kGroups = kGroupsT;
-  static constexpr int kCta = threads_of(kGroups);
-  static constexpr int kCols = v2::kBN * kRows / (kGroupRows * kGroups);
-  static constexpr bool kSplitN = kCols < v2::kBN;
-  static_assert(kRows == v2::kBM || kRows == kGroupRows, "full or half tiles");
-  static_assert(kCols == v2::kBN || kCols == v2::kBN / 2, "a warpgroup takes 128 or 64 columns");
+  static constexpr int kRows = v2::kBM;
+  static constexpr int kCols = kColsT;  // the tile's and each warpgroup's
+  static constexpr bool kHalf = kCols < v2::kBN;
+  static_assert(kCols == v2::kBN || kCols == v2::kBN / 2, "full or half tiles");
 };
-using FullTile = TileShape<v2::kBM, 2>;
-using HalfTile = TileShape<kGroupRows, 1>;
-using SplitHalfTile = TileShape<kGroupRows, 2>;
+using FullTile = TileShape<v2::kBN>;
+using HalfTile = TileShape<v2::kBN / 2>;
 
 // A consumer warpgroup's 64 x kCols outputs are kParts n-parts of kN = kCols /
 // kParts columns: one wgmma (m64nNk16) per 16-k slice and one partial-sum
@@ -278,43 +273,40 @@ struct Parts {
 };
 
 // A consumer thread's place (ctid: its index among the CTA's consumer
-// threads): its warpgroup cwg (rows 64 cwg .. of a full tile; columns
-// col0 = 64 cwg .. of a split half tile), its warp's 16 rows from warp_row,
-// and in wgmma's accumulator layout its group (rows row0 = warp_row + group
-// and row0 + 8) and quad.
+// threads): its warpgroup cwg (rows 64 cwg ..), its warp's 16 rows from
+// warp_row, and in wgmma's accumulator layout its group (rows row0 =
+// warp_row + group and row0 + 8) and quad.
 struct ConsumerPlace {
   int cwg;
   int warp_row;
-  int col0;
   int group;
   int quad;
   int row0;
 };
-template <class S>
 NIBBLE_HD ConsumerPlace consumer_place(int ctid) {
   const int warp = ctid / 32, lane = ctid % 32, cwg = warp / 4;
-  const int warp_row = (S::kSplitN ? 0 : cwg * kGroupRows) + (warp % 4) * 16;
-  return {cwg, warp_row, S::kSplitN ? cwg * S::kCols : 0, lane / 4, lane % 4, warp_row + lane / 4};
+  const int warp_row = cwg * kGroupRows + (warp % 4) * 16;
+  return {cwg, warp_row, lane / 4, lane % 4, warp_row + lane / 4};
 }
-// The first tile column of n-part `part` (n columns) of the thread's
-// warpgroup: its rows of decoded B start there (the wgmma's descriptor).
-NIBBLE_HD int part_col0(const ConsumerPlace& c, int n, int part) { return c.col0 + n * part; }
+// The first tile column of n-part `part` (n columns): its rows of decoded B
+// start there (the wgmma's descriptor).
+NIBBLE_HD constexpr int part_col0(int n, int part) { return n * part; }
 // The tile row and column of element j of that part in the m64nNk16
 // accumulator layout: row group + 8 ((j / 2) % 2), column
 // 8 (j / 4) + 2 quad + j % 2 of the part.
 NIBBLE_HD int part_row(const ConsumerPlace& c, int j) { return c.row0 + 8 * ((j / 2) % 2); }
 NIBBLE_HD int part_col(const ConsumerPlace& c, int n, int part, int j) {
-  return part_col0(c, n, part) + 8 * (j / 4) + 2 * c.quad + j % 2;
+  return part_col0(n, part) + 8 * (j / 4) + 2 * c.quad + j % 2;
 }
 // The scaled datapath's B scales of that part: b_scales_offset's slots m,
 // one per 16 columns, from this one on; slot m + h holds the scales of the
 // thread's columns part_col(c, n, part, j) for j / 4 = 2 h, 2 h + 1.
-NIBBLE_HD int part_scale_slot(const ConsumerPlace& c, int n, int part) { return part_col0(c, n, part) / 16; }
+NIBBLE_HD constexpr int part_scale_slot(int n, int part) { return part_col0(n, part) / 16; }
 
 // ---- the persistent schedule ----------------------------------------------------------
 // GEMM v3's CTAs are persistent: CTA b of `ctas` computes the output tiles
-// b, b + ctas, b + 2 ctas, ... (tile_m x kBN each, tile_m = kBM or, for half
-// tiles, kGroupRows; numbered row by row: n fastest, the order a grid of one
+// b, b + ctas, b + 2 ctas, ... (tile_m x tile_n each: a TileShape's kRows x
+// kCols; numbered row by row: n fastest, the order a grid of one
 // CTA per tile starts them in), each `stages` k-stages of kBK, and its
 // producer and consumers count stages G across its tiles, so that the producer
 // copies and decodes the next tile's first stages while the consumers finish
@@ -324,29 +316,33 @@ struct Tiles {
   int cols;    // tiles along n
   int stages;  // k-stages of a tile
   int tile_m;  // rows of a tile
-  NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k, int rows)
-      : count(static_cast<int>(((m + rows - 1) / rows) * ((n + v2::kBN - 1) / v2::kBN))),
-        cols(static_cast<int>((n + v2::kBN - 1) / v2::kBN)),
+  int tile_n;  // columns of a tile
+  NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k, int rows, int tile_cols)
+      : count(static_cast<int>(((m + rows - 1) / rows) * ((n + tile_cols - 1) / tile_cols))),
+        cols(static_cast<int>((n + tile_cols - 1) / tile_cols)),
         stages(static_cast<int>((k + v2::kBK - 1) / v2::kBK)),
-        tile_m(rows) {}
+        tile_m(rows),
+        tile_n(tile_cols) {}
   NIBBLE_HD int64_t m0(int tile) const { return static_cast<int64_t>(tile / cols) * tile_m; }
-  NIBBLE_HD int64_t n0(int tile) const { return static_cast<int64_t>(tile % cols) * v2::kBN; }
+  NIBBLE_HD int64_t n0(int tile) const { return static_cast<int64_t>(tile % cols) * tile_n; }
   // The stages CTA cta of ctas runs, over all its tiles.
   NIBBLE_HD int cta_stages(int cta, int ctas) const { return (count - cta + ctas - 1) / ctas * stages; }
 };
 
 // Tiles' count for an m x n output in 64 bits: what the launch checks with
 // counts_fit before Tiles holds it in an int.
-inline int64_t tile_count(int64_t m, int64_t n, int rows) {
-  return ((m + rows - 1) / rows) * ((n + v2::kBN - 1) / v2::kBN);
+inline int64_t tile_count(int64_t m, int64_t n, int rows, int tile_cols) {
+  return ((m + rows - 1) / rows) * ((n + tile_cols - 1) / tile_cols);
 }
 
 // Whether an m x n output may run half tiles on a device of `sms` SMs: where
 // every half tile has an SM of its own. Full tiles would then leave at least
 // half the SMs idle, or give some SM a second tile after every other has
-// finished, while a half tile takes its SM for about 0.8 (E4M3 datapath) or
-// 0.7 (scaled datapath) of a full tile's time (docs/results/kernels.md).
-inline bool half_tiles(int64_t m, int64_t n, int sms) { return tile_count(m, n, kGroupRows) <= sms; }
+// finished, while a half tile takes its SM for about 0.75 (E4M3 datapath) or
+// 0.65 (scaled datapath) of a full tile's time (docs/results/kernels.md).
+inline bool half_tiles(int64_t m, int64_t n, int sms) {
+  return tile_count(m, n, HalfTile::kRows, HalfTile::kCols) <= sms;
+}
 
 // Whether `tiles` tiles of `stages` stages on `ctas` CTAs keep every count of
 // Tiles and Ring (tile + ctas included) within int.
