@@ -145,15 +145,15 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
 
 // Decodes row n of B of a stage (the consumers decode A themselves), in two
 // passes of 32 raw bytes (two 16-byte loads each; kPasses 2: both, from pass
-// 0; 1: pass pass0 alone, where two threads share the row), per 16-k slice two chunks
-// of 8 codes (the k-halves), through B's FP16 table (g.b.half_high), in the k
-// order of A's register fragments (nibble/cuda/gemm_v3_layout.h). E4M3
-// datapath (kFoldB): as units * sb * 2^lsb_b (the slice's scale from lut_b;
-// with UE8M0 scales folded the table is of values and lut_b of sb alone, the
-// same product); scaled datapath: as its values, units * 2^lsb_b. Every slice
-// is decoded (no branch between them); those past the last k-block (the last
-// stage's padding) are then overwritten with zeros: the consumers run whole
-// stages.
+// 0; 1: pass pass0 alone, where two threads share the row), per 16-k slice
+// two chunks of 8 codes (the k-halves), through B's FP16 table
+// (g.b.half_high), in the k order of A's register fragments
+// (nibble/cuda/gemm_v3_layout.h). E4M3 datapath (kFoldB): as units * sb *
+// 2^lsb_b (the slice's scale from lut_b; with UE8M0 scales folded the table
+// is of values and lut_b of sb alone, the same product); scaled datapath: as
+// its values, units * 2^lsb_b. Every slice of the passes is decoded (no
+// branch between them); those past the last k-block (the last stage's
+// padding) are then overwritten with zeros: the consumers run whole stages.
 template <bool kFoldB, int kPasses>
 __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, int pass0, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
@@ -504,7 +504,7 @@ __device__ __forceinline__ void zero_sums(float (&acc)[kAcc], float (&q)[kParts]
 }
 
 // A stage's start: the parts' descriptors of decoded buffer buf's B (the
-// thread's warpgroup's columns), the wait for the producer to fill it, block
+// tile's columns, the same for both warpgroups), the wait for the producer to fill it, block
 // 0's A fragments, and the stage's first kDepth steps issued.
 template <int kChunks, int kRegs>
 __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage, uint32_t dec_base, int buf,

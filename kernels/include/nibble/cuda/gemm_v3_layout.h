@@ -273,20 +273,19 @@ struct Parts {
 };
 
 // A consumer thread's place (ctid: its index among the CTA's consumer
-// threads): its warpgroup cwg (rows 64 cwg ..), its warp's 16 rows from
+// threads; warpgroup w takes rows 64 w ..): its warp's 16 rows from
 // warp_row, and in wgmma's accumulator layout its group (rows row0 =
 // warp_row + group and row0 + 8) and quad.
 struct ConsumerPlace {
-  int cwg;
   int warp_row;
   int group;
   int quad;
   int row0;
 };
 NIBBLE_HD ConsumerPlace consumer_place(int ctid) {
-  const int warp = ctid / 32, lane = ctid % 32, cwg = warp / 4;
-  const int warp_row = cwg * kGroupRows + (warp % 4) * 16;
-  return {cwg, warp_row, lane / 4, lane % 4, warp_row + lane / 4};
+  const int warp = ctid / 32, lane = ctid % 32;
+  const int warp_row = (warp / 4) * kGroupRows + (warp % 4) * 16;
+  return {warp_row, lane / 4, lane % 4, warp_row + lane / 4};
 }
 // The first tile column of n-part `part` (n columns): its rows of decoded B
 // start there (the wgmma's descriptor).
@@ -338,8 +337,8 @@ inline int64_t tile_count(int64_t m, int64_t n, int rows, int tile_cols) {
 // Whether an m x n output may run half tiles on a device of `sms` SMs: where
 // every half tile has an SM of its own. Full tiles would then leave at least
 // half the SMs idle, or give some SM a second tile after every other has
-// finished, while a half tile takes its SM for about 0.75 (E4M3 datapath) or
-// 0.65 (scaled datapath) of a full tile's time (docs/results/kernels.md).
+// finished, while a half tile takes its SM for about 0.7 (E4M3 datapath) or
+// 0.63 (scaled datapath) of a full tile's time (docs/results/kernels.md).
 inline bool half_tiles(int64_t m, int64_t n, int sms) {
   return tile_count(m, n, HalfTile::kRows, HalfTile::kCols) <= sms;
 }
