@@ -91,36 +91,22 @@ using v2::kStages;
 
 // ---- wgmma ---------------------------------------------------------------------
 
-// D (64 x kN, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
-// kN, FP16 in shared memory, K-major, described by nibble/cuda/gemm_v3_layout.h)
-// [+ D]: one n-part of a consumer of either datapath, kN 32 (consumers of 128
-// columns) or 16 (of 64).
+// D (64 x 32, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
+// 32, FP16 in shared memory, K-major, described by nibble/cuda/gemm_v3_layout.h)
+// [+ D]: one n-part of a consumer of either datapath (v3::Parts).
 // kAccumulate = false: D = A * B (scale-d 0: D is only written); true:
 // D += A * B. D is a read-write operand either way: each partial-sum array
 // then keeps one set of registers from wgmma to wgmma, which is what lets
 // ptxas keep a wgmma in flight while other instructions read the other arrays.
-#define NIBBLE_WGMMA_D8(C) C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), C(d[7])
-#define NIBBLE_WGMMA_D16(C)                                                                                    \
-  NIBBLE_WGMMA_D8(C), C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), C(d[14]), C(d[15])
-template <int kN, bool kAccumulate>
-__device__ __forceinline__ void wgmma_rs(float (&d)[kN / 2], const uint32_t (&a)[4], uint64_t desc_b) {
-  static_assert(kN == 32 || kN == 16, "n-parts of 32 or 16 columns");
-  if constexpr (kN == 32) {
-    asm volatile(
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, %21, 1, 1, 0;\n"
-        : NIBBLE_WGMMA_D16("+f")
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
-  } else {
-    asm volatile(
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, %13, 1, 1, 0;\n"
-        : NIBBLE_WGMMA_D8("+f")
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
-  }
+template <bool kAccumulate>
+__device__ __forceinline__ void wgmma_rs(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, %21, 1, 1, 0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "n"(kAccumulate ? 1 : 0));
 }
-#undef NIBBLE_WGMMA_D16
-#undef NIBBLE_WGMMA_D8
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -426,7 +412,6 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
 using v3::ConsumerPlace;
 using v3::FullTile;
 using v3::HalfTile;
-using v3::kParts;
 using v3::Parts;
 
 // This thread's place among the consumers.
@@ -450,19 +435,21 @@ __device__ __forceinline__ void a_fragments(const Args& g, const uint8_t* stage,
   }
 }
 
-// The n-part pipeline (v3::Parts) keeps kDepth parts in flight while the
-// CUDA cores add another.
-constexpr int kDepth = kParts - 1;
+// The n-part pipeline (v3::Parts: kParts n-parts) keeps kParts - 1 of them
+// in flight while the CUDA cores add another.
+template <int kParts>
+inline constexpr int kDepth = kParts - 1;
 
 // wgmma_wait<n> for an n (below kDepth) known once the loop around it is
 // unrolled.
-static_assert(kDepth <= 3, "wgmma_wait_for names every count below kDepth");
+template <int kDepthT>
 __device__ __forceinline__ void wgmma_wait_for(int pending) {
+  static_assert(kDepthT <= 3, "wgmma_wait_for names every count below kDepth");
   switch (pending) {
     case 0: wgmma_wait<0>(); break;
     case 1: wgmma_wait<1>(); break;
     case 2: wgmma_wait<2>(); break;
-    default: wgmma_wait<kDepth>(); break;
+    default: wgmma_wait<kDepthT>(); break;
   }
 }
 
@@ -473,8 +460,8 @@ __device__ __forceinline__ void wgmma_wait_for(int pending) {
 template <int kChunks, int kRegs>
 __device__ __forceinline__ void issue_part(float (&q)[kRegs], const uint32_t (&a)[kChunks][4], uint64_t desc_b,
                                            int bi) {
-  wgmma_rs<2 * kRegs, false>(q, a[0], desc_b + v3::slice_step(bi * kChunks));
-  if constexpr (kChunks == 2) wgmma_rs<2 * kRegs, true>(q, a[1], desc_b + v3::slice_step(bi * kChunks + 1));
+  wgmma_rs<false>(q, a[0], desc_b + v3::slice_step(bi * kChunks));
+  if constexpr (kChunks == 2) wgmma_rs<true>(q, a[1], desc_b + v3::slice_step(bi * kChunks + 1));
   wgmma_commit();
 }
 
@@ -492,7 +479,7 @@ __device__ __forceinline__ void add_part(float (&acc)[kAcc], int part, float (&q
 // ---- the n-part pipeline both datapaths' consumers run ----------------------------
 
 // acc and the kParts partial-sum buffers, zeroed.
-template <int kAcc, int kRegs>
+template <int kAcc, int kParts, int kRegs>
 __device__ __forceinline__ void zero_sums(float (&acc)[kAcc], float (&q)[kParts][kRegs]) {
 #pragma unroll
   for (int j = 0; j < kAcc; ++j) acc[j] = 0.0f;
@@ -506,7 +493,7 @@ __device__ __forceinline__ void zero_sums(float (&acc)[kAcc], float (&q)[kParts]
 // A stage's start: the parts' descriptors of decoded buffer buf's B (the
 // tile's columns, the same for both warpgroups), the wait for the producer to fill it, block
 // 0's A fragments, and the stage's first kDepth steps issued.
-template <int kChunks, int kRegs>
+template <int kChunks, int kParts, int kRegs>
 __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage, uint32_t dec_base, int buf,
                                             const ConsumerPlace& c, uint32_t (&a)[2][kChunks][4],
                                             float (&q)[kParts][kRegs], uint64_t (&desc)[kParts]) {
@@ -516,7 +503,7 @@ __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage,
   bar_sync(kFull + buf, v3::kThreads);
   a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
 #pragma unroll
-  for (int t = 0; t < kDepth; ++t) {
+  for (int t = 0; t < kDepth<kParts>; ++t) {
     wgmma_fence();
     issue_part<kChunks>(q[t], a[0], desc[t], 0);
   }
@@ -524,19 +511,20 @@ __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage,
 
 // Step t's move: issue step t + kDepth (decoding its block's A fragments at
 // its first part), then wait until step t's wgmma has completed.
-template <int kChunks, int kSteps, int kRegs>
+template <int kChunks, int kSteps, int kParts, int kRegs>
 __device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, const ConsumerPlace& c, int t,
                                         uint32_t (&a)[2][kChunks][4], float (&q)[kParts][kRegs],
                                         const uint64_t (&desc)[kParts]) {
-  const int tn = t + kDepth;
+  constexpr int kDepthP = kDepth<kParts>;
+  const int tn = t + kDepthP;
   if (tn < kSteps) {
     const int bn = tn / kParts, pn = tn % kParts;
     if (pn == 0) a_fragments<kChunks>(g, stage, c.row0, c.quad, bn, a[bn % 2]);
     wgmma_fence();
     issue_part<kChunks>(q[pn], a[bn % 2], desc[pn], bn);
-    wgmma_wait<kDepth>();
+    wgmma_wait<kDepthP>();
   } else {
-    wgmma_wait_for(kSteps - 1 - t);
+    wgmma_wait_for<kDepthP>(kSteps - 1 - t);
   }
 }
 
@@ -580,7 +568,7 @@ __device__ __forceinline__ void add_part_scaled(float (&acc)[kAcc], int part, fl
 
 // The scales step u of a stage needs (the A scales at a block's first part),
 // into buffers u % 2 (B) and its block's % 2 (A).
-template <int kRegs>
+template <int kParts, int kRegs>
 __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, const ConsumerPlace& c,
                                                float (&sa)[2][2], float (&sb)[2][kRegs / 2]) {
   const int bi = u / kParts, part = u % kParts;
@@ -604,9 +592,11 @@ __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, cons
 template <class S, int kStep, bool kFma>
 __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                                const uint8_t* decoded) {
+  using P = Parts<S::kCols, S::kParts>;
+  constexpr int kParts = P::kParts;
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
-  constexpr int kRegs = Parts<S::kCols>::kRegs;
+  constexpr int kRegs = P::kRegs;
   // 16-wide blocks load each step's scales a step ahead, so that the shared
   // loads' latency hides behind a step: 3 % faster for FP32 1x16 on an H100.
   // A 32-wide block's steps take twice the mma, and the same measured 2 %
@@ -617,7 +607,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
   ConsumerRing ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
-    float acc[Parts<S::kCols>::kAcc];
+    float acc[P::kAcc];
     float q[kParts][kRegs];
     zero_sums(acc, q);
     uint32_t a[2][kChunks][4];
@@ -633,18 +623,18 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       const uint8_t* stage = smem + ring.raw * kStageBytes;
       uint64_t desc[kParts];
       start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
-      wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
+      wgmma_wait<kDepth<kParts>>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
       float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
       float sb[2][kRegs / 2];
-      if (kScalesAhead) scales_of_step<kRegs>(stage, 0, c, sa, sb);
+      if (kScalesAhead) scales_of_step<kParts, kRegs>(stage, 0, c, sa, sb);
 #pragma unroll
       for (int t = 0; t < kSteps; ++t) {
         const int bi = t / kParts, part = t % kParts;
         if (!kScalesAhead) {
-          scales_of_step<kRegs>(stage, t, c, sa, sb);
+          scales_of_step<kParts, kRegs>(stage, t, c, sa, sb);
         } else if (t + 1 < kSteps) {
-          scales_of_step<kRegs>(stage, t + 1, c, sa, sb);
+          scales_of_step<kParts, kRegs>(stage, t + 1, c, sa, sb);
         }
         advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
         if (t + 1 < kSteps) {
@@ -684,16 +674,18 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 template <class S, int kStep, bool kTransposedC>
 __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                              const uint8_t* decoded) {
+  using P = Parts<S::kCols, S::kParts>;
+  constexpr int kParts = P::kParts;
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
-  constexpr int kRegs = Parts<S::kCols>::kRegs;
-  static_assert(kDepth < kParts, "a step's buffer is free again when it is issued");
+  constexpr int kRegs = P::kRegs;
+  static_assert(kDepth<kParts> < kParts, "a step's buffer is free again when it is issued");
   const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
   ConsumerRing ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
-    float acc[Parts<S::kCols>::kAcc];
+    float acc[P::kAcc];
     float q[kParts][kRegs];
     zero_sums(acc, q);
     float sa_last[2] = {0.0f, 0.0f};  // A scales of the previous stage's last block
@@ -705,7 +697,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
       uint64_t desc[kParts];
       start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
-      wgmma_wait<kDepth>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
+      wgmma_wait<kDepth<kParts>>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part(acc, kParts - 1, q[kParts - 1], sa_last);  // the previous stage's last step (+0 before the first)
       float sa[2];
 #pragma unroll

@@ -1062,13 +1062,13 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
 // element (scaled datapath) are its column's.
 template <class S>
 size_t check_tile_shape() {
-  using P = v3::Parts<S::kCols>;
-  static_assert(P::kRegs * v3::kParts == P::kAcc, "a thread's outputs are its parts' partial sums");
+  using P = v3::Parts<S::kCols, S::kParts>;
+  static_assert(P::kRegs * P::kParts == P::kAcc, "a thread's outputs are its parts' partial sums");
   std::vector<int> seen(static_cast<size_t>(S::kRows * S::kCols), 0);
   size_t elements = 0;
   for (int ctid = 0; ctid < v3::kConsumerThreads; ++ctid) {
     const v3::ConsumerPlace c = v3::consumer_place(ctid);
-    for (int part = 0; part < v3::kParts; ++part) {
+    for (int part = 0; part < P::kParts; ++part) {
       const int col0 = v3::part_col0(P::kN, part);
       EXPECT_EQ(col0 % 8, 0);  // the descriptor's rows start at a group of 8
       for (int j = 0; j < P::kRegs; ++j) {

@@ -249,27 +249,32 @@ inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
 // (one warpgroup of 128 columns, whose warps, one per scheduler, waited on
 // their instruction fetch and on latencies; two of 64 columns side by side,
 // which decoded the same A fragments twice and B's 128 rows):
-// docs/results/kernels.md.
-template <int kColsT>
+// docs/results/kernels.md. kParts: the n-parts of a warpgroup's columns
+// (Parts), 32 columns each: four on full tiles, two on half tiles (where four
+// of 16 columns took more wgmma, fence and wait instructions per output: the
+// UFP4 recipes' GEMM measured 1.08x slower so).
+template <int kColsT, int kPartsT>
 struct TileShape {
   static constexpr int kRows = v2::kBM;
   static constexpr int kCols = kColsT;  // the tile's and each warpgroup's
+  static constexpr int kParts = kPartsT;
   static constexpr bool kHalf = kCols < v2::kBN;
   static_assert(kCols == v2::kBN || kCols == v2::kBN / 2, "full or half tiles");
 };
-using FullTile = TileShape<v2::kBN>;
-using HalfTile = TileShape<v2::kBN / 2>;
+using FullTile = TileShape<v2::kBN, 4>;
+using HalfTile = TileShape<v2::kBN / 2, 2>;
 
 // A consumer warpgroup's 64 x kCols outputs are kParts n-parts of kN = kCols /
 // kParts columns: one wgmma (m64nNk16) per 16-k slice and one partial-sum
 // buffer of kRegs registers per thread each. A thread holds kAcc outputs:
 // element j of part p is acc[kRegs p + j].
-inline constexpr int kParts = 4;
-template <int kCols>
+template <int kCols, int kPartsT>
 struct Parts {
+  static constexpr int kParts = kPartsT;
   static constexpr int kN = kCols / kParts;
   static constexpr int kRegs = kN / 2;
   static constexpr int kAcc = kCols / 2;
+  static_assert(kN == 32, "n-parts of 32 columns: one m64n32k16 wgmma per 16 k");
 };
 
 // A consumer thread's place (ctid: its index among the CTA's consumer
