@@ -58,8 +58,8 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 // but 128 x 64 half tiles where every half tile finds an SM of its own, as for
 // a weight gradient of a narrow layer (1024 x 1024 outputs, long K), whose
 // 128 x 128 tiles would leave half the SMs idle: two consumer warpgroups of
-// 64 x 64 each (1.39x to 1.44x faster there than full tiles on the E4M3
-// datapath, 1.57x to 1.59x on the scaled one, the UFP4 recipes' FP32 scales
+// 64 x 64 each (1.42x to 1.45x faster there than full tiles on the E4M3
+// datapath, 1.70x to 1.73x on the scaled one, the UFP4 recipes' FP32 scales
 // among it, on an H100 and an H200; docs/results/kernels.md). kFull and kHalf
 // force one (tests, benchmarks); every choice computes the same bits.
 // Other versions have one tile shape each and ignore it.

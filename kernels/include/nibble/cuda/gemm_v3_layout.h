@@ -343,7 +343,7 @@ inline int64_t tile_count(int64_t m, int64_t n, int rows, int tile_cols) {
 // every half tile has an SM of its own. Full tiles would then leave at least
 // half the SMs idle, or give some SM a second tile after every other has
 // finished, while a half tile takes its SM for about 0.7 (E4M3 datapath) or
-// 0.63 (scaled datapath) of a full tile's time (docs/results/kernels.md).
+// 0.6 (scaled datapath) of a full tile's time (docs/results/kernels.md).
 inline bool half_tiles(int64_t m, int64_t n, int sms) {
   return tile_count(m, n, HalfTile::kRows, HalfTile::kCols) <= sms;
 }
