@@ -412,7 +412,7 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
 using v3::ConsumerPlace;
 using v3::FullTile;
 using v3::HalfTile;
-using v3::Parts;
+using v3::kPartRegs;
 
 // This thread's place among the consumers.
 __device__ __forceinline__ ConsumerPlace consumer_thread() {
@@ -453,53 +453,54 @@ __device__ __forceinline__ void wgmma_wait_for(int pending) {
   }
 }
 
-// The wgmma(s) of an n-part of k-block bi into q (kRegs partial sums), one
-// commit group: kChunks wgmmas of 16 k, the first with C = 0, the next
-// adding. The caller has fenced. desc_b: the stage's descriptor of the part's
-// rows of B.
-template <int kChunks, int kRegs>
-__device__ __forceinline__ void issue_part(float (&q)[kRegs], const uint32_t (&a)[kChunks][4], uint64_t desc_b,
+// The wgmma(s) of an n-part of k-block bi into q, one commit group: kChunks
+// wgmmas of 16 k, the first with C = 0, the next adding. The caller has
+// fenced. desc_b: the stage's descriptor of the part's rows of B.
+template <int kChunks>
+__device__ __forceinline__ void issue_part(float (&q)[kPartRegs], const uint32_t (&a)[kChunks][4], uint64_t desc_b,
                                            int bi) {
   wgmma_rs<false>(q, a[0], desc_b + v3::slice_step(bi * kChunks));
   if constexpr (kChunks == 2) wgmma_rs<true>(q, a[1], desc_b + v3::slice_step(bi * kChunks + 1));
   wgmma_commit();
 }
 
-// acc[kRegs part + j] = fma(q[j], sa of the output's row, ...): the
-// contract's add of one n-part of a block (the m64nNk16 accumulator layout:
+// acc[kPartRegs part + j] = fma(q[j], sa of the output's row, ...): the
+// contract's add of one n-part of a block (the m64n32k16 accumulator layout:
 // element j is row group + 8 ((j / 2) % 2), column 8 (j / 4) + 2 quad + j % 2
 // of the part).
-template <int kAcc, int kRegs>
-__device__ __forceinline__ void add_part(float (&acc)[kAcc], int part, float (&q)[kRegs], const float (&sa)[2]) {
+template <int kAcc>
+__device__ __forceinline__ void add_part(float (&acc)[kAcc], int part, float (&q)[kPartRegs], const float (&sa)[2]) {
   fence_operand(q);
 #pragma unroll
-  for (int j = 0; j < kRegs; ++j) acc[kRegs * part + j] = __fmaf_rn(q[j], sa[(j / 2) % 2], acc[kRegs * part + j]);
+  for (int j = 0; j < kPartRegs; ++j) {
+    acc[kPartRegs * part + j] = __fmaf_rn(q[j], sa[(j / 2) % 2], acc[kPartRegs * part + j]);
+  }
 }
 
 // ---- the n-part pipeline both datapaths' consumers run ----------------------------
 
 // acc and the kParts partial-sum buffers, zeroed.
-template <int kAcc, int kParts, int kRegs>
-__device__ __forceinline__ void zero_sums(float (&acc)[kAcc], float (&q)[kParts][kRegs]) {
+template <int kAcc, int kParts>
+__device__ __forceinline__ void zero_sums(float (&acc)[kAcc], float (&q)[kParts][kPartRegs]) {
 #pragma unroll
   for (int j = 0; j < kAcc; ++j) acc[j] = 0.0f;
 #pragma unroll
   for (int p = 0; p < kParts; ++p) {
 #pragma unroll
-    for (int j = 0; j < kRegs; ++j) q[p][j] = 0.0f;
+    for (int j = 0; j < kPartRegs; ++j) q[p][j] = 0.0f;
   }
 }
 
 // A stage's start: the parts' descriptors of decoded buffer buf's B (the
-// tile's columns, the same for both warpgroups), the wait for the producer to fill it, block
-// 0's A fragments, and the stage's first kDepth steps issued.
-template <int kChunks, int kParts, int kRegs>
+// tile's columns, the same for both warpgroups), the wait for the producer to
+// fill it, block 0's A fragments, and the stage's first kDepth steps issued.
+template <int kChunks, int kParts>
 __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage, uint32_t dec_base, int buf,
                                             const ConsumerPlace& c, uint32_t (&a)[2][kChunks][4],
-                                            float (&q)[kParts][kRegs], uint64_t (&desc)[kParts]) {
+                                            float (&q)[kParts][kPartRegs], uint64_t (&desc)[kParts]) {
   const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
 #pragma unroll
-  for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, v3::part_col0(2 * kRegs, p));
+  for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, v3::part_col0(p));
   bar_sync(kFull + buf, v3::kThreads);
   a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
 #pragma unroll
@@ -511,9 +512,9 @@ __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage,
 
 // Step t's move: issue step t + kDepth (decoding its block's A fragments at
 // its first part), then wait until step t's wgmma has completed.
-template <int kChunks, int kSteps, int kParts, int kRegs>
+template <int kChunks, int kSteps, int kParts>
 __device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, const ConsumerPlace& c, int t,
-                                        uint32_t (&a)[2][kChunks][4], float (&q)[kParts][kRegs],
+                                        uint32_t (&a)[2][kChunks][4], float (&q)[kParts][kPartRegs],
                                         const uint64_t (&desc)[kParts]) {
   constexpr int kDepthP = kDepth<kParts>;
   const int tn = t + kDepthP;
@@ -530,16 +531,14 @@ __device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, con
 
 // ---- the scaled datapath's consumers ---------------------------------------------
 
-// The B scales of n-part `part` (kRegs partial sums: 2 kRegs columns) of
-// k-block bi for this thread's columns: sb[2 i' + e] of column
-// v3::part_col(c, 2 kRegs, part, 4 i' + e), one 16-byte load per 16 columns
-// (v3::part_scale_slot).
-template <int kRegs>
+// The B scales of n-part `part` of k-block bi for this thread's columns:
+// sb[2 i' + e] of column v3::part_col(c, part, 4 i' + e), one 16-byte load
+// per 16 columns (v3::part_scale_slot).
 __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, int part, const ConsumerPlace& c,
-                                                 float (&sb)[kRegs / 2]) {
-  const int m0 = v3::part_scale_slot(2 * kRegs, part);
+                                                 float (&sb)[8]) {
+  const int m0 = v3::part_scale_slot(part);
 #pragma unroll
-  for (int h = 0; h < kRegs / 8; ++h) {
+  for (int h = 0; h < 2; ++h) {
     const float4 w = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, c.quad, m0 + h));
     sb[4 * h] = w.x;
     sb[4 * h + 1] = w.y;
@@ -554,13 +553,13 @@ __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, i
 // whose codes all pass v3::fma_scale_code): r is exact, and the step is
 // acc = fma(P', s, acc). Element j of the part is row row0 + 8 ((j / 2) % 2),
 // column 8 (j / 4) + 2 quad + j % 2 of the part.
-template <bool kFma, int kAcc, int kRegs>
-__device__ __forceinline__ void add_part_scaled(float (&acc)[kAcc], int part, float (&q)[kRegs],
-                                                const float (&sa)[2], const float (&sb)[kRegs / 2]) {
+template <bool kFma, int kAcc>
+__device__ __forceinline__ void add_part_scaled(float (&acc)[kAcc], int part, float (&q)[kPartRegs],
+                                                const float (&sa)[2], const float (&sb)[8]) {
   fence_operand(q);
 #pragma unroll
-  for (int j = 0; j < kRegs; ++j) {
-    float& a = acc[kRegs * part + j];
+  for (int j = 0; j < kPartRegs; ++j) {
+    float& a = acc[kPartRegs * part + j];
     const float s = __fmul_rn(sa[(j / 2) % 2], sb[2 * (j / 4) + j % 2]);
     a = kFma ? __fmaf_rn(q[j], s, a) : __fadd_rn(a, __fmul_rn(q[j], s));
   }
@@ -568,12 +567,12 @@ __device__ __forceinline__ void add_part_scaled(float (&acc)[kAcc], int part, fl
 
 // The scales step u of a stage needs (the A scales at a block's first part),
 // into buffers u % 2 (B) and its block's % 2 (A).
-template <int kParts, int kRegs>
+template <int kParts>
 __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, const ConsumerPlace& c,
-                                               float (&sa)[2][2], float (&sb)[2][kRegs / 2]) {
+                                               float (&sa)[2][2], float (&sb)[2][8]) {
   const int bi = u / kParts, part = u % kParts;
   if (part == 0) a_scales_decoded(stage, bi, c.row0, sa[bi % 2]);
-  b_scales_of_part<kRegs>(stage, bi, part, c, sb[u % 2]);
+  b_scales_of_part(stage, bi, part, c, sb[u % 2]);
 }
 
 // A consumer warpgroup of the scaled datapath (its 64 x S::kCols outputs:
@@ -592,11 +591,9 @@ __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, cons
 template <class S, int kStep, bool kFma>
 __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                                const uint8_t* decoded) {
-  using P = Parts<S::kCols, S::kParts>;
-  constexpr int kParts = P::kParts;
+  constexpr int kParts = S::kParts;
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
-  constexpr int kRegs = P::kRegs;
   // 16-wide blocks load each step's scales a step ahead, so that the shared
   // loads' latency hides behind a step: 3 % faster for FP32 1x16 on an H100.
   // A 32-wide block's steps take twice the mma, and the same measured 2 %
@@ -607,16 +604,14 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
   ConsumerRing ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
-    float acc[P::kAcc];
-    float q[kParts][kRegs];
+    float acc[S::kAcc];
+    float q[kParts][kPartRegs];
     zero_sums(acc, q);
     uint32_t a[2][kChunks][4];
     // The scales of the previous stage's last step, whose add waits for the
     // next stage's first kDepth wgmmas to be issued (+0 before the first).
     float sa_last[2] = {0.0f, 0.0f};
-    float sb_last[kRegs / 2];
-#pragma unroll
-    for (int i = 0; i < kRegs / 2; ++i) sb_last[i] = 0.0f;
+    float sb_last[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
 
     for (int st = 0; st < tiles.stages; ++st) {
       const int buf = ring.buf;
@@ -626,15 +621,15 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       wgmma_wait<kDepth<kParts>>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
       float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
-      float sb[2][kRegs / 2];
-      if (kScalesAhead) scales_of_step<kParts, kRegs>(stage, 0, c, sa, sb);
+      float sb[2][8];
+      if (kScalesAhead) scales_of_step<kParts>(stage, 0, c, sa, sb);
 #pragma unroll
       for (int t = 0; t < kSteps; ++t) {
         const int bi = t / kParts, part = t % kParts;
         if (!kScalesAhead) {
-          scales_of_step<kParts, kRegs>(stage, t, c, sa, sb);
+          scales_of_step<kParts>(stage, t, c, sa, sb);
         } else if (t + 1 < kSteps) {
-          scales_of_step<kParts, kRegs>(stage, t + 1, c, sa, sb);
+          scales_of_step<kParts>(stage, t + 1, c, sa, sb);
         }
         advance<kChunks, kSteps>(g, stage, c, t, a, q, desc);
         if (t + 1 < kSteps) {
@@ -643,7 +638,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 #pragma unroll
           for (int i = 0; i < 2; ++i) sa_last[i] = sa[bi % 2][i];
 #pragma unroll
-          for (int i = 0; i < kRegs / 2; ++i) sb_last[i] = sb[t % 2][i];
+          for (int i = 0; i < 8; ++i) sb_last[i] = sb[t % 2][i];
         }
       }
       // Every wgmma reading decoded buffer buf has completed, and this stage's
@@ -674,19 +669,17 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 template <class S, int kStep, bool kTransposedC>
 __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                              const uint8_t* decoded) {
-  using P = Parts<S::kCols, S::kParts>;
-  constexpr int kParts = P::kParts;
+  constexpr int kParts = S::kParts;
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
-  constexpr int kRegs = P::kRegs;
   static_assert(kDepth<kParts> < kParts, "a step's buffer is free again when it is issued");
   const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
   ConsumerRing ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
-    float acc[P::kAcc];
-    float q[kParts][kRegs];
+    float acc[S::kAcc];
+    float q[kParts][kPartRegs];
     zero_sums(acc, q);
     float sa_last[2] = {0.0f, 0.0f};  // A scales of the previous stage's last block
     uint32_t a[2][kChunks][4];

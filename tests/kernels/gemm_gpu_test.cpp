@@ -418,10 +418,9 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
 // 3-buffer ring), partial tiles on both edges and in k. Golden's gemm of
 // every output (over 5 million a product) would take far longer on the CPU
 // than the GPU kernels, so the check covers whole rows and whole columns of C
-// that cross every 64 x 64 square (a consumer warpgroup's rows, a half
-// tile's columns): each square's
-// first and last row and column and a seeded random one (every output there,
-// every kernel version).
+// that cross every 64 x 64 square (a consumer warpgroup's rows, a half tile's
+// columns): each square's first and last row and column and a seeded random
+// one (every output there, every kernel version).
 TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   NIBBLE_REQUIRE_GPU();
   int device = 0, sms = 0;

@@ -1057,37 +1057,36 @@ TEST(GemmV3Layout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
 // The consumers of each tile shape (v3::TileShape): every output of the tile
 // lies in exactly one thread's accumulators, where store_outputs (the m16n8
 // fragment layout: acc index 4 ni + 2 h + e is row warp_row + group + 8 h,
-// column col0 + 8 ni + 2 quad + e) expects it; each part's columns lie in
+// column 8 ni + 2 quad + e) expects it; each part's columns lie in
 // the decoded B rows its wgmma reads; and the B scales a thread loads for an
 // element (scaled datapath) are its column's.
 template <class S>
 size_t check_tile_shape() {
-  using P = v3::Parts<S::kCols, S::kParts>;
-  static_assert(P::kRegs * P::kParts == P::kAcc, "a thread's outputs are its parts' partial sums");
+  static_assert(v3::kPartRegs * S::kParts == S::kAcc, "a thread's outputs are its parts' partial sums");
   std::vector<int> seen(static_cast<size_t>(S::kRows * S::kCols), 0);
   size_t elements = 0;
   for (int ctid = 0; ctid < v3::kConsumerThreads; ++ctid) {
     const v3::ConsumerPlace c = v3::consumer_place(ctid);
-    for (int part = 0; part < P::kParts; ++part) {
-      const int col0 = v3::part_col0(P::kN, part);
+    for (int part = 0; part < S::kParts; ++part) {
+      const int col0 = v3::part_col0(part);
       EXPECT_EQ(col0 % 8, 0);  // the descriptor's rows start at a group of 8
-      for (int j = 0; j < P::kRegs; ++j) {
-        const int row = v3::part_row(c, j), col = v3::part_col(c, P::kN, part, j);
+      for (int j = 0; j < v3::kPartRegs; ++j) {
+        const int row = v3::part_row(c, j), col = v3::part_col(c, part, j);
         if (row < 0 || row >= S::kRows || col < 0 || col >= S::kCols) {
           ADD_FAILURE() << "thread " << ctid << " part " << part << " element " << j << " outside the tile";
           continue;
         }
         ++seen[static_cast<size_t>(row * S::kCols + col)];
         EXPECT_TRUE(row == c.row0 || row == c.row0 + 8);  // the rows of its A fragments and scales
-        EXPECT_TRUE(col >= col0 && col < col0 + P::kN);
-        const int idx = P::kRegs * part + j;
+        EXPECT_TRUE(col >= col0 && col < col0 + v3::kPartN);
+        const int idx = v3::kPartRegs * part + j;
         EXPECT_EQ(row, c.warp_row + c.group + 8 * ((idx % 4) / 2)) << "thread " << ctid << " acc " << idx;
         EXPECT_EQ(col, 8 * (idx / 4) + 2 * c.quad + idx % 2) << "thread " << ctid << " acc " << idx;
         // b_scales_of_part: sb[2 (j / 4) + j % 2], word (that index) % 4 of
         // slot part_scale_slot + (that index) / 4.
         const int sb = 2 * (j / 4) + j % 2;
         for (int bi = 0; bi < v3::kMaxBlocksPerStage; ++bi) {
-          EXPECT_EQ(v3::b_scales_offset(bi, c.quad, v3::part_scale_slot(P::kN, part) + sb / 4) + 4 * (sb % 4),
+          EXPECT_EQ(v3::b_scales_offset(bi, c.quad, v3::part_scale_slot(part) + sb / 4) + 4 * (sb % 4),
                     v3::b_scale_offset(bi, col))
               << "thread " << ctid << " part " << part << " element " << j << " block " << bi;
         }
@@ -1107,6 +1106,8 @@ TEST(GemmV3Layout, ConsumersOfEveryTileShapeHoldEachOutputOnce) {
   EXPECT_EQ((v3::HalfTile::kCols), 64);
   EXPECT_FALSE(v3::FullTile::kHalf);
   EXPECT_TRUE(v3::HalfTile::kHalf);
+  EXPECT_EQ((v3::FullTile::kParts), 4);
+  EXPECT_EQ((v3::HalfTile::kParts), 2);
   const size_t full = check_tile_shape<v3::FullTile>();
   const size_t half = check_tile_shape<v3::HalfTile>();
   std::printf("outputs placed: %zu (128 x 128), %zu (128 x 64)\n", full, half);

@@ -249,33 +249,27 @@ inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
 // (one warpgroup of 128 columns, whose warps, one per scheduler, waited on
 // their instruction fetch and on latencies; two of 64 columns side by side,
 // which decoded the same A fragments twice and B's 128 rows):
-// docs/results/kernels.md. kParts: the n-parts of a warpgroup's columns
-// (Parts), 32 columns each: four on full tiles, two on half tiles (where four
-// of 16 columns took more wgmma, fence and wait instructions per output: the
-// UFP4 recipes' GEMM measured 1.08x slower so).
-template <int kColsT, int kPartsT>
+// docs/results/kernels.md.
+//
+// A consumer warpgroup's 64 x kCols outputs are kParts n-parts of kPartN
+// columns: one wgmma (m64n32k16) per 16-k slice and one partial-sum buffer of
+// kPartRegs registers per thread each; a thread holds kAcc outputs, element j
+// of part p at acc[kPartRegs p + j]. Four parts on full tiles, two on half
+// tiles (where four of 16 columns took more wgmma, fence and wait
+// instructions per output: the UFP4 recipes' GEMM measured 1.08x slower so).
+inline constexpr int kPartN = 32;
+inline constexpr int kPartRegs = kPartN / 2;
+template <int kColsT>
 struct TileShape {
   static constexpr int kRows = v2::kBM;
   static constexpr int kCols = kColsT;  // the tile's and each warpgroup's
-  static constexpr int kParts = kPartsT;
+  static constexpr int kParts = kCols / kPartN;
+  static constexpr int kAcc = kCols / 2;
   static constexpr bool kHalf = kCols < v2::kBN;
   static_assert(kCols == v2::kBN || kCols == v2::kBN / 2, "full or half tiles");
 };
-using FullTile = TileShape<v2::kBN, 4>;
-using HalfTile = TileShape<v2::kBN / 2, 2>;
-
-// A consumer warpgroup's 64 x kCols outputs are kParts n-parts of kN = kCols /
-// kParts columns: one wgmma (m64nNk16) per 16-k slice and one partial-sum
-// buffer of kRegs registers per thread each. A thread holds kAcc outputs:
-// element j of part p is acc[kRegs p + j].
-template <int kCols, int kPartsT>
-struct Parts {
-  static constexpr int kParts = kPartsT;
-  static constexpr int kN = kCols / kParts;
-  static constexpr int kRegs = kN / 2;
-  static constexpr int kAcc = kCols / 2;
-  static_assert(kN == 32, "n-parts of 32 columns: one m64n32k16 wgmma per 16 k");
-};
+using FullTile = TileShape<v2::kBN>;
+using HalfTile = TileShape<v2::kBN / 2>;
 
 // A consumer thread's place (ctid: its index among the CTA's consumer
 // threads; warpgroup w takes rows 64 w ..): its warp's 16 rows from
@@ -292,20 +286,20 @@ NIBBLE_HD ConsumerPlace consumer_place(int ctid) {
   const int warp_row = (warp / 4) * kGroupRows + (warp % 4) * 16;
   return {warp_row, lane / 4, lane % 4, warp_row + lane / 4};
 }
-// The first tile column of n-part `part` (n columns): its rows of decoded B
-// start there (the wgmma's descriptor).
-NIBBLE_HD constexpr int part_col0(int n, int part) { return n * part; }
-// The tile row and column of element j of that part in the m64nNk16
+// The first tile column of n-part `part`: its rows of decoded B start there
+// (the wgmma's descriptor).
+NIBBLE_HD constexpr int part_col0(int part) { return kPartN * part; }
+// The tile row and column of element j of that part in the m64n32k16
 // accumulator layout: row group + 8 ((j / 2) % 2), column
 // 8 (j / 4) + 2 quad + j % 2 of the part.
 NIBBLE_HD int part_row(const ConsumerPlace& c, int j) { return c.row0 + 8 * ((j / 2) % 2); }
-NIBBLE_HD int part_col(const ConsumerPlace& c, int n, int part, int j) {
-  return part_col0(n, part) + 8 * (j / 4) + 2 * c.quad + j % 2;
+NIBBLE_HD int part_col(const ConsumerPlace& c, int part, int j) {
+  return part_col0(part) + 8 * (j / 4) + 2 * c.quad + j % 2;
 }
-// The scaled datapath's B scales of that part: b_scales_offset's slots m,
-// one per 16 columns, from this one on; slot m + h holds the scales of the
-// thread's columns part_col(c, n, part, j) for j / 4 = 2 h, 2 h + 1.
-NIBBLE_HD constexpr int part_scale_slot(int n, int part) { return part_col0(n, part) / 16; }
+// The scaled datapath's B scales of that part: b_scales_offset's slots m and
+// m + 1, one per 16 columns; slot m + h holds the scales of the thread's
+// columns part_col(c, part, j) for j / 4 = 2 h, 2 h + 1.
+NIBBLE_HD constexpr int part_scale_slot(int part) { return part_col0(part) / 16; }
 
 // ---- the persistent schedule ----------------------------------------------------------
 // GEMM v3's CTAs are persistent: CTA b of `ctas` computes the output tiles
