@@ -26,6 +26,7 @@
 #include "nibble/cuda/gemm_v3_layout.h"
 #include "nibble/cuda/quantize.h"
 #include "nibble/dot.h"
+#include "shared_memory_poison.h"
 
 namespace nibble {
 namespace {
@@ -98,12 +99,21 @@ bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuanti
   return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
 }
 
+// gemm_to_host on shared memory poisoned first (shared_memory_poison.h): a
+// kernel that reads shared memory it did not write this call finds NaN there,
+// not what the GEMM before it (often the same operands) left.
+std::vector<float> gemm_on_poison(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b,
+                                  cuda::GemmKernel kernel, cuda::GemmTiles tiles = cuda::GemmTiles::kAuto) {
+  test::poison_shared_memory();
+  return cuda::gemm_to_host(a, b, kernel, tiles);
+}
+
 // v3's own kernel (where it runs) forced onto half tiles, against golden's
 // `want` at the outputs `at` of C; returns mismatches.
 size_t check_v3_half_tiles_at(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb, const Outputs& at,
                               const std::vector<float>& want, const std::string& label, GemmTally& tally) {
   if (!v3_runs_own_kernel(qa, qb)) return 0;
-  const std::vector<float> c = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kHalf);
+  const std::vector<float> c = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kHalf);
   tally.add_tiles(cuda::GemmTiles::kHalf, want);
   return count_mismatches_at(c, qb.rows, at, want, "v3 on 128x64 tiles " + label);
 }
@@ -115,7 +125,7 @@ size_t check_v3_tiles(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantiz
   if (!v3_runs_own_kernel(qa, qb)) return 0;
   size_t bad = 0;
   for (cuda::GemmTiles tiles : {cuda::GemmTiles::kFull, cuda::GemmTiles::kHalf}) {
-    const std::vector<float> got = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, tiles);
+    const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, tiles);
     const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles);
     EXPECT_EQ(shape, tiles == cuda::GemmTiles::kHalf ? "128x64" : "128x128");
     tally.add_tiles(tiles, want);
@@ -145,7 +155,7 @@ size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const 
       std::to_string(k);
   size_t bad = 0;
   for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
-    const std::vector<float> got = cuda::gemm_to_host(qa, qb, kernel);
+    const std::vector<float> got = gemm_on_poison(qa, qb, kernel);
     const cuda::GemmKernel runs = cuda::gemm_kernel_for(qa, qb, kernel);  // v3 runs v2 where it does not apply
     const std::string version =
         std::string(cuda::name(kernel)) + (runs != kernel ? std::string(" (runs ") + cuda::name(runs) + ")" : "");
@@ -180,6 +190,15 @@ void expect_every_kernel_ran(const GemmTally& tally, bool expect_v3_own, bool ex
       EXPECT_GT(tally.v3_own_outputs, 0u) << "v3 never ran its own kernel";
     }
   }
+}
+
+// The GEMMs under test run on poisoned shared memory (gemm_on_poison): that
+// the poison is what the next kernel finds is checked here, on every SM.
+TEST(GpuGemm, SharedMemoryPoisonIsWhatTheNextKernelFinds) {
+  NIBBLE_REQUIRE_GPU();
+  const size_t unpoisoned = test::unpoisoned_shared_words();
+  std::printf("shared memory read back after poisoning: %zu words not poison\n", unpoisoned);
+  EXPECT_EQ(unpoisoned, 0u);
 }
 
 TEST(GpuGemm, EveryFormatPairScaleModeAndBlockPairMatchesGolden) {
@@ -377,6 +396,7 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
         for (int64_t offset = 0; offset < kPad; ++offset) {
           const std::vector<uint32_t> fill(static_cast<size_t>(m * n + 2 * kPad), kCanary);
           cuda::DeviceBuffer<uint32_t> buf(fill);
+          test::poison_shared_memory();
           cuda::gemm(qa, qb, reinterpret_cast<float*>(buf.data()) + offset, nullptr, kernel);
           ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
           const std::vector<uint32_t> all = buf.download();
@@ -484,7 +504,7 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
     const std::string what = test::describe(ca) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                              std::to_string(t.k);
     for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
-      const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
+      const std::vector<float> full = gemm_on_poison(qa, qb, kernel);
       mismatches += count_mismatches_at(full, n, at, want, std::string(cuda::name(kernel)) + " " + what);
       tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
     }
@@ -803,7 +823,7 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
           want.reserve(outputs.size());
           for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
           for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
-            const std::vector<float> full = cuda::gemm_to_host(qa, qb, kernel);
+            const std::vector<float> full = gemm_on_poison(qa, qb, kernel);
             const char* const phases[] = {" in range", " A folded", " B folded", " planted"};
             const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(cfg) + phases[phase];
             mismatches += count_mismatches_at(full, kN, outputs, want, label);
@@ -888,7 +908,7 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
     std::vector<float> want;
     for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
     for (cuda::GemmTiles tiles : {cuda::GemmTiles::kAuto, cuda::GemmTiles::kFull}) {
-      const std::vector<float> got = cuda::gemm_to_host(qa, qb, cuda::GemmKernel::kV3, tiles);
+      const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, tiles);
       const std::string label = std::string(expected[phase]) + ", " +
                                 cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles) + " tiles";
       mismatches += count_mismatches_at(got, kN, outputs, want, label);
