@@ -6,7 +6,8 @@
 // tiles (v1 128x128x64, v2 128x128x128 in 3 stages), and C at any float offset.
 // Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
 // same operands against the same golden result, and v3 on both its tile
-// shapes (cuda::GemmTiles). Skips without a GPU.
+// shapes (cuda::GemmTiles), each GEMM on shared memory poisoned just before
+// (shared_memory_poison.h). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -38,7 +38,8 @@ void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t co
   }
   cuda::DeviceQuantized row = cuda::allocate_quantized(rows, cols, cfg);
   cuda::DeviceQuantized col = cuda::allocate_quantized(cols, rows, cfg);
-  test::poison_shared_memory();  // shared_memory_poison.h
+  // Each call on poisoned shared memory (shared_memory_poison.h).
+  test::poison_shared_memory();
   cuda::quantize(dx, bf16_input ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32, rows, cols, cfg, &row, &col);
 
   const QuantizedTensor want_row = quantize(ref_input.data(), rows, cols, cfg);
@@ -47,12 +48,12 @@ void check_both_directions(const std::vector<float>& x, int64_t rows, int64_t co
   out.compare(cuda::to_host(row), want_row, label + " row-wise");
   out.compare(cuda::to_host(col), want_col, label + " column-wise");
   cuda::DeviceQuantized row_alone = cuda::allocate_quantized(rows, cols, cfg);
-  test::poison_shared_memory();  // shared_memory_poison.h
+  test::poison_shared_memory();
   cuda::quantize(dx, bf16_input ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32, rows, cols, cfg, &row_alone,
                  nullptr);
   out.compare(cuda::to_host(row_alone), want_row, label + " row-wise alone");
   cuda::DeviceQuantized col_alone = cuda::allocate_quantized(cols, rows, cfg);
-  test::poison_shared_memory();  // shared_memory_poison.h
+  test::poison_shared_memory();
   cuda::quantize(dx, bf16_input ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32, rows, cols, cfg, nullptr,
                  &col_alone);
   out.compare(cuda::to_host(col_alone), want_col, label + " column-wise alone");
