@@ -93,7 +93,7 @@ using v2::kStages;
 
 // D (64 x 32, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
 // 32, FP16 in shared memory, K-major, described by nibble/cuda/gemm_v3_layout.h)
-// [+ D]: one n-part of a consumer of either datapath (v3::Parts).
+// [+ D]: one n-part of a consumer of either datapath (v3::TileShape).
 // kAccumulate = false: D = A * B (scale-d 0: D is only written); true:
 // D += A * B. D is a read-write operand either way: each partial-sum array
 // then keeps one set of registers from wgmma to wgmma, which is what lets
@@ -353,7 +353,7 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 // zeroed). The producer holds its copies' sources in registers, but where the
 // scaled datapath decodes other scale widths, whose producer works them out
 // per stage (holding them there measured 3 % slower for mx-floor). On half
-// half tiles (64 columns: S::kCols) threads t and t + 64 decode the two
+// tiles (64 columns: S::kCols) threads t and t + 64 decode the two
 // halves of B's row t % 64, and the stage holds 64 rows of B and of its
 // scales (StageCopies' kBRows).
 template <class S, int kStep, bool kFoldB, bool kFp32Scales>
@@ -435,7 +435,7 @@ __device__ __forceinline__ void a_fragments(const Args& g, const uint8_t* stage,
   }
 }
 
-// The n-part pipeline (v3::Parts: kParts n-parts) keeps kParts - 1 of them
+// The n-part pipeline (v3::TileShape: kParts n-parts) keeps kParts - 1 of them
 // in flight while the CUDA cores add another.
 template <int kParts>
 inline constexpr int kDepth = kParts - 1;
@@ -531,14 +531,18 @@ __device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, con
 
 // ---- the scaled datapath's consumers ---------------------------------------------
 
+// A thread's B scales of one n-part: one per two of its kPartRegs outputs
+// (a column's two rows share it).
+constexpr int kPartScales = kPartRegs / 2;
+
 // The B scales of n-part `part` of k-block bi for this thread's columns:
 // sb[2 i' + e] of column v3::part_col(c, part, 4 i' + e), one 16-byte load
 // per 16 columns (v3::part_scale_slot).
 __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, int part, const ConsumerPlace& c,
-                                                 float (&sb)[8]) {
+                                                 float (&sb)[kPartScales]) {
   const int m0 = v3::part_scale_slot(part);
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
+  for (int h = 0; h < kPartScales / 4; ++h) {
     const float4 w = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, c.quad, m0 + h));
     sb[4 * h] = w.x;
     sb[4 * h + 1] = w.y;
@@ -555,7 +559,7 @@ __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, i
 // column 8 (j / 4) + 2 quad + j % 2 of the part.
 template <bool kFma, int kAcc>
 __device__ __forceinline__ void add_part_scaled(float (&acc)[kAcc], int part, float (&q)[kPartRegs],
-                                                const float (&sa)[2], const float (&sb)[8]) {
+                                                const float (&sa)[2], const float (&sb)[kPartScales]) {
   fence_operand(q);
 #pragma unroll
   for (int j = 0; j < kPartRegs; ++j) {
@@ -569,7 +573,7 @@ __device__ __forceinline__ void add_part_scaled(float (&acc)[kAcc], int part, fl
 // into buffers u % 2 (B) and its block's % 2 (A).
 template <int kParts>
 __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, const ConsumerPlace& c,
-                                               float (&sa)[2][2], float (&sb)[2][8]) {
+                                               float (&sa)[2][2], float (&sb)[2][kPartScales]) {
   const int bi = u / kParts, part = u % kParts;
   if (part == 0) a_scales_decoded(stage, bi, c.row0, sa[bi % 2]);
   b_scales_of_part(stage, bi, part, c, sb[u % 2]);
@@ -611,7 +615,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
     // The scales of the previous stage's last step, whose add waits for the
     // next stage's first kDepth wgmmas to be issued (+0 before the first).
     float sa_last[2] = {0.0f, 0.0f};
-    float sb_last[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    float sb_last[kPartScales] = {};
 
     for (int st = 0; st < tiles.stages; ++st) {
       const int buf = ring.buf;
@@ -621,7 +625,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       wgmma_wait<kDepth<kParts>>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
       add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
       float sa[2][2];  // by block, and by step: two buffers, for the loads a step ahead
-      float sb[2][8];
+      float sb[2][kPartScales];
       if (kScalesAhead) scales_of_step<kParts>(stage, 0, c, sa, sb);
 #pragma unroll
       for (int t = 0; t < kSteps; ++t) {
@@ -638,7 +642,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 #pragma unroll
           for (int i = 0; i < 2; ++i) sa_last[i] = sa[bi % 2][i];
 #pragma unroll
-          for (int i = 0; i < 8; ++i) sb_last[i] = sb[t % 2][i];
+          for (int i = 0; i < kPartScales; ++i) sb_last[i] = sb[t % 2][i];
         }
       }
       // Every wgmma reading decoded buffer buf has completed, and this stage's

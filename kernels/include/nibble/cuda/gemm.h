@@ -58,11 +58,12 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 // but 128 x 64 half tiles where every half tile finds an SM of its own, as for
 // a weight gradient of a narrow layer (1024 x 1024 outputs, long K), whose
 // 128 x 128 tiles would leave half the SMs idle: two consumer warpgroups of
-// 64 x 64 each (1.42x to 1.45x faster there than full tiles on the E4M3
-// datapath, 1.70x to 1.73x on the scaled one, the UFP4 recipes' FP32 scales
-// among it, on an H100 and an H200; docs/results/kernels.md). kFull and kHalf
-// force one (tests, benchmarks); every choice computes the same bits.
-// Other versions have one tile shape each and ignore it.
+// 64 x 64 each, a half tile taking its SM for 0.69 to 0.71 of a full tile's
+// time on the E4M3 datapath and 0.58 to 0.59 on the scaled one, the UFP4
+// recipes' FP32 scales among it (an H100 and an H200, 1024^2 x 16384;
+// docs/results/kernels.md). kFull and kHalf force one (tests, benchmarks);
+// every choice computes the same bits. Other versions have one tile shape
+// each and ignore it.
 enum class GemmTiles : uint8_t { kAuto, kFull, kHalf };
 
 // The tile shape (rows x columns of outputs per CTA) a call with `tiles` runs
