@@ -355,8 +355,9 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
 
     // Every kernel version that applies to this recipe (v3 runs v2 where it
     // does not, and is then not timed twice), on its own tiles, and v3 on
-    // 128 x 128 tiles too where it picks half tiles (wherever each finds an
-    // SM): validate sampled outputs against golden dot_rows, then time.
+    // 128 x 128 tiles too where it picks other tiles, and on 128 x 64 where
+    // it picks 64 x 128 (an output of at most 64 rows): validate sampled
+    // outputs against golden dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
     struct Run {
       GemmKernel kernel;
@@ -367,8 +368,11 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     for (GemmKernel kernel : kAllGemmKernels) {
       if (gemm_kernel_for(qa, qb, kernel) != kernel) continue;
       runs.push_back({kernel, GemmTiles::kAuto, 0.0});
-      if (std::string(gemm_tile_shape(qa, qb, kernel)) != gemm_tile_shape(qa, qb, kernel, GemmTiles::kFull)) {
-        runs.push_back({kernel, GemmTiles::kFull, 0.0});
+      const std::string own = gemm_tile_shape(qa, qb, kernel);
+      if (own != gemm_tile_shape(qa, qb, kernel, GemmTiles::kFull)) runs.push_back({kernel, GemmTiles::kFull, 0.0});
+      if (own == gemm_tile_shape(qa, qb, kernel, GemmTiles::kWide) &&
+          own != gemm_tile_shape(qa, qb, kernel, GemmTiles::kHalf)) {
+        runs.push_back({kernel, GemmTiles::kHalf, 0.0});
       }
     }
     for (Run& run : runs) {
@@ -432,11 +436,10 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     for (const Run& run : runs) {
       const double t = run.ms;
       if (t <= 0.0) continue;  // failed above
-      out << format(
-          "  %-80s %9.3f %9.1f %8.2fx %10.0f %8s\n",
-          (std::string("bit-exact ") + name(run.kernel) + " " + r.name + " [" + gemm_datapath(qa, qb, run.kernel) + "]")
-              .c_str(),
-          t, flops / (t * 1e-3) / 1e12, cublas_ms / t, ours_mib, gemm_tile_shape(qa, qb, run.kernel, run.tiles));
+      const std::string label = std::string("bit-exact ") + name(run.kernel) + " " + r.name + " [" +
+                                gemm_datapath(qa, qb, run.kernel, run.tiles) + "]";
+      out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f %8s\n", label.c_str(), t, flops / (t * 1e-3) / 1e12,
+                    cublas_ms / t, ours_mib, gemm_tile_shape(qa, qb, run.kernel, run.tiles));
     }
     out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f\n",
                   (std::string("emulation ") + r.name + " (dequant+cuBLAS)").c_str(), emu_ms,

@@ -424,11 +424,11 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
   return kernel == GemmKernel::kV3 && !detail::gemm_v3_runs(a, b) ? GemmKernel::kV2 : kernel;
 }
 
-const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel) {
+const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles) {
   const bool e4m3 = detail::e4m3_scales(a, b);
   if (gemm_kernel_for(a, b, kernel) == GemmKernel::kV3) {
     if (e4m3) return "FP16 wgmma";
-    switch (detail::gemm_v3_ue8m0_path(a, b)) {
+    switch (detail::gemm_v3_ue8m0_path(a, b, tiles)) {
       case detail::Ue8m0Path::kFolded: return "FP16 wgmma, UE8M0 folded";
       case detail::Ue8m0Path::kFoldedA: return "FP16 wgmma, UE8M0 folded into A";
       case detail::Ue8m0Path::kFma: return "FP16 wgmma, scaled, FMA";
@@ -440,8 +440,14 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 }
 
 const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles) {
-  const bool half = gemm_kernel_for(a, b, kernel) == GemmKernel::kV3 && detail::gemm_v3_half_tiles(a, b, tiles);
-  return half ? "128x64" : "128x128";
+  if (gemm_kernel_for(a, b, kernel) != GemmKernel::kV3) return "128x128";
+  switch (detail::gemm_v3_tiles(a, b, tiles)) {
+    case GemmTiles::kHalf: return "128x64";
+    case GemmTiles::kWide: return "64x128";
+    case GemmTiles::kAuto:  // resolved: not returned
+    case GemmTiles::kFull: break;
+  }
+  return "128x128";
 }
 
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel,

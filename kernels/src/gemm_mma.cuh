@@ -55,8 +55,8 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
 // C keeps them 8-byte aligned (N even, C itself 8-byte aligned): a warp's
 // store then fills eight 32-byte sectors, instead of half of each in two.
 // kTransposed: g's operands are the call's swapped, so g's output (m, n) is
-// the call's C[n][m] (GEMM v3's UE8M0 scales folded into A); a warp's store
-// there fills four sectors of four rows.
+// the call's C[n][m] (GEMM v3's Args::c_transposed); a warp's store there
+// fills four sectors of four rows.
 template <bool kTransposed = false, typename Args, int MI, int NI>
 __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[MI][NI][4], int64_t m_base,
                                               int64_t n_base, int group, int quad) {

@@ -53,6 +53,10 @@ struct Args {
   uint32_t magic;     // bits of 1.5 * 2^(23+u)
   float magic_value;  // 1.5 * 2^(23+u)
   float* c;
+  // Whether a and b are the call's operands swapped (C^T = B A^T: GEMM v3's
+  // 64 x 128 tiles, and UE8M0 scales folded into the call's other operand),
+  // so that output (m, n) is the call's C[n][m] (store_tile in gemm_v3.cu).
+  bool c_transposed;
 };
 
 // The copies of a raw stage that one of kNumThreads threads (the first

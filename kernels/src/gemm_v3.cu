@@ -16,8 +16,10 @@
 //     tile, so that a tile's first stages are copied and decoded while the
 //     tile before it ends (Tiles). Where those tiles would leave SMs idle,
 //     half tiles of 128 x 64 (two consumer warpgroups of 64 x 64, the same
-//     producer and stages, 64 rows of B) give each SM one (half_tiles_for,
-//     v3::TileShape);
+//     producer and stages, 64 rows of B) give each SM one (v3::auto_tiles,
+//     v3::TileShape); an output of at most 64 rows with more of those than
+//     SMs runs them on the operands swapped (C^T = B A^T: tiles of 64 x 128
+//     of C, every row one of C's, stored transposed: Args::c_transposed);
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
 //     (nibble/cuda/gemm_v3_layout.h); named barriers hand the two decoded
@@ -419,6 +421,20 @@ __device__ __forceinline__ ConsumerPlace consumer_thread() {
   return v3::consumer_place(static_cast<int>(threadIdx.x) - v3::kProducerThreads);
 }
 
+// A consumer thread's outputs of tile `tile` (store_outputs), where the call's
+// C has them: transposed where g's operands are the call's swapped.
+template <class S>
+__device__ __forceinline__ void store_tile(const Args& g, const Tiles& tiles, int tile, const ConsumerPlace& c,
+                                           const float (&acc)[S::kAcc]) {
+  const auto& fragments = reinterpret_cast<const float(&)[1][S::kCols / 8][4]>(acc);
+  const int64_t m0 = tiles.m0(tile) + c.warp_row, n0 = tiles.n0(tile);
+  if (g.c_transposed) {
+    store_outputs<true>(g, fragments, m0, n0, c.group, c.quad);
+  } else {
+    store_outputs<false>(g, fragments, m0, n0, c.group, c.quad);
+  }
+}
+
 // ---- the E4M3 datapath's consumers -------------------------------------------------
 // A consumer thread's A fragments of k-block bi: one per 16-k slice, gathered
 // from the raw stage (one word of each of its two rows, one permute) and
@@ -651,8 +667,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       ring.hand_back();
     }
     add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
-    store_outputs(g, reinterpret_cast<const float(&)[1][S::kCols / 8][4]>(acc), tiles.m0(tile) + c.warp_row,
-                  tiles.n0(tile), c.group, c.quad);
+    store_tile<S>(g, tiles, tile, c, acc);
   }
 }
 
@@ -668,9 +683,8 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 // loop body has no data-dependent exits. A stage ends with every wgmma waited
 // for (ptxas serializes all of them if one is in flight across the loop's
 // back edge); its last step's adds run at the top of the next stage, once
-// that stage's first kDepth steps are issued. kTransposedC: g's operands are
-// the call's swapped (store_outputs).
-template <class S, int kStep, bool kTransposedC>
+// that stage's first kDepth steps are issued.
+template <class S, int kStep>
 __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                              const uint8_t* decoded) {
   constexpr int kParts = S::kParts;
@@ -718,8 +732,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       ring.hand_back();
     }
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);
-    store_outputs<kTransposedC>(g, reinterpret_cast<const float(&)[1][S::kCols / 8][4]>(acc),
-                                tiles.m0(tile) + c.warp_row, tiles.n0(tile), c.group, c.quad);
+    store_tile<S>(g, tiles, tile, c, acc);
   }
 }
 
@@ -730,23 +743,24 @@ constexpr uint32_t kOutsideFma = 1u;
 constexpr uint32_t kOutsideFoldB = 2u;
 constexpr uint32_t kOutsideFoldA = 4u;
 
-// The datapath v3 takes for a verdict: golden's three roundings outside the
-// FMA's range; inside it, B's scales folded where B's codes fold, else A's
-// where A's do (the operands swapped, C stored transposed), else the scaled
-// datapath adding by FMAs. The kernel and gemm_v3_ue8m0_path both ask here.
-__host__ __device__ constexpr Ue8m0Path ue8m0_path(uint32_t verdict) {
-  return (verdict & kOutsideFma) != 0u     ? Ue8m0Path::kRoundings
-         : (verdict & kOutsideFoldB) == 0u ? Ue8m0Path::kFolded
-         : (verdict & kOutsideFoldA) == 0u ? Ue8m0Path::kFoldedA
-                                           : Ue8m0Path::kFma;
+// The datapath v3 takes for a verdict on g's operands: golden's three
+// roundings outside the FMA's range; inside it, B's scales folded where B's
+// codes fold, else A's where A's do and `fold_a` (the operands swapped, C
+// stored transposed: the launch allows it where that order's tiles take no
+// more waves), else the scaled datapath adding by FMAs. The kernel and
+// gemm_v3_ue8m0_path both ask here.
+__host__ __device__ constexpr Ue8m0Path ue8m0_path(uint32_t verdict, bool fold_a) {
+  return (verdict & kOutsideFma) != 0u               ? Ue8m0Path::kRoundings
+         : (verdict & kOutsideFoldB) == 0u           ? Ue8m0Path::kFolded
+         : (verdict & kOutsideFoldA) == 0u && fold_a ? Ue8m0Path::kFoldedA
+                                                     : Ue8m0Path::kFma;
 }
 
 // One CTA's GEMM on one datapath: kFoldB, the E4M3 datapath (kUe8m0: its
-// case of UE8M0 scales folded into B, A and B as their values; kTransposedC:
-// g's operands are the call's swapped); otherwise the scaled datapath
-// (kFp32Scales: its binary32 case; kFmaAdds: its FMA epilogue), on tiles of
-// shape S.
-template <class S, int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0, bool kTransposedC = false>
+// case of UE8M0 scales folded into B, A and B as their values); otherwise
+// the scaled datapath (kFp32Scales: its binary32 case; kFmaAdds: its FMA
+// epilogue), on tiles of shape S.
+template <class S, int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0>
 __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   constexpr int kCta = v3::kThreads;
   // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
@@ -788,7 +802,7 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   } else {
     set_max_regs_inc<RoleRegs<kFoldB, kStep>::kConsumer>();
     if constexpr (kFoldB) {
-      consume_e4m3<S, kStep, kTransposedC>(g, tiles, smem, decoded);
+      consume_e4m3<S, kStep>(g, tiles, smem, decoded);
     } else {
       consume_scaled<S, kStep, kFmaAdds>(g, tiles, smem, decoded);
     }
@@ -807,18 +821,18 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 
 // UE8M0 scales on both operands: g's tables the operands' values (the scaled
 // datapath's), gt the same call with its operands swapped (C^T = B A^T), and
-// *outside fma_check_kernel's verdict on them, from which every CTA picks its
-// datapath (ue8m0_path): B's scales folded (the E4M3 datapath's kernel,
-// gemm_cta's kUe8m0), A's folded (the same on gt, C stored transposed), the
+// *outside fma_check_kernel's verdict on g's operands, from which every CTA
+// picks its datapath (ue8m0_path, fold_a): B's scales folded (the E4M3
+// datapath's kernel, gemm_cta's kUe8m0), A's folded (the same on gt), the
 // scaled datapath adding by FMAs, or golden's three roundings.
 template <class S, int kStep>
 __global__ void __launch_bounds__(v3::kThreads, 1)
-    wgmma_gemm_kernel_ue8m0(const Args g, const Args gt, const uint32_t* outside) {
+    wgmma_gemm_kernel_ue8m0(const Args g, const Args gt, const uint32_t* outside, bool fold_a) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
-  switch (ue8m0_path(*outside)) {
+  switch (ue8m0_path(*outside, fold_a)) {
     case Ue8m0Path::kFolded: gemm_cta<S, kStep, true, false, false, true>(g, smem); break;
-    case Ue8m0Path::kFoldedA: gemm_cta<S, kStep, true, false, false, true, true>(gt, smem); break;
+    case Ue8m0Path::kFoldedA: gemm_cta<S, kStep, true, false, false, true>(gt, smem); break;
     case Ue8m0Path::kFma: gemm_cta<S, kStep, false, false, true, false>(g, smem); break;
     case Ue8m0Path::kRoundings: gemm_cta<S, kStep, false, false, false, false>(g, smem); break;
   }
@@ -863,11 +877,22 @@ void launch(const Args& g, bool half, int sms, cudaStream_t stream) {
        : launch_persistent<FullTile>(&wgmma_gemm_kernel<FullTile, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream);
 }
 
-// gt: g with its operands swapped (its CTAs pick their datapath on the device).
+// Whether a UE8M0 call whose kernel takes operands of m and n rows may run
+// them swapped on the device (ue8m0_path's fold_a), on half tiles or full.
+bool fold_a_fits(int64_t m, int64_t n, bool half, int sms) {
+  return half ? v3::other_order_fits<HalfTile>(m, n, sms) : v3::other_order_fits<FullTile>(m, n, sms);
+}
+
+// gt: g with its operands swapped (its CTAs pick their datapath on the
+// device; gt only where fold_a_fits).
 template <int kStep>
 void launch_ue8m0(const Args& g, const Args& gt, const uint32_t* outside, bool half, int sms, cudaStream_t stream) {
-  half ? launch_persistent<HalfTile>(&wgmma_gemm_kernel_ue8m0<HalfTile, kStep>, g, &gt, sms, stream, gt, outside)
-       : launch_persistent<FullTile>(&wgmma_gemm_kernel_ue8m0<FullTile, kStep>, g, &gt, sms, stream, gt, outside);
+  const bool fold_a = fold_a_fits(g.a.rows, g.b.rows, half, sms);
+  const Args* swapped = fold_a ? &gt : nullptr;
+  half ? launch_persistent<HalfTile>(&wgmma_gemm_kernel_ue8m0<HalfTile, kStep>, g, swapped, sms, stream, gt, outside,
+                                     fold_a)
+       : launch_persistent<FullTile>(&wgmma_gemm_kernel_ue8m0<FullTile, kStep>, g, swapped, sms, stream, gt, outside,
+                                     fold_a);
 }
 
 // ---- the UE8M0 check (v3::fma_scale_code, v3::ue8m0_fold_codes) --------------------------
@@ -1002,16 +1027,6 @@ void with_fma_check(const DeviceQuantized& a, const DeviceQuantized& b, cudaStre
 
 }  // namespace
 
-Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b) {
-  if (!gemm_v3_runs(a, b) || !fma_candidate(a, b)) return Ue8m0Path::kRoundings;
-  uint32_t outside = kOutsideFma;
-  with_fma_check(a, b, nullptr, [&](const uint32_t* word) {
-    NIBBLE_CUDA_CHECK(cudaMemcpyAsync(&outside, word, sizeof outside, cudaMemcpyDeviceToHost, nullptr));
-  });
-  NIBBLE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-  return ue8m0_path(outside);  // wgmma_gemm_kernel_ue8m0's choice
-}
-
 bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
 #ifndef NIBBLE_GEMM_V3_BUILT
   return false;  // this nvcc has no sm_90a (kernels/CMakeLists.txt)
@@ -1037,42 +1052,66 @@ Launch launch_of(const DeviceQuantized& a, const DeviceQuantized& b) {
   return fma_candidate(a, b) ? Launch::kUe8m0 : Launch::kScaled;
 }
 
-// Whether a call on a and b that `how` launches runs half tiles: `tiles`
-// where it names a shape; for kAuto, where every half tile has an SM of its
-// own (v3::half_tiles; UE8M0 pairs may run the operands swapped, so in both
-// orders).
-bool half_tiles_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, Launch how, int sms) {
-  if (tiles != GemmTiles::kAuto) return tiles == GemmTiles::kHalf;
-  return v3::half_tiles(a.rows, b.rows, sms) && (how != Launch::kUe8m0 || v3::half_tiles(b.rows, a.rows, sms));
+// The tiles a call on a and b runs: `tiles` where it names a shape, else
+// v3::auto_tiles.
+GemmTiles tiles_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, int sms) {
+  return tiles != GemmTiles::kAuto ? tiles : v3::auto_tiles(a.rows, b.rows, sms);
+}
+
+// The operands in the order the kernel takes them on `tiles`: swapped on
+// 64 x 128 tiles.
+std::pair<const DeviceQuantized*, const DeviceQuantized*> kernel_order(const DeviceQuantized& a,
+                                                                       const DeviceQuantized& b, GemmTiles tiles) {
+  return tiles == GemmTiles::kWide ? std::make_pair(&b, &a) : std::make_pair(&a, &b);
 }
 
 }  // namespace
 
-bool gemm_v3_half_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
-  return half_tiles_for(a, b, tiles, launch_of(a, b), sm_count());
+GemmTiles gemm_v3_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
+  return tiles_for(a, b, tiles, sm_count());
+}
+
+Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
+  if (!gemm_v3_runs(a, b) || !fma_candidate(a, b)) return Ue8m0Path::kRoundings;
+  const int sms = sm_count();
+  const GemmTiles shape = tiles_for(a, b, tiles, sms);
+  const auto [first, second] = kernel_order(a, b, shape);
+  uint32_t outside = kOutsideFma;
+  with_fma_check(*first, *second, nullptr, [&](const uint32_t* word) {
+    NIBBLE_CUDA_CHECK(cudaMemcpyAsync(&outside, word, sizeof outside, cudaMemcpyDeviceToHost, nullptr));
+  });
+  NIBBLE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  const bool fold_a = fold_a_fits(first->rows, second->rows, shape != GemmTiles::kFull, sms);
+  const Ue8m0Path path = ue8m0_path(outside, fold_a);  // wgmma_gemm_kernel_ue8m0's choice, on the kernel's order
+  if (first == &a) return path;
+  return path == Ue8m0Path::kFolded ? Ue8m0Path::kFoldedA : path == Ue8m0Path::kFoldedA ? Ue8m0Path::kFolded : path;
 }
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles) {
-  Args g = args_of(a, b, c);
+  const int sms = sm_count();
+  const GemmTiles shape = tiles_for(a, b, tiles, sms);
+  const bool half = shape != GemmTiles::kFull;
+  const auto [first, second] = kernel_order(a, b, shape);
+  Args g = args_of(*first, *second, c);
+  g.c_transposed = first != &a;
   const bool step32 = k_step(a, b) == 32;
   const Launch how = launch_of(a, b);
-  const int sms = sm_count();
-  const bool half = half_tiles_for(a, b, tiles, how, sms);
   if (how == Launch::kE4m3) {
     step32 ? launch<32, true>(g, half, sms, stream) : launch<16, true>(g, half, sms, stream);
     return;
   }
   // The scaled datapath multiplies the operands' values.
-  if (!v3::half_high_table(a.config.format, g.a.half_high, lsb_exp(a.config.format)) ||
-      !v3::half_high_table(b.config.format, g.b.half_high, lsb_exp(b.config.format))) {
+  if (!v3::half_high_table(first->config.format, g.a.half_high, lsb_exp(first->config.format)) ||
+      !v3::half_high_table(second->config.format, g.b.half_high, lsb_exp(second->config.format))) {
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
   }
   if (how == Launch::kFp32) {
     step32 ? launch<32, false, true>(g, half, sms, stream) : launch<16, false, true>(g, half, sms, stream);
   } else if (how == Launch::kUe8m0) {
-    Args gt = g;  // C^T = B A^T: the same call with A's scales the ones to fold
+    Args gt = g;  // the operands swapped: the same call with g's A scales the ones to fold
     std::swap(gt.a, gt.b);
-    with_fma_check(a, b, stream, [&](const uint32_t* outside) {
+    gt.c_transposed = !g.c_transposed;
+    with_fma_check(*first, *second, stream, [&](const uint32_t* outside) {
       step32 ? launch_ue8m0<32>(g, gt, outside, half, sms, stream)
              : launch_ue8m0<16>(g, gt, outside, half, sms, stream);
     });

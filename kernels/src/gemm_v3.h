@@ -16,17 +16,19 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles);
 
-// Whether that call runs half tiles (128 x 64 outputs; v3::TileShape) on the
-// current device: GemmTiles's rule.
-bool gemm_v3_half_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
+// The tiles that call runs on the current device: `tiles` where it names a
+// shape, else GemmTiles's rule (v3::auto_tiles).
+GemmTiles gemm_v3_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
 
-// How version 3 computes this pair on the current device where both have
-// UE8M0 scales (gemm_v3.cu): B's scales folded into B (every code in the
-// FMA's range and B's in its fold range), A's folded into A with the
-// operands swapped (A's in its fold range and B's not), the scaled datapath
-// adding by FMAs (every code in the FMA's range), or golden's three roundings
-// (any other pair too). Runs the check and waits for it.
+// How version 3 computes this pair on `tiles` on the current device where
+// both have UE8M0 scales (gemm_v3.cu): B's scales folded into B (every code
+// in the FMA's range and B's in its fold range), A's folded into A (A's in
+// its fold range), the scaled datapath adding by FMAs (every code in the
+// FMA's range), or golden's three roundings (any other pair too); where both
+// fold, gemm_datapath says which. Runs the check and waits for it. In the
+// kernel (ue8m0_path) the names are of its own operand order, the call's
+// swapped on 64 x 128 tiles.
 enum class Ue8m0Path { kRoundings, kFma, kFolded, kFoldedA };
-Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b);
+Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
 
 }  // namespace nibble::cuda::detail

@@ -5,7 +5,7 @@
 // FMAs or fold them into either operand, shapes that are not multiples of the
 // tiles (v1 128x128x64, v2 128x128x128 in 3 stages), and C at any float offset.
 // Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
-// same operands against the same golden result, and v3 on both its tile
+// same operands against the same golden result, and v3 on each of its tile
 // shapes (cuda::GemmTiles), each GEMM on shared memory poisoned just before
 // (shared_memory_poison.h). Skips without a GPU.
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -32,6 +33,13 @@
 namespace nibble {
 namespace {
 
+// The tile shapes v3 may be forced onto, and their names (gemm_tile_shape).
+constexpr cuda::GemmTiles kForcedTiles[] = {cuda::GemmTiles::kFull, cuda::GemmTiles::kHalf, cuda::GemmTiles::kWide};
+constexpr const char* kTileNames[] = {"128x128", "128x64", "64x128"};
+int tile_index(cuda::GemmTiles tiles) {
+  return tiles == cuda::GemmTiles::kHalf ? 1 : tiles == cuda::GemmTiles::kWide ? 2 : 0;
+}
+
 // Outputs compared, and how many of them were finite and non-zero: a suite
 // whose expected outputs are all NaN or zero would pass vacuously. Counted per
 // kernel version, so that a version that ran nothing cannot pass.
@@ -40,7 +48,7 @@ struct GemmTally {
   size_t nontrivial = 0;
   size_t per_kernel_outputs[cuda::kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
   size_t v3_own_outputs = 0;  // computed by v3's own kernel, not its v2 fallback
-  size_t v3_tile_outputs[2] = {};  // v3 forced onto 128 x 128 tiles [0] and 128 x 64 [1] (add_tiles)
+  size_t v3_tile_outputs[3] = {};  // v3 forced onto tiles of 128 x 128 [0], 128 x 64 [1], 64 x 128 [2]
 
   // Counts golden's outputs `want` as compared for `kernel`, which ran `runs`.
   void add(cuda::GemmKernel kernel, cuda::GemmKernel runs, const std::vector<float>& want) {
@@ -52,7 +60,7 @@ struct GemmTally {
   // Counts `want` as compared for v3's own kernel forced onto `tiles`.
   void add_tiles(cuda::GemmTiles tiles, const std::vector<float>& want) {
     outputs += want.size();
-    v3_tile_outputs[tiles == cuda::GemmTiles::kHalf ? 1 : 0] += want.size();
+    v3_tile_outputs[tile_index(tiles)] += want.size();
     for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
   }
   // Prints what was compared, after `what` (the test's own cases, or empty).
@@ -109,14 +117,20 @@ std::vector<float> gemm_on_poison(const cuda::DeviceQuantized& a, const cuda::De
   return cuda::gemm_to_host(a, b, kernel, tiles);
 }
 
-// v3's own kernel (where it runs) forced onto half tiles, against golden's
-// `want` at the outputs `at` of C; returns mismatches.
+// v3's own kernel (where it runs) forced onto half tiles of either kind
+// (128 x 64, and 64 x 128 on the operands swapped), against golden's `want`
+// at the outputs `at` of C; returns mismatches.
 size_t check_v3_half_tiles_at(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb, const Outputs& at,
                               const std::vector<float>& want, const std::string& label, GemmTally& tally) {
   if (!v3_runs_own_kernel(qa, qb)) return 0;
-  const std::vector<float> c = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kHalf);
-  tally.add_tiles(cuda::GemmTiles::kHalf, want);
-  return count_mismatches_at(c, qb.rows, at, want, "v3 on 128x64 tiles " + label);
+  size_t bad = 0;
+  for (cuda::GemmTiles tiles : {cuda::GemmTiles::kHalf, cuda::GemmTiles::kWide}) {
+    const std::vector<float> c = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, tiles);
+    tally.add_tiles(tiles, want);
+    const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles);
+    bad += count_mismatches_at(c, qb.rows, at, want, "v3 on " + shape + " tiles " + label);
+  }
+  return bad;
 }
 
 // v3's own kernel (where it runs) forced onto each tile shape, against
@@ -125,10 +139,10 @@ size_t check_v3_tiles(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantiz
                       const std::vector<float>& want, const std::string& label, GemmTally& tally) {
   if (!v3_runs_own_kernel(qa, qb)) return 0;
   size_t bad = 0;
-  for (cuda::GemmTiles tiles : {cuda::GemmTiles::kFull, cuda::GemmTiles::kHalf}) {
+  for (cuda::GemmTiles tiles : kForcedTiles) {
     const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, tiles);
     const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles);
-    EXPECT_EQ(shape, tiles == cuda::GemmTiles::kHalf ? "128x64" : "128x128");
+    EXPECT_EQ(shape, kTileNames[tile_index(tiles)]);
     tally.add_tiles(tiles, want);
     bad += test::count_float_mismatches(got, want, qb.rows, "v3 on " + shape + " tiles " + label);
   }
@@ -172,15 +186,18 @@ size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const 
 // expect_tiles v3 also ran as many on each forced tile shape as on its own
 // choice.
 void expect_every_kernel_ran(const GemmTally& tally, bool expect_v3_own, bool expect_tiles = false) {
-  const size_t per_kernel = tally.outputs - tally.v3_tile_outputs[0] - tally.v3_tile_outputs[1];
+  const size_t per_kernel =
+      tally.outputs - tally.v3_tile_outputs[0] - tally.v3_tile_outputs[1] - tally.v3_tile_outputs[2];
   for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
     EXPECT_GT(tally.per_kernel_outputs[static_cast<int>(kernel)], 0u) << cuda::name(kernel);
     EXPECT_EQ(tally.per_kernel_outputs[static_cast<int>(kernel)], per_kernel / cuda::kAllGemmKernels.size())
         << cuda::name(kernel);
   }
   if (expect_tiles) {
-    EXPECT_EQ(tally.v3_tile_outputs[0], tally.v3_own_outputs) << "v3 forced onto 128 x 128 tiles";
-    EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 128 x 64 tiles";
+    for (cuda::GemmTiles tiles : kForcedTiles) {
+      EXPECT_EQ(tally.v3_tile_outputs[tile_index(tiles)], tally.v3_own_outputs)
+          << "v3 forced onto " << kTileNames[tile_index(tiles)] << " tiles";
+    }
   }
   if (expect_v3_own) {
     int device = 0, major = 0, minor = 0;
@@ -368,8 +385,8 @@ std::vector<int64_t> lines_crossing_every_tile(int64_t extent, int64_t tile, std
 // a thread's two adjacent outputs as one 8-byte store only where C's rows keep
 // them 8-byte aligned. Every kernel version writes C at offsets 0 to 3 floats
 // into a buffer of NaN canaries, for an even and an odd N, on both v3
-// datapaths: the outputs match golden and every float outside C keeps its
-// canary.
+// datapaths, and v3 on 64 x 128 tiles too (C stored transposed): the outputs
+// match golden and every float outside C keeps its canary.
 TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
   NIBBLE_REQUIRE_GPU();
   const uint64_t seed = 930;
@@ -393,12 +410,15 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
       cuda::quantize(da.data(), cuda::InputType::kFloat32, m, k, c, &qa, nullptr);
       cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, c, &qb, nullptr);
       const std::vector<float> want = gemm(quantize(a.data(), m, k, c), quantize(b.data(), n, k, c));
-      for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
+      std::vector<std::pair<cuda::GemmKernel, cuda::GemmTiles>> runs;
+      for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) runs.emplace_back(kernel, cuda::GemmTiles::kAuto);
+      if (v3_runs_own_kernel(qa, qb)) runs.emplace_back(cuda::GemmKernel::kV3, cuda::GemmTiles::kWide);
+      for (const auto& [kernel, tiles] : runs) {
         for (int64_t offset = 0; offset < kPad; ++offset) {
           const std::vector<uint32_t> fill(static_cast<size_t>(m * n + 2 * kPad), kCanary);
           cuda::DeviceBuffer<uint32_t> buf(fill);
           test::poison_shared_memory();
-          cuda::gemm(qa, qb, reinterpret_cast<float*>(buf.data()) + offset, nullptr, kernel);
+          cuda::gemm(qa, qb, reinterpret_cast<float*>(buf.data()) + offset, nullptr, kernel, tiles);
           ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
           const std::vector<uint32_t> all = buf.download();
           std::vector<float> got(static_cast<size_t>(m * n));
@@ -411,11 +431,16 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
                           static_cast<long long>(offset), i);
             }
           }
-          const std::string label = std::string(cuda::name(kernel)) + " " + test::describe(c) + " " +
-                                    std::to_string(m) + "x" + std::to_string(n) + " at offset " +
+          const std::string label = std::string(cuda::name(kernel)) + " on " +
+                                    cuda::gemm_tile_shape(qa, qb, kernel, tiles) + " tiles " + test::describe(c) +
+                                    " " + std::to_string(m) + "x" + std::to_string(n) + " at offset " +
                                     std::to_string(offset);
           mismatches += test::count_float_mismatches(got, want, n, label);
-          tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
+          if (tiles == cuda::GemmTiles::kAuto) {
+            tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
+          } else {
+            tally.add_tiles(tiles, want);
+          }
           ++writes;
         }
       }
@@ -423,7 +448,9 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
   }
   tally.print(std::to_string(writes) + " GEMMs written at offsets 0..3", mismatches);
   expect_every_kernel_ran(tally, true);
-  EXPECT_EQ(writes, 2u * 2u * cuda::kAllGemmKernels.size() * kPad);
+  EXPECT_EQ(tally.v3_tile_outputs[2], tally.v3_own_outputs) << "v3 on 64 x 128 tiles";
+  const size_t v3_wide = tally.v3_own_outputs > 0 ? 1 : 0;
+  EXPECT_EQ(writes, 2u * 2u * (cuda::kAllGemmKernels.size() + v3_wide) * kPad);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
   EXPECT_EQ(canaries_hit, 0u);
@@ -514,6 +541,96 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   tally.print("", mismatches);
   expect_every_kernel_ran(tally, true);
   EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 128 x 64 tiles";
+  EXPECT_EQ(tally.v3_tile_outputs[2], tally.v3_own_outputs) << "v3 forced onto 64 x 128 tiles";
+  EXPECT_GT(tally.nontrivial, tally.outputs / 2);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+// An output of at most 64 rows (a few tokens against a weight matrix) with
+// more 128 x 64 tiles than SMs runs 64 x 128 tiles (v3::auto_tiles): the
+// operands swapped, C stored transposed, every row of a tile one of C's. M of
+// 1, 37 and 64 rows, N of 64 columns per SM and 100 more (where v3 ran
+// 128 x 128 tiles before) and of 1000 (128 x 64 tiles, one an SM, and v3
+// forced onto 64 x 128), K of 96 (one partial k-stage) and 200, on v3's
+// datapaths (E4M3 scales, binary32 scales one per k-block and on 16 x 16
+// blocks, UE8M0 scales) and mixed pairs: every kernel version's C matches
+// golden on every row, at the columns that cross every 64 columns (each
+// square's first, last and a seeded random one).
+TEST(GpuGemm, OutputsOfAtMost64RowsRunWideTilesAndMatchGolden) {
+  NIBBLE_REQUIRE_GPU();
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  struct Recipe {
+    QuantConfig a, b;
+    int64_t k;
+  };
+  auto config = [](Format f, BlockShape block, ScaleMode scale) {
+    QuantConfig c;
+    c.format = f;
+    c.block = block;
+    c.scale = scale;
+    return c;
+  };
+  const QuantConfig nvfp4 = config(Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4);
+  const QuantConfig ufp4 = config(Format::kE1M2, BlockShape::k1x16, ScaleMode::kFP32);
+  const QuantConfig int4_tiles = config(Format::kInt4, BlockShape::k16x16, ScaleMode::kFP32);
+  const QuantConfig mx = config(Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor);
+  const Recipe recipes[] = {{nvfp4, nvfp4, 96}, {ufp4, ufp4, 200}, {ufp4, int4_tiles, 96}, {mx, mx, 200},
+                            {nvfp4, mx, 200}};
+  const uint64_t seed = 940;
+  std::printf("%d SMs, seed %llu\n", sms, static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  size_t mismatches = 0, gemms = 0, forced_wide = 0;
+  GemmTally tally;
+  for (int64_t m : {1, 37, 64}) {
+    for (int64_t n : {int64_t{1000}, 64 * static_cast<int64_t>(sms) + 100}) {
+      const std::vector<int64_t> cols = lines_crossing_every_tile(n, cuda::v3::kGroupRows, rng);
+      for (const Recipe& r : recipes) {
+        QuantConfig cb = r.b;
+        cb.stream = 1;
+        const std::vector<float> a = test::wide_range_tensor(m, r.k, rng(), false);
+        const std::vector<float> b = test::wide_range_tensor(n, r.k, rng(), false);
+        cuda::DeviceBuffer<float> da(a), db(b);
+        cuda::DeviceQuantized qa = cuda::allocate_quantized(m, r.k, r.a);
+        cuda::DeviceQuantized qb = cuda::allocate_quantized(n, r.k, cb);
+        cuda::quantize(da.data(), cuda::InputType::kFloat32, m, r.k, r.a, &qa, nullptr);
+        cuda::quantize(db.data(), cuda::InputType::kFloat32, n, r.k, cb, &qb, nullptr);
+        const QuantizedTensor ga = quantize(a.data(), m, r.k, r.a);
+        const QuantizedTensor gb = quantize(b.data(), n, r.k, cb);
+        Outputs at;
+        for (int64_t row = 0; row < m; ++row) {
+          for (int64_t c : cols) at.emplace_back(row, c);
+        }
+        std::vector<float> want;
+        want.reserve(at.size());
+        for (const auto& [row, c] : at) want.push_back(dot_rows(ga, row, gb, c));
+        const std::string what = test::describe(r.a) + " x " + test::describe(cb) + " " + std::to_string(m) + "x" +
+                                 std::to_string(n) + "x" + std::to_string(r.k);
+        const bool wide = n > 64 * static_cast<int64_t>(sms);
+        if (v3_runs_own_kernel(qa, qb)) {
+          EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3), wide ? "64x128" : "128x64") << what;
+          if (!wide) {
+            const std::vector<float> c = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kWide);
+            mismatches += count_mismatches_at(c, n, at, want, "v3 on 64x128 tiles " + what);
+            tally.add_tiles(cuda::GemmTiles::kWide, want);
+            forced_wide += want.size();
+          }
+        }
+        for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
+          const std::vector<float> c = gemm_on_poison(qa, qb, kernel);
+          mismatches += count_mismatches_at(c, n, at, want, std::string(cuda::name(kernel)) + " " + what);
+          tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
+        }
+        ++gemms;
+      }
+    }
+  }
+  tally.print(std::to_string(gemms) + " operand pairs", mismatches);
+  expect_every_kernel_ran(tally, true);
+  EXPECT_EQ(tally.v3_tile_outputs[2], forced_wide);
+  if (tally.v3_own_outputs > 0) EXPECT_GT(forced_wide, 0u) << "v3 never ran forced onto 64 x 128 tiles";
+  EXPECT_EQ(gemms, 3u * 2u * std::size(recipes));
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
@@ -841,7 +958,8 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
       folded_runs, folded_a_runs, fma_runs, exact_runs);
   tally.print(std::to_string(gemms) + " GEMMs", mismatches);
   expect_every_kernel_ran(tally, true);
-  EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 on half tiles";
+  EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 on 128 x 64 tiles";
+  EXPECT_EQ(tally.v3_tile_outputs[2], tally.v3_own_outputs) << "v3 on 64 x 128 tiles";
   EXPECT_EQ(gemms, 44u);
   if (fma_runs + folded_runs + folded_a_runs + exact_runs > 0) {
     EXPECT_EQ(folded_runs, 12u);
@@ -855,13 +973,16 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
 
 // Half tiles with UE8M0 pairs, whose kernel may run the operands swapped:
 // a 130 x 1000 output has 32 half tiles one way and 24 the other, so the
-// grid (32 CTAs) holds 8 without a tile on the swapped path (A's scales
-// folded), which must leave at once. With every code in the FMA's range v3 takes the FMA, with
-// A's in A's fold range it folds A's (swapped, C stored transposed; M = 130 is
-// not a multiple of the tile), with B's in B's too it folds B's; on each, v3's
-// own choice (half tiles where the device has the SMs for them) and full tiles
-// match golden on rows 0 and 129 whole and seeded random outputs. K makes the
-// call just reach v3::kFmaMinMacs.
+// grid (32 CTAs) holds 8 without a tile on the swapped path, which must leave
+// at once. With every code in the FMA's range v3 takes the FMA; with A's in
+// A's fold range it folds A's (swapped, C stored transposed; M = 130 is not a
+// multiple of the tile); with B's in B's too it folds B's, and on 64 x 128
+// tiles (the operands swapped) A's; with A's then drawn out of its fold range
+// again, B's (on 64 x 128 tiles: the call's own order, C stored as it is). On
+// each, v3's own choice (half tiles where the device has the SMs for them),
+// full tiles and 64 x 128 tiles match golden on rows 0 and 129 whole and
+// seeded random outputs, by the datapath gemm_datapath names for those tiles.
+// K makes the call just reach v3::kFmaMinMacs.
 TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   NIBBLE_REQUIRE_GPU();
   constexpr int64_t kM = 130, kN = 1000;
@@ -884,7 +1005,7 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   int device = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
-  const bool half = sms >= 32;  // both orders' half tiles find an SM each
+  if (sms < 32) GTEST_SKIP() << sms << " SMs: the half tiles of neither order find an SM each";
   Outputs outputs;
   for (int64_t c = 0; c < kN; ++c) {
     outputs.emplace_back(0, c);
@@ -895,34 +1016,43 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   }
   const auto [fold_lo, fold_hi] = fold_codes(cfg.format);
   size_t mismatches = 0, compared = 0, nontrivial = 0, gemms = 0;
-  const char* const expected[] = {kFma, kFoldedA, kFolded};
-  for (int phase = 0; phase < 3; ++phase) {
+  constexpr cuda::GemmTiles kTiles[] = {cuda::GemmTiles::kAuto, cuda::GemmTiles::kFull, cuda::GemmTiles::kWide};
+  // The datapath by phase and by kTiles (kAuto: 128 x 64 tiles).
+  const char* const expected[4][3] = {{kFma, kFma, kFma},
+                                      {kFoldedA, kFoldedA, kFoldedA},
+                                      {kFolded, kFolded, kFoldedA},
+                                      {kFolded, kFolded, kFolded}};
+  for (int phase = 0; phase < 4; ++phase) {
     if (phase == 1) {
       draw_scales(ha, fold_lo, fold_hi, rng);
       upload_scales(ha, qa);
     } else if (phase == 2) {
       draw_scales(hb, fold_lo, fold_hi, rng);
       upload_scales(hb, qb);
+    } else if (phase == 3) {
+      draw_scales(ha, cuda::v3::kFmaCodeLo, cuda::v3::kFmaCodeHi, rng);  // its ends lie outside the fold range
+      upload_scales(ha, qa);
     }
-    ASSERT_EQ(v3_path(qa, qb), expected[phase]);
-    EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3), half ? "128x64" : "128x128");
+    EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3), "128x64");
     std::vector<float> want;
     for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
-    for (cuda::GemmTiles tiles : {cuda::GemmTiles::kAuto, cuda::GemmTiles::kFull}) {
-      const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, tiles);
-      const std::string label = std::string(expected[phase]) + ", " +
-                                cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles) + " tiles";
+    for (int t = 0; t < 3; ++t) {
+      ASSERT_EQ(cuda::gemm_datapath(qa, qb, cuda::GemmKernel::kV3, kTiles[t]), expected[phase][t])
+          << "phase " << phase << ", " << cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, kTiles[t]);
+      const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, kTiles[t]);
+      const std::string label = std::string(expected[phase][t]) + ", " +
+                                cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, kTiles[t]) + " tiles";
       mismatches += count_mismatches_at(got, kN, outputs, want, label);
       for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
       compared += outputs.size();
       ++gemms;
     }
   }
-  std::printf("%zu GEMMs (FMA, A folded, B folded; %s tiles and 128x128), %zu outputs compared (%zu finite "
-              "non-zero), %zu mismatching\n",
-              gemms, half ? "128x64" : "128x128", compared, nontrivial, mismatches);
-  EXPECT_EQ(gemms, 6u);
-  EXPECT_EQ(compared, 6 * outputs.size());
+  std::printf("%zu GEMMs (FMA, A folded, both folded, B folded; 128x64, 128x128 and 64x128 tiles), %zu outputs "
+              "compared (%zu finite non-zero), %zu mismatching\n",
+              gemms, compared, nontrivial, mismatches);
+  EXPECT_EQ(gemms, 12u);
+  EXPECT_EQ(compared, 12 * outputs.size());
   EXPECT_GT(nontrivial, compared / 2);
   EXPECT_EQ(mismatches, 0u);
 }

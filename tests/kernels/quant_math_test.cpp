@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <iterator>
 #include <random>
 #include <set>
 #include <vector>
@@ -1139,6 +1140,62 @@ TEST(GemmV3Layout, HalfTilesWhereEachHasAnSm) {
   for (const Case& c : cases) {
     EXPECT_EQ(v3::half_tiles(c.m, c.n, c.sms), c.half) << c.m << "x" << c.n << " on " << c.sms << " SMs";
     EXPECT_EQ(v3::half_tiles(c.m, c.n, c.sms), v3::tile_count(c.m, c.n, 128, 64) <= c.sms);
+  }
+}
+
+// kAuto's tiles (132 SMs unless named): 128 x 64 where every one has an SM;
+// else 64 x 128 for at most 64 rows, 128 x 64 for at most 64 columns, and
+// 128 x 128 otherwise.
+TEST(GemmV3Layout, AutoTilesKeepEveryRowOfATileInC) {
+  using cuda::GemmTiles;
+  struct Case {
+    int64_t m, n;
+    int sms;
+    GemmTiles tiles;
+  };
+  const Case cases[] = {
+      {64, 8448, 132, GemmTiles::kHalf},     // 132 tiles of 128 x 64, one an SM, half their rows empty
+      {64, 8512, 132, GemmTiles::kWide},     // 133 of them; 67 of 64 x 128 (128 x 128 tiles before)
+      {1, 16384, 132, GemmTiles::kWide},
+      {64, 65, 132, GemmTiles::kHalf},
+      {65, 8512, 132, GemmTiles::kFull},     // 65 rows: a wide tile would leave its second row of tiles near empty
+      {64, 64, 132, GemmTiles::kHalf},       // one tile either way
+      {1, 1, 1, GemmTiles::kHalf},
+      {32768, 64, 132, GemmTiles::kHalf},    // 256 tiles either way, half tiles computing every output
+      {32768, 65, 132, GemmTiles::kFull},
+      {1024, 1024, 132, GemmTiles::kHalf},   // 128 half tiles
+      {1024, 1088, 132, GemmTiles::kFull},   // 136
+      {8192, 8192, 132, GemmTiles::kFull},
+      {130, 1000, 32, GemmTiles::kHalf},
+      {1000, 130, 23, GemmTiles::kFull},
+      {40, 1000, 10, GemmTiles::kWide},      // 16 half tiles on 10 SMs
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(v3::auto_tiles(c.m, c.n, c.sms), c.tiles) << c.m << "x" << c.n << " on " << c.sms << " SMs";
+  }
+}
+
+// A UE8M0 call runs its operands swapped (the other one's scales folded)
+// only where that order's tiles take no more waves on the device's SMs.
+TEST(GemmV3Layout, OtherOperandOrderOnlyWhereItTakesNoMoreWaves) {
+  struct Case {
+    int64_t m, n;
+    int sms;
+    bool full, half;
+  };
+  const Case cases[] = {
+      {8448, 64, 132, true, true},   // wide tiles' order: 66 half tiles, 132 the other way (one wave each)
+      {9000, 64, 132, true, false},  // 71 half tiles, 141 the other way: two waves
+      {64, 9000, 132, true, true},   // fewer the other way
+      {130, 1000, 132, true, true},
+      {4160, 4096, 132, true, true},  // 2112 and 2080 half tiles: 16 waves each
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(v3::other_order_fits<v3::FullTile>(c.m, c.n, c.sms), c.full) << c.m << "x" << c.n;
+    EXPECT_EQ(v3::other_order_fits<v3::HalfTile>(c.m, c.n, c.sms), c.half) << c.m << "x" << c.n;
+    EXPECT_EQ(v3::other_order_fits<v3::HalfTile>(c.m, c.n, c.sms),
+              v3::waves(v3::tile_count(c.n, c.m, 128, 64), c.sms) <= v3::waves(v3::tile_count(c.m, c.n, 128, 64),
+                                                                                c.sms));
   }
 }
 

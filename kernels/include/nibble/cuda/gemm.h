@@ -41,33 +41,44 @@ const char* name(GemmKernel kernel);
 // kV2 where kV3 does not apply, else `kernel` itself.
 GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
 
-// The datapath that version computes this pair with on the current device,
-// for reports: "FP16 mma" (E4M3 scales on both operands, folded into FP16
-// operands) or "INT8 mma" (v1, v2); "FP16 wgmma" (E4M3 pairs) or
+// kV3's output tiles (rows x columns of C per CTA). kAuto (v3::auto_tiles):
+//   * 128 x 64 half tiles where every half tile finds an SM of its own, as for
+//     a weight gradient of a narrow layer (1024 x 1024 outputs, long K), whose
+//     128 x 128 tiles would leave half the SMs idle, or where C has at most 64
+//     columns: two consumer warpgroups of 64 x 64 each, a half tile taking its
+//     SM for 0.69 to 0.71 of a full tile's time on the E4M3 datapath and 0.58
+//     to 0.59 on the scaled one, the UFP4 recipes' FP32 scales among it (an
+//     H100 and an H200, 1024^2 x 16384; docs/results/kernels.md);
+//   * else 64 x 128 ("wide") for an output of at most 64 rows (a GEMM of a few
+//     tokens against a weight matrix): the half tile run on the operands
+//     swapped (C^T = B A^T, each output the same sum of the same block
+//     products in the same k order, C stored transposed), so that every row
+//     of a tile is one of C's, where 128 x 128 tiles would leave at least
+//     half of their rows empty: 1.35x to 1.70x faster at 64 x 16384 x 4096
+//     and 64 x 32768 x 4096 (docs/results/kernels.md);
+//   * 128 x 128 otherwise (two consumer warpgroups of 64 x 128).
+// kFull, kHalf and kWide force one (tests, benchmarks); every choice computes
+// the same bits. Other versions have one tile shape each and ignore it.
+enum class GemmTiles : uint8_t { kAuto, kFull, kHalf, kWide };
+
+// The datapath that version computes this pair with on the current device
+// and `tiles`, for reports: "FP16 mma" (E4M3 scales on both operands, folded
+// into FP16 operands) or "INT8 mma" (v1, v2); "FP16 wgmma" (E4M3 pairs) or
 // "FP16 wgmma, scaled" (every other pair: both scales applied per block in
 // the epilogue), "FP16 wgmma, scaled, FMA" (UE8M0 scales on both operands,
 // every code of which lets each block's scale product and add be one FMA), or
 // "FP16 wgmma, UE8M0 folded" (those, and B's scales folded into its FP16
 // values: the E4M3 pairs' datapath), or "FP16 wgmma, UE8M0 folded into A"
-// (A's folded where B's do not fold, the operands swapped and C stored
-// transposed) (v3). The last three read the operands' scales, and wait for
-// that.
-const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
+// (A's folded into A's values) (v3). Where both operands' codes fold, the
+// tiles' second operand's are folded (B's; on 64 x 128 tiles, which run the
+// operands swapped, A's); the other operand's only where its order takes no
+// more waves of tiles on the device's SMs, else the FMA. The last three read
+// the operands' scales, and wait for that.
+const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel,
+                          GemmTiles tiles = GemmTiles::kAuto);
 
-// kV3's output tiles. kAuto: 128 x 128 (two consumer warpgroups of 64 x 128),
-// but 128 x 64 half tiles where every half tile finds an SM of its own, as for
-// a weight gradient of a narrow layer (1024 x 1024 outputs, long K), whose
-// 128 x 128 tiles would leave half the SMs idle: two consumer warpgroups of
-// 64 x 64 each, a half tile taking its SM for 0.69 to 0.71 of a full tile's
-// time on the E4M3 datapath and 0.58 to 0.59 on the scaled one, the UFP4
-// recipes' FP32 scales among it (an H100 and an H200, 1024^2 x 16384;
-// docs/results/kernels.md). kFull and kHalf force one (tests, benchmarks);
-// every choice computes the same bits. Other versions have one tile shape
-// each and ignore it.
-enum class GemmTiles : uint8_t { kAuto, kFull, kHalf };
-
-// The tile shape (rows x columns of outputs per CTA) a call with `tiles` runs
-// on the current device, for reports: "128x128" or "128x64".
+// The tile shape (rows x columns of C per CTA) a call with `tiles` runs on
+// the current device, for reports: "128x128", "128x64" or "64x128".
 const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel,
                             GemmTiles tiles = GemmTiles::kAuto);
 

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 
+#include "nibble/cuda/gemm.h"
 #include "nibble/cuda/gemm_v2_layout.h"
 #include "nibble/cuda/quant_math.h"
 
@@ -340,6 +341,31 @@ inline int64_t tile_count(int64_t m, int64_t n, int rows, int tile_cols) {
 // 0.6 (scaled datapath) of a full tile's time (docs/results/kernels.md).
 inline bool half_tiles(int64_t m, int64_t n, int sms) {
   return tile_count(m, n, HalfTile::kRows, HalfTile::kCols) <= sms;
+}
+
+// The tiles GemmTiles::kAuto runs an m x n output on (nibble/cuda/gemm.h):
+// kHalf where every half tile has an SM (half_tiles); else kWide (half tiles
+// on the operands swapped) where C's rows fit a half tile's columns, kHalf
+// where its columns do (a full tile would compute no more outputs, the same
+// count of tiles), and kFull otherwise. Where every 128 x 64 tile has an SM,
+// an output of at most 64 rows keeps them although their rows are half
+// empty: there they measured 1.00x to 1.02x faster than 64 x 128 tiles, on
+// twice the SMs (docs/results/kernels.md).
+inline GemmTiles auto_tiles(int64_t m, int64_t n, int sms) {
+  if (half_tiles(m, n, sms)) return GemmTiles::kHalf;
+  if (m <= HalfTile::kCols) return GemmTiles::kWide;
+  return n <= HalfTile::kCols ? GemmTiles::kHalf : GemmTiles::kFull;
+}
+
+// The rounds of `tiles` tiles on `sms` SMs (persistent CTAs, one per SM).
+inline int64_t waves(int64_t tiles, int sms) { return (tiles + sms - 1) / sms; }
+
+// Whether a UE8M0 call whose kernel takes operands of m and n rows may run
+// them swapped instead (its other operand's scales folded), on tiles of
+// shape S: where that order's tiles take no more waves.
+template <class S>
+bool other_order_fits(int64_t m, int64_t n, int sms) {
+  return waves(tile_count(n, m, S::kRows, S::kCols), sms) <= waves(tile_count(m, n, S::kRows, S::kCols), sms);
 }
 
 // Whether `tiles` tiles of `stages` stages on `ctas` CTAs keep every count of
