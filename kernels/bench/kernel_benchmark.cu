@@ -17,6 +17,7 @@
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/device_buffer.h"
 #include "nibble/cuda/gemm.h"
+#include "nibble/cuda/gemm_v3_layout.h"
 #include "nibble/cuda/quantize.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
@@ -355,9 +356,9 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
 
     // Every kernel version that applies to this recipe (v3 runs v2 where it
     // does not, and is then not timed twice), on its own tiles, and v3 on
-    // 128 x 128 tiles too where it picks other tiles, and on 128 x 64 where
-    // it picks 64 x 128 (an output of at most 64 rows): validate sampled
-    // outputs against golden dot_rows, then time.
+    // 128 x 128 tiles too where it picks other tiles, and for an output of at
+    // most 64 rows on both half tiles (128 x 64, and 64 x 128 on the operands
+    // swapped): validate sampled outputs against golden dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
     struct Run {
       GemmKernel kernel;
@@ -369,10 +370,9 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
       if (gemm_kernel_for(qa, qb, kernel) != kernel) continue;
       runs.push_back({kernel, GemmTiles::kAuto, 0.0});
       const std::string own = gemm_tile_shape(qa, qb, kernel);
-      if (own != gemm_tile_shape(qa, qb, kernel, GemmTiles::kFull)) runs.push_back({kernel, GemmTiles::kFull, 0.0});
-      if (own == gemm_tile_shape(qa, qb, kernel, GemmTiles::kWide) &&
-          own != gemm_tile_shape(qa, qb, kernel, GemmTiles::kHalf)) {
-        runs.push_back({kernel, GemmTiles::kHalf, 0.0});
+      for (GemmTiles tiles : {GemmTiles::kFull, GemmTiles::kHalf, GemmTiles::kWide}) {
+        const bool timed = tiles == GemmTiles::kFull || s.m <= v3::HalfTile::kCols;
+        if (timed && own != gemm_tile_shape(qa, qb, kernel, tiles)) runs.push_back({kernel, tiles, 0.0});
       }
     }
     for (Run& run : runs) {
