@@ -104,6 +104,17 @@ size_t count_mismatches_at(const std::vector<float>& c, int64_t cols, const Outp
   return bad;
 }
 
+// The current device's SM count (v3's tile choice depends on it), 0 where it
+// cannot be read.
+int device_sms() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    return 0;
+  }
+  return sms;
+}
+
 bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
   return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
 }
@@ -471,9 +482,8 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
 // one (every output there, every kernel version).
 TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   NIBBLE_REQUIRE_GPU();
-  int device = 0, sms = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const int sms = device_sms();
+  ASSERT_GT(sms, 0);
   constexpr int64_t kTile = cuda::v2::kBM;  // v2's and v3's CTA tile, both axes
   static_assert(cuda::v2::kBM == cuda::v2::kBN, "square tiles");
   constexpr int64_t kTileCols = 24;
@@ -558,9 +568,8 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
 // square's first, last and a seeded random one).
 TEST(GpuGemm, OutputsOfAtMost64RowsRunWideTilesAndMatchGolden) {
   NIBBLE_REQUIRE_GPU();
-  int device = 0, sms = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const int sms = device_sms();
+  ASSERT_GT(sms, 0);
   struct Recipe {
     QuantConfig a, b;
     int64_t k;
@@ -629,7 +638,9 @@ TEST(GpuGemm, OutputsOfAtMost64RowsRunWideTilesAndMatchGolden) {
   tally.print(std::to_string(gemms) + " operand pairs", mismatches);
   expect_every_kernel_ran(tally, true);
   EXPECT_EQ(tally.v3_tile_outputs[2], forced_wide);
-  if (tally.v3_own_outputs > 0) EXPECT_GT(forced_wide, 0u) << "v3 never ran forced onto 64 x 128 tiles";
+  if (tally.v3_own_outputs > 0) {
+    EXPECT_GT(forced_wide, 0u) << "v3 never ran forced onto 64 x 128 tiles";
+  }
   EXPECT_EQ(gemms, 3u * 2u * std::size(recipes));
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
@@ -1002,9 +1013,8 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   cuda::DeviceQuantized qa = fma_operand(kM, k, cfg, rng, ha);
   cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
   if (!v3_runs_own_kernel(qa, qb)) GTEST_SKIP() << "v3 does not run on this device";
-  int device = 0, sms = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const int sms = device_sms();
+  ASSERT_GT(sms, 0);
   if (sms < 32) GTEST_SKIP() << sms << " SMs: the half tiles of neither order find an SM each";
   Outputs outputs;
   for (int64_t c = 0; c < kN; ++c) {
