@@ -1052,48 +1052,49 @@ Launch launch_of(const DeviceQuantized& a, const DeviceQuantized& b) {
   return fma_candidate(a, b) ? Launch::kUe8m0 : Launch::kScaled;
 }
 
-// The tiles a call on a and b runs: `tiles` where it names a shape, else
-// v3::auto_tiles.
-GemmTiles tiles_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, int sms) {
-  return tiles != GemmTiles::kAuto ? tiles : v3::auto_tiles(a.rows, b.rows, sms);
-}
-
-// The operands in the order the kernel takes them on `tiles`: swapped on
-// 64 x 128 tiles.
-std::pair<const DeviceQuantized*, const DeviceQuantized*> kernel_order(const DeviceQuantized& a,
-                                                                       const DeviceQuantized& b, GemmTiles tiles) {
-  return tiles == GemmTiles::kWide ? std::make_pair(&b, &a) : std::make_pair(&a, &b);
+// How v3 runs a call on a and b: its tiles (`tiles` where it names a shape,
+// else v3::auto_tiles), and the operands in the kernel's order, swapped on
+// 64 x 128 tiles (C then stored transposed).
+struct Plan {
+  GemmTiles shape;
+  bool swapped;
+  const DeviceQuantized& first;
+  const DeviceQuantized& second;
+  bool half() const { return shape != GemmTiles::kFull; }
+};
+Plan plan_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, int sms) {
+  const GemmTiles shape = tiles != GemmTiles::kAuto ? tiles : v3::auto_tiles(a.rows, b.rows, sms);
+  const bool swapped = shape == GemmTiles::kWide;
+  return {shape, swapped, swapped ? b : a, swapped ? a : b};
 }
 
 }  // namespace
 
 GemmTiles gemm_v3_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
-  return tiles_for(a, b, tiles, sm_count());
+  return plan_for(a, b, tiles, sm_count()).shape;
 }
 
 Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
   if (!gemm_v3_runs(a, b) || !fma_candidate(a, b)) return Ue8m0Path::kRoundings;
   const int sms = sm_count();
-  const GemmTiles shape = tiles_for(a, b, tiles, sms);
-  const auto [first, second] = kernel_order(a, b, shape);
+  const Plan p = plan_for(a, b, tiles, sms);
   uint32_t outside = kOutsideFma;
-  with_fma_check(*first, *second, nullptr, [&](const uint32_t* word) {
+  with_fma_check(p.first, p.second, nullptr, [&](const uint32_t* word) {
     NIBBLE_CUDA_CHECK(cudaMemcpyAsync(&outside, word, sizeof outside, cudaMemcpyDeviceToHost, nullptr));
   });
   NIBBLE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-  const bool fold_a = fold_a_fits(first->rows, second->rows, shape != GemmTiles::kFull, sms);
+  const bool fold_a = fold_a_fits(p.first.rows, p.second.rows, p.half(), sms);
   const Ue8m0Path path = ue8m0_path(outside, fold_a);  // wgmma_gemm_kernel_ue8m0's choice, on the kernel's order
-  if (first == &a) return path;
+  if (!p.swapped) return path;
   return path == Ue8m0Path::kFolded ? Ue8m0Path::kFoldedA : path == Ue8m0Path::kFoldedA ? Ue8m0Path::kFolded : path;
 }
 
 void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles) {
   const int sms = sm_count();
-  const GemmTiles shape = tiles_for(a, b, tiles, sms);
-  const bool half = shape != GemmTiles::kFull;
-  const auto [first, second] = kernel_order(a, b, shape);
-  Args g = args_of(*first, *second, c);
-  g.c_transposed = first != &a;
+  const Plan p = plan_for(a, b, tiles, sms);
+  const bool half = p.half();
+  Args g = args_of(p.first, p.second, c);
+  g.c_transposed = p.swapped;
   const bool step32 = k_step(a, b) == 32;
   const Launch how = launch_of(a, b);
   if (how == Launch::kE4m3) {
@@ -1101,8 +1102,8 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
     return;
   }
   // The scaled datapath multiplies the operands' values.
-  if (!v3::half_high_table(first->config.format, g.a.half_high, lsb_exp(first->config.format)) ||
-      !v3::half_high_table(second->config.format, g.b.half_high, lsb_exp(second->config.format))) {
+  if (!v3::half_high_table(p.first.config.format, g.a.half_high, lsb_exp(p.first.config.format)) ||
+      !v3::half_high_table(p.second.config.format, g.b.half_high, lsb_exp(p.second.config.format))) {
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
   }
   if (how == Launch::kFp32) {
@@ -1111,7 +1112,7 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaS
     Args gt = g;  // the operands swapped: the same call with g's A scales the ones to fold
     std::swap(gt.a, gt.b);
     gt.c_transposed = !g.c_transposed;
-    with_fma_check(*first, *second, stream, [&](const uint32_t* outside) {
+    with_fma_check(p.first, p.second, stream, [&](const uint32_t* outside) {
       step32 ? launch_ue8m0<32>(g, gt, outside, half, sms, stream)
              : launch_ue8m0<16>(g, gt, outside, half, sms, stream);
     });
