@@ -210,7 +210,8 @@ NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
 // the word (C's pattern is a multiple of 2^23), so
 //   code << 24 = (bits(a +rn C) << 24) + ((bits(C) - bits(C_min)) << (kManBits + 1)).
 // When every grid value lies in the first binade (kUniform: E1M2, INT4) E is
-// one constant and the second term is zero.
+// one constant and the second term is zero; those grids round the signed value
+// instead, with one add and no sign handling (uniform_rne_nibbles).
 //
 // SR (golden: k = floor(y) + (frac_B(y) + r >= 2^B), y = a / q, r the B random
 // bits) needs no exponent either. It is floor((Y + R) / 2^8) with
@@ -251,6 +252,9 @@ struct MagnitudeGrid {
   static constexpr uint32_t kSrAddBits = kUniform ? static_cast<uint32_t>(127 + kLsbExp + 15) << 23 : kMinExpBits;
   static constexpr int kSrShift = kUniform ? 16 : kManBits + 1;
   static constexpr uint32_t kSrTopByte = 0u - (kSrAddBits << kSrShift);
+  // RNE of a signed value on a uniform grid (uniform_rne_nibbles): the addend
+  // 1.5 * 2^23 q, q = 2^kLsbExp the grid step.
+  static constexpr uint32_t kRneSignedAddBits = (static_cast<uint32_t>(127 + kLsbExp + 23) << 23) | 0x400000u;
   static_assert(msb(kMaxUnits) < 24, "the largest grid value must be exact");
   static_assert((kSrTopByte & 0xFFFFFFu) == 0u, "the SR offset must lie in the top byte");
   static_assert(kMaxCode < 128u && 23 - kManBits >= 8, "SR keeps eight fraction bits below the code");
@@ -266,6 +270,16 @@ NIBBLE_HD float clamp_magnitude(float a, uint32_t clamp_bits) {  // a >= 0 or +i
   return fminf(a, __uint_as_float(clamp_bits));
 #else
   return bits_of(a) < clamp_bits ? a : float_of(clamp_bits);
+#endif
+}
+
+// a clamped to [-m, m], m = float_of(clamp_bits) (a never NaN).
+NIBBLE_HD float clamp_signed(float a, uint32_t clamp_bits) {
+#if defined(__CUDA_ARCH__)
+  return fminf(fmaxf(a, -__uint_as_float(clamp_bits)), __uint_as_float(clamp_bits));
+#else
+  const float m = float_of(clamp_bits);
+  return a > m ? m : (a < -m ? -m : a);
 #endif
 }
 
@@ -302,16 +316,15 @@ NIBBLE_HD float add_rz(float a, float b) {
 #endif
 }
 
-// RNE of a = |x| already clamped to the largest grid value: the code in the
-// top byte (see MagnitudeGrid).
+// RNE of a = |x| already clamped to the largest grid value, on a graded grid
+// (E2M1, E4M3): the code in the top byte (see MagnitudeGrid).
 template <class G>
 NIBBLE_HD uint32_t nearest_code_word(float a) {
-  const uint32_t e = G::kUniform ? G::kMinExpBits
-                                 : ((bits_of(a) & 0x7F800000u) > G::kMinExpBits ? (bits_of(a) & 0x7F800000u)
-                                                                                 : G::kMinExpBits);
+  static_assert(!G::kUniform, "uniform grids round signed values: uniform_rne_nibbles");
+  const uint32_t e = (bits_of(a) & 0x7F800000u) > G::kMinExpBits ? (bits_of(a) & 0x7F800000u) : G::kMinExpBits;
   const uint32_t c_bits = e + (static_cast<uint32_t>(23 - G::kManBitsValue) << 23);
   const uint32_t sum = bits_of(add_rn(a, float_of(c_bits)));
-  return G::kUniform ? sum << 24 : (sum << 24) + ((e - G::kMinExpBits) << (G::kManBitsValue + 1));
+  return (sum << 24) + ((e - G::kMinExpBits) << (G::kManBitsValue + 1));
 }
 
 // SR of a = |x| already clamped: a word whose top byte is the magnitude code
@@ -400,6 +413,39 @@ NIBBLE_HD uint32_t uniform_sr_nibbles(const float (&a)[8], uint32_t r0, uint32_t
   return byte_perm(even[0], even[1], 0x7531u) | (byte_perm(odd[0], odd[1], 0x7531u) << 4);
 }
 
+// RNE on a uniform grid (E1M2, INT4) of eight signed a[i] = fl(x[i] e), each
+// clamped to the largest grid value (or beyond it by so little that RNE still
+// gives the largest code): the eight codes in nibbles 0..7. With C =
+// 1.5 * 2^23 q (kRneSignedAddBits), every such a keeps a + C in C's binade,
+// whose ulp is q, so bits(a +rn C) - bits(C) = RNE(a / q) with ties to even on
+// both sides of zero (C / q is even): golden's units, with a's sign. bits(C)
+// ends in 22 zero bits, so byte 0 of the sum is that integer in two's
+// complement, a rounded-away -0 included as 0: INT4's code, and no sign to
+// apply (instead of |x|, a shift per element and the sign nibbles). Sign-
+// magnitude codes (E1M2) take each negative nibble 16 - k, k in 1..7, to
+// 8 + k = ((16 - k) ^ 7) + 1, with no carry out of the nibble.
+template <Format F>
+NIBBLE_HD uint32_t uniform_rne_nibbles(const float (&a)[8]) {
+  using G = FormatGrid<F>;
+  static_assert(G::kUniform && G::kMaxCode < 8u, "uniform grids of magnitude codes below 8 only");
+  const float c = float_of(G::kRneSignedAddBits);
+  uint32_t y[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < 8; ++i) y[i] = bits_of(add_rn(a[i], c));
+  // Byte 0 of elements 0, 2, 4, 6 and of 1, 3, 5, 7: three byte permutes per four.
+  const uint32_t even = byte_perm(byte_perm(y[0], y[2], 0x0040u), byte_perm(y[4], y[6], 0x4000u), 0x7610u);
+  const uint32_t odd = byte_perm(byte_perm(y[1], y[3], 0x0040u), byte_perm(y[5], y[7], 0x4000u), 0x7610u);
+  const uint32_t t = (even & 0x0F0F0F0Fu) | ((odd << 4) & 0xF0F0F0F0u);
+  if constexpr (info(F).encoding == Encoding::kTwosComplement) {
+    return t;
+  } else {
+    const uint32_t negative = (t >> 3) & 0x11111111u;  // 1 in each nibble holding a negative value
+    return (t ^ (negative * 7u)) + negative;
+  }
+}
+
 // SR with B random bits per element (B in 1..8): the mask that keeps the top
 // B bits of each byte of a random word, R = r 2^(8 - B) in place.
 NIBBLE_HD uint32_t sr_keep_mask(int sr_bits) { return ((0xFFu << (8 - sr_bits)) & 0xFFu) * 0x01010101u; }
@@ -433,31 +479,42 @@ NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint
 #pragma unroll
 #endif
   for (int h = 0; h < 2; ++h) {
-    uint32_t u[8];
     float a[8];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-    for (int i = 0; i < 8; ++i) {
-      u[i] = bits_of(x[8 * h + i]);
-      a[i] = abs_mul_rn(x[8 * h + i], encode);
-      if (kClamp) a[i] = clamp_magnitude(a[i], G::kMaxValueBits);
-    }
-    uint32_t mags;
-    if constexpr (kStochastic && G::kUniform) {
-      mags = uniform_sr_nibbles<G>(a, r4[2 * h], r4[2 * h + 1]);
-    } else {
-      uint32_t code_words[8];
+    if constexpr (!kStochastic && G::kUniform) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
       for (int i = 0; i < 8; ++i) {
-        code_words[i] =
-            kStochastic ? stochastic_code_word<G>(a[i], r4[2 * h + i / 4], i % 4) : nearest_code_word<G>(a[i]);
+        a[i] = mul_rn(x[8 * h + i], encode);
+        if (kClamp) a[i] = clamp_signed(a[i], G::kMaxValueBits);
       }
-      mags = top_byte_nibbles(code_words);
+      words[h] = uniform_rne_nibbles<F>(a);
+    } else {
+      uint32_t u[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int i = 0; i < 8; ++i) {
+        u[i] = bits_of(x[8 * h + i]);
+        a[i] = abs_mul_rn(x[8 * h + i], encode);
+        if (kClamp) a[i] = clamp_magnitude(a[i], G::kMaxValueBits);
+      }
+      uint32_t mags;
+      if constexpr (kStochastic && G::kUniform) {
+        mags = uniform_sr_nibbles<G>(a, r4[2 * h], r4[2 * h + 1]);
+      } else {
+        uint32_t code_words[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+        for (int i = 0; i < 8; ++i) {
+          code_words[i] =
+              kStochastic ? stochastic_code_word<G>(a[i], r4[2 * h + i / 4], i % 4) : nearest_code_word<G>(a[i]);
+        }
+        mags = top_byte_nibbles(code_words);
+      }
+      words[h] = apply_signs<F>(mags, sign_nibbles(u));
     }
-    words[h] = apply_signs<F>(mags, sign_nibbles(u));
   }
   return {words[0], words[1]};
 }
