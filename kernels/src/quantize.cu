@@ -43,8 +43,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/quant_math.h"
@@ -713,7 +716,7 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
 // twenty-first). The SR kernels stay at six:
 // at 32 registers they spill, or, with the random bits drawn after the
 // group's codes are folded into a few words, issue 5 % more instructions and
-// gain nothing. The both-ways RNE main passes run five (48 registers): 6 %
+// gain nothing. The both-ways RNE main passes run five, no more (below): 6 %
 // to 9 % faster with BF16 input on an H100; the SR RHT16 ones (UFP4's dY)
 // were no faster at five (twentieth run).
 // Two variants measured slower and were not kept (docs/results/kernels.md):
@@ -725,6 +728,15 @@ constexpr int ctas_per_sm(Layout layout, bool stochastic, bool amax_only) {
   if (stochastic) return 6;
   if (layout == Layout::kWideRows) return 8;
   return layout == Layout::kBothWays && !amax_only ? 5 : 6;
+}
+// Where ctas_per_sm is exact it is a ceiling too: a kernel whose registers
+// and shared memory would let more CTAs onto an SM is launched with the
+// shared memory that leaves room for that many (cta_cap_bytes). The both-ways
+// RNE main passes are exact: since uniform grids round signed values they
+// fit in 40 registers, and a sixth CTA made them slower again (BF16 input on
+// an H200, thirty-third run).
+constexpr bool ctas_per_sm_exact(Layout layout, bool stochastic, bool amax_only) {
+  return layout == Layout::kBothWays && !stochastic && !amax_only;
 }
 template <bool kAmaxOnly, Format F, bool kStochastic, Layout kLayout, class R = ArgsRecipe>
 __global__ void __launch_bounds__(kThreads, ctas_per_sm(kLayout, kStochastic, kAmaxOnly))
@@ -895,14 +907,15 @@ bool has_dependent_launch() {
 // with programmatic dependent launch, so that it may start while the previous
 // kernel in the stream finishes (it then waits in wait_for_previous_kernel).
 template <typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, bool after_previous,
-            const char* name, Args... args) {
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+            bool after_previous, const char* name, Args... args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = after_previous ? 1 : 0;
@@ -965,6 +978,40 @@ QuantizeKernel fixed_recipe_kernel(const QuantizeArgs& a, bool amax_only, ScaleM
                : fixed_recipe_kernel<kLayout, false, 16>(amax_only, mode, format, stochastic);
 }
 
+// The dynamic shared memory that keeps `kernel` to `ctas` CTAs per SM of the
+// current device: 0 where no more fit already, else enough that ctas + 1 do
+// not (checked by the occupancy calculator). Worked out once per kernel and
+// device.
+size_t cta_cap_bytes(QuantizeKernel kernel, int ctas) {
+  int device = 0;
+  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::pair<QuantizeKernel, int>, size_t> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto found = cache.find({kernel, device});
+  if (found != cache.end()) return found->second;
+  int active = 0;
+  NIBBLE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, kernel, kThreads, 0));
+  size_t bytes = 0;
+  if (active > ctas) {
+    int per_sm = 0, reserved = 0;
+    NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+    cudaFuncAttributes attributes{};
+    NIBBLE_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+    const size_t per_cta = static_cast<size_t>(per_sm) / static_cast<size_t>(ctas + 1) + 1;  // ctas + 1 don't fit
+    const size_t used = attributes.sharedSizeBytes + static_cast<size_t>(reserved);
+    bytes = per_cta > used ? per_cta - used : 0;
+    NIBBLE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, kernel, kThreads, bytes));
+    if (active != ctas) {
+      throw std::logic_error("quantize: " + std::to_string(bytes) + " bytes of shared memory give " +
+                             std::to_string(active) + " CTAs per SM, not " + std::to_string(ctas));
+    }
+  }
+  cache.emplace(std::make_pair(kernel, device), bytes);
+  return bytes;
+}
+
 void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3 grid, cudaStream_t stream,
                      bool after_previous, const QuantizeArgs& a) {
   const bool sr = cfg.rounding == Rounding::kStochastic;
@@ -983,7 +1030,10 @@ void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3
       kernel = fixed_recipe_kernel<Layout::kBothWays>(a, amax_only, cfg.scale, cfg.format, sr);
       break;
   }
-  launch(kernel, grid, kThreads, stream, after_previous,
+  const size_t shared_bytes = ctas_per_sm_exact(layout, sr, amax_only)
+                                  ? cta_cap_bytes(kernel, ctas_per_sm(layout, sr, amax_only))
+                                  : 0;
+  launch(kernel, grid, kThreads, shared_bytes, stream, after_previous,
          amax_only ? "launch of quantize_tile_kernel<amax>" : "launch of quantize_tile_kernel", a);
 }
 
@@ -1130,7 +1180,7 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
       NIBBLE_CUDA_CHECK(cudaMemsetAsync(a.out[d].tensor, 0, sizeof(float), stream));
     }
     launch_quantize(layout, true, cfg, grid, stream, false, a);
-    launch(tensor_scale_kernel, dim3(1), dim3(kScaleCodes), stream, chained, "launch of tensor_scale_kernel",
+    launch(tensor_scale_kernel, dim3(1), dim3(kScaleCodes), 0, stream, chained, "launch of tensor_scale_kernel",
            a.scale, a.rowwise ? a.out[0].tensor : nullptr, a.colwise ? a.out[1].tensor : nullptr);
   }
   launch_quantize(layout, false, cfg, grid, stream, chained, a);
