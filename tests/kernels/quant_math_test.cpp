@@ -168,6 +168,55 @@ TEST(QuantMath, SignNibblesMatchGolden) {
   EXPECT_EQ(cases, 8u * 256u * 16u);
 }
 
+// RNE on the uniform grids rounds the signed value with one add
+// (uniform_rne_nibbles). Every multiple of q / 4096 in [-9q, 9q] (each tie
+// (k + 1/2) q among them) and both binary32 neighbours of each tie, in every
+// element position of a group whose other elements are random grid values,
+// against golden; clamped, and unclamped up to the largest grid value times
+// (1 + 2^-21), where the kernels leave the clamps out.
+template <Format F>
+size_t check_uniform_rne(std::mt19937_64& rng) {
+  const float q = std::ldexp(1.0f, lsb_exp(F));
+  const float top = static_cast<float>(max_units(F)) * q;
+  const float loose = math::mul_rn(top, 1.0f + std::ldexp(1.0f, -21));
+  size_t cases = 0;
+  for (int j = -9 * 4096; j <= 9 * 4096; ++j) {
+    const float tie_or_value = static_cast<float>(j) * q / 4096.0f;
+    for (int side = -1; side <= 1; ++side) {
+      if (side != 0 && j % 2048 != 0) continue;  // neighbours of ties and grid values only
+      const float v = side == 0 ? tie_or_value : std::nextafter(tie_or_value, side < 0 ? -1e30f : 1e30f);
+      float x[16];
+      for (float& e : x) {
+        const int units = static_cast<int>(rng() % (2 * max_units(F) + 1)) - static_cast<int>(max_units(F));
+        e = static_cast<float>(units) * q;
+      }
+      x[static_cast<size_t>(j + 9 * 4096 + side + 1) % 16] = v;
+      const uint32_t words[4] = {0u, 0u, 0u, 0u};
+      if (!check_group<F, false>(x, 1.0f, words, 8)) return cases;
+      if (std::fabs(v) <= loose) {
+        const math::PackedGroup clamped = math::group_codes<F, false, true>(x, 1.0f, words, 0u);
+        const math::PackedGroup free = math::group_codes<F, false, false>(x, 1.0f, words, 0u);
+        if (clamped.lo != free.lo || clamped.hi != free.hi) {
+          ADD_FAILURE() << name(F) << " value " << test::hex32(f32_bits(v)) << ": unclamped codes differ";
+          return cases;
+        }
+      }
+      ++cases;
+    }
+  }
+  return cases;
+}
+
+TEST(QuantMath, UniformGridsRoundSignedValuesAsGolden) {
+  static_assert(max_units(Format::kE1M2) == 7 && max_units(Format::kInt4) == 7, "grid values -7q..7q");
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  std::mt19937_64 rng(test::kKernelTestSeed + 37);
+  size_t cases = check_uniform_rne<Format::kE1M2>(rng);
+  cases += check_uniform_rne<Format::kInt4>(rng);
+  std::printf("%zu values rounded in groups\n", cases);
+  EXPECT_EQ(cases, 2u * (18u * 4096u + 1u + 2u * (18u * 2u + 1u)));
+}
+
 TEST(QuantMath, ScaleCodesMatchGolden) {
   size_t cases = 0;
   for (uint32_t code = 0; code < 256; ++code) {
