@@ -343,26 +343,32 @@ static_assert(FormatGrid<Format::kE1M2>::kUniform && FormatGrid<Format::kInt4>::
               !FormatGrid<Format::kE2M1>::kUniform);
 // (kMaxCode is checked against golden's encode of the largest magnitude in quant_math_test.)
 
-// The top bytes of eight words: even = {u0, u2, u4, u6}, odd = {u1, u3, u5, u7}
+// Byte kByte of eight words: even = {u0, u2, u4, u6}, odd = {u1, u3, u5, u7}
 // (byte i of each from word 2i or 2i + 1): three byte permutes per four.
-struct TopBytes {
+struct EvenOddBytes {
   uint32_t even;
   uint32_t odd;
 };
-NIBBLE_HD TopBytes top_bytes(const uint32_t (&u)[8]) {
-  return {byte_perm(byte_perm(u[0], u[2], 0x0073u), byte_perm(u[4], u[6], 0x7300u), 0x7610u),
-          byte_perm(byte_perm(u[1], u[3], 0x0073u), byte_perm(u[5], u[7], 0x7300u), 0x7610u)};
+template <int kByte>
+NIBBLE_HD EvenOddBytes bytes_of(const uint32_t (&u)[8]) {
+  static_assert(kByte >= 0 && kByte < 4, "a byte of a 32-bit word");
+  constexpr uint32_t kB = static_cast<uint32_t>(kByte);
+  constexpr uint32_t kLow = ((4u + kB) << 4) | kB;  // result bytes 0, 1: byte kByte of x, of y
+  const uint32_t even = byte_perm(byte_perm(u[0], u[2], kLow), byte_perm(u[4], u[6], kLow << 8), 0x7610u);
+  const uint32_t odd = byte_perm(byte_perm(u[1], u[3], kLow), byte_perm(u[5], u[7], kLow << 8), 0x7610u);
+  return {even, odd};
 }
+NIBBLE_HD EvenOddBytes top_bytes(const uint32_t (&u)[8]) { return bytes_of<3>(u); }
 
 // Bit 4j+3 of the result = the sign bit of u[j], j = 0..7; every other bit 0.
 NIBBLE_HD uint32_t sign_nibbles(const uint32_t (&u)[8]) {
-  const TopBytes t = top_bytes(u);
+  const EvenOddBytes t = top_bytes(u);
   return ((t.even >> 4) & 0x08080808u) | (t.odd & 0x80808080u);
 }
 
 // Eight words whose top bytes are values < 16 -> those values in nibbles 0..7.
 NIBBLE_HD uint32_t top_byte_nibbles(const uint32_t (&w)[8]) {
-  const TopBytes t = top_bytes(w);
+  const EvenOddBytes t = top_bytes(w);
   return t.even | (t.odd << 4);
 }
 
@@ -380,6 +386,15 @@ NIBBLE_HD uint32_t apply_signs(uint32_t mags, uint32_t signs) {
   }
 }
 
+// y[i] = bits(a[i] + c), rounded toward zero (kTowardZero) or to nearest even.
+template <bool kTowardZero>
+NIBBLE_HD void sum_bits(const float (&a)[8], float c, uint32_t (&y)[8]) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < 8; ++i) y[i] = bits_of(kTowardZero ? add_rz(a[i], c) : add_rn(a[i], c));
+}
+
 // SR on a uniform grid of eight clamped magnitudes a[i] (elements 0..7 of a
 // half group) with their random words r0 (elements 0..3) and r1 (4..7), each
 // byte already R = r 2^(8 - B) -> the eight codes in nibbles 0..7. With
@@ -395,12 +410,8 @@ template <class G>
 NIBBLE_HD uint32_t uniform_sr_nibbles(const float (&a)[8], uint32_t r0, uint32_t r1) {
   static_assert(G::kUniform && G::kSrShift == 16 && G::kSrTopByte == 0u, "uniform grids only");
   static_assert(G::kMaxCode < 8u, "Y + R fits a 16-bit lane");
-  const float n = float_of(G::kSrAddBits);
   uint32_t y[8];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int i = 0; i < 8; ++i) y[i] = bits_of(add_rz(a[i], n));
+  sum_bits<true>(a, float_of(G::kSrAddBits), y);
   const uint32_t r[2] = {r0, r1};
   uint32_t even[2], odd[2];  // lanes {element 4q, 4q + 2} and {4q + 1, 4q + 3}
 #if defined(__CUDA_ARCH__)
@@ -428,16 +439,10 @@ template <Format F>
 NIBBLE_HD uint32_t uniform_rne_nibbles(const float (&a)[8]) {
   using G = FormatGrid<F>;
   static_assert(G::kUniform && G::kMaxCode < 8u, "uniform grids of magnitude codes below 8 only");
-  const float c = float_of(G::kRneSignedAddBits);
   uint32_t y[8];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int i = 0; i < 8; ++i) y[i] = bits_of(add_rn(a[i], c));
-  // Byte 0 of elements 0, 2, 4, 6 and of 1, 3, 5, 7: three byte permutes per four.
-  const uint32_t even = byte_perm(byte_perm(y[0], y[2], 0x0040u), byte_perm(y[4], y[6], 0x4000u), 0x7610u);
-  const uint32_t odd = byte_perm(byte_perm(y[1], y[3], 0x0040u), byte_perm(y[5], y[7], 0x4000u), 0x7610u);
-  const uint32_t t = (even & 0x0F0F0F0Fu) | ((odd << 4) & 0xF0F0F0F0u);
+  sum_bits<false>(a, float_of(G::kRneSignedAddBits), y);
+  const EvenOddBytes b = bytes_of<0>(y);
+  const uint32_t t = (b.even & 0x0F0F0F0Fu) | ((b.odd << 4) & 0xF0F0F0F0u);
   if constexpr (info(F).encoding == Encoding::kTwosComplement) {
     return t;
   } else {
