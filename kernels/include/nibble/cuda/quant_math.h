@@ -468,10 +468,57 @@ struct PackedGroup {
   uint32_t lo;
   uint32_t hi;
 };
+
+// Elements 8h..8h+7 of a group rounded by RNE on a uniform grid, signed
+// (uniform_rne_nibbles): their eight codes.
+template <Format F, bool kClamp>
+NIBBLE_HD uint32_t signed_half_codes(const float (&x)[16], int h, float encode) {
+  float a[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < 8; ++i) {
+    a[i] = mul_rn(x[8 * h + i], encode);
+    if (kClamp) a[i] = clamp_signed(a[i], FormatGrid<F>::kMaxValueBits);
+  }
+  return uniform_rne_nibbles<F>(a);
+}
+
+// The same by magnitude, then sign (SR on every grid, RNE on graded ones):
+// r_lo and r_hi are the random words of elements 8h..8h+3 and 8h+4..8h+7.
+template <Format F, bool kStochastic, bool kClamp>
+NIBBLE_HD uint32_t magnitude_half_codes(const float (&x)[16], int h, float encode, uint32_t r_lo, uint32_t r_hi) {
+  using G = FormatGrid<F>;
+  uint32_t u[8];
+  float a[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < 8; ++i) {
+    u[i] = bits_of(x[8 * h + i]);
+    a[i] = abs_mul_rn(x[8 * h + i], encode);
+    if (kClamp) a[i] = clamp_magnitude(a[i], G::kMaxValueBits);
+  }
+  uint32_t mags;
+  if constexpr (kStochastic && G::kUniform) {
+    mags = uniform_sr_nibbles<G>(a, r_lo, r_hi);
+  } else {
+    uint32_t code_words[8];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int i = 0; i < 8; ++i) {
+      const uint32_t r = i < 4 ? r_lo : r_hi;
+      code_words[i] = kStochastic ? stochastic_code_word<G>(a[i], r, i % 4) : nearest_code_word<G>(a[i]);
+    }
+    mags = top_byte_nibbles(code_words);
+  }
+  return apply_signs<F>(mags, sign_nibbles(u));
+}
+
 template <Format F, bool kStochastic, bool kClamp = true>
 NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint32_t (&random)[4], uint32_t sr_keep) {
-  using G = FormatGrid<F>;
-  static_assert(G::kMaxCode < 8u, "magnitude codes fit in three bits");
+  static_assert(FormatGrid<F>::kMaxCode < 8u, "magnitude codes fit in three bits");
   uint32_t r4[4] = {0u, 0u, 0u, 0u};
   if (kStochastic) {
 #if defined(__CUDA_ARCH__)
@@ -484,41 +531,10 @@ NIBBLE_HD PackedGroup group_codes(const float (&x)[16], float encode, const uint
 #pragma unroll
 #endif
   for (int h = 0; h < 2; ++h) {
-    float a[8];
-    if constexpr (!kStochastic && G::kUniform) {
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int i = 0; i < 8; ++i) {
-        a[i] = mul_rn(x[8 * h + i], encode);
-        if (kClamp) a[i] = clamp_signed(a[i], G::kMaxValueBits);
-      }
-      words[h] = uniform_rne_nibbles<F>(a);
+    if constexpr (!kStochastic && FormatGrid<F>::kUniform) {
+      words[h] = signed_half_codes<F, kClamp>(x, h, encode);
     } else {
-      uint32_t u[8];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-      for (int i = 0; i < 8; ++i) {
-        u[i] = bits_of(x[8 * h + i]);
-        a[i] = abs_mul_rn(x[8 * h + i], encode);
-        if (kClamp) a[i] = clamp_magnitude(a[i], G::kMaxValueBits);
-      }
-      uint32_t mags;
-      if constexpr (kStochastic && G::kUniform) {
-        mags = uniform_sr_nibbles<G>(a, r4[2 * h], r4[2 * h + 1]);
-      } else {
-        uint32_t code_words[8];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-        for (int i = 0; i < 8; ++i) {
-          code_words[i] =
-              kStochastic ? stochastic_code_word<G>(a[i], r4[2 * h + i / 4], i % 4) : nearest_code_word<G>(a[i]);
-        }
-        mags = top_byte_nibbles(code_words);
-      }
-      words[h] = apply_signs<F>(mags, sign_nibbles(u));
+      words[h] = magnitude_half_codes<F, kStochastic, kClamp>(x, h, encode, r4[2 * h], r4[2 * h + 1]);
     }
   }
   return {words[0], words[1]};
