@@ -141,24 +141,28 @@ TEST(QuantMath, GroupCodesMatchGolden) {
   EXPECT_GT(cases, 3u * 2u * 1000000u);
 }
 
-// The sign handling alone: every magnitude code 0..7 with either sign, in every nibble.
-TEST(QuantMath, SignNibblesMatchGolden) {
+// The sign handling alone: every magnitude code 0..7 with either sign, in
+// every nibble, the words' other bits random (only the sign bit may count).
+TEST(QuantMath, SignMasksMatchGolden) {
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  std::mt19937 rng(static_cast<uint32_t>(test::kKernelTestSeed));
   size_t cases = 0;
   for (uint32_t mag = 0; mag < 8; ++mag) {
     for (uint32_t pattern = 0; pattern < 256; ++pattern) {
       uint32_t u[8], mags = 0;
       for (int i = 0; i < 8; ++i) {
-        u[i] = (((pattern >> i) & 1u) << 31) | 0x3F800000u;
+        u[i] = (((pattern >> i) & 1u) << 31) | (static_cast<uint32_t>(rng()) & 0x7FFFFFFFu);
         mags |= ((mag + static_cast<uint32_t>(i)) % 8) << (4 * i);
       }
-      const uint32_t signs = math::sign_nibbles(u);
-      const uint32_t sm = math::apply_signs<Format::kE2M1>(mags, signs);
-      const uint32_t tc = math::apply_signs<Format::kInt4>(mags, signs);
+      const uint32_t masks = math::sign_masks(u);
+      const uint32_t sm = math::apply_signs<Format::kE2M1>(mags, masks);
+      const uint32_t tc = math::apply_signs<Format::kInt4>(mags, masks);
       for (int i = 0; i < 8; ++i) {
         const uint32_t m = (mags >> (4 * i)) & 0xFu;
         const bool neg = (pattern >> i) & 1u;
         const uint32_t want_sm = m == 0 ? 0u : (neg ? 0x8u : 0u) | m;
         const uint32_t want_tc = m == 0 ? 0u : (neg ? 16u - m : m) & 0xFu;
+        ASSERT_EQ((masks >> (4 * i)) & 0xFu, neg ? 0xFu : 0u) << "element " << i;
         ASSERT_EQ((sm >> (4 * i)) & 0xFu, want_sm) << "mag " << m << " neg " << neg;
         ASSERT_EQ((tc >> (4 * i)) & 0xFu, want_tc) << "mag " << m << " neg " << neg;
         cases += 2;

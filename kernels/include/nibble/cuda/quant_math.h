@@ -360,10 +360,13 @@ NIBBLE_HD EvenOddBytes bytes_of(const uint32_t (&u)[8]) {
 }
 NIBBLE_HD EvenOddBytes top_bytes(const uint32_t (&u)[8]) { return bytes_of<3>(u); }
 
-// Bit 4j+3 of the result = the sign bit of u[j], j = 0..7; every other bit 0.
-NIBBLE_HD uint32_t sign_nibbles(const uint32_t (&u)[8]) {
-  const EvenOddBytes t = top_bytes(u);
-  return ((t.even >> 4) & 0x08080808u) | (t.odd & 0x80808080u);
+// Nibble j of the result = 0xF where the sign bit of u[j] is set, else 0
+// (j = 0..7): the permutes' sign mode replicates each sign over a byte, even
+// elements' bytes then keep their low nibble and odd ones' their high nibble.
+NIBBLE_HD uint32_t sign_masks(const uint32_t (&u)[8]) {
+  const uint32_t even = byte_perm(byte_perm_sx(u[0], u[2], 0xFBu), byte_perm_sx(u[4], u[6], 0xFB00u), 0x7610u);
+  const uint32_t odd = byte_perm(byte_perm_sx(u[1], u[3], 0xFBu), byte_perm_sx(u[5], u[7], 0xFB00u), 0x7610u);
+  return (even & 0x0F0F0F0Fu) | (odd & 0xF0F0F0F0u);
 }
 
 // Eight words whose top bytes are values < 16 -> those values in nibbles 0..7.
@@ -372,12 +375,13 @@ NIBBLE_HD uint32_t top_byte_nibbles(const uint32_t (&w)[8]) {
   return t.even | (t.odd << 4);
 }
 
-// Eight packed magnitude codes (each < 8) and their sign nibbles -> eight
-// quantizer codes (golden quantizer_code: a zero magnitude is code 0 whatever
-// its sign; two's complement for integers).
+// Eight packed magnitude codes (each < 8) and their sign masks (sign_masks)
+// -> eight quantizer codes (golden quantizer_code: a zero magnitude is code 0
+// whatever its sign; two's complement for integers). Bit 3 of a nibble of
+// mags + 7 is set exactly where the magnitude is not 0 (no carry: 7 + 7 < 16).
 template <Format F>
-NIBBLE_HD uint32_t apply_signs(uint32_t mags, uint32_t signs) {
-  const uint32_t negative = signs & ((mags << 1) | (mags << 2) | (mags << 3));  // bit 3 where sign and mag != 0
+NIBBLE_HD uint32_t apply_signs(uint32_t mags, uint32_t sign_masks) {
+  const uint32_t negative = (mags + 0x77777777u) & sign_masks & 0x88888888u;  // bit 3 where negative and not 0
   if constexpr (info(F).encoding == Encoding::kTwosComplement) {
     const uint32_t one = negative >> 3;
     return (mags ^ (one * 15u)) + one;  // 16 - mag in each negative nibble: no carry between nibbles
@@ -513,7 +517,7 @@ NIBBLE_HD uint32_t magnitude_half_codes(const float (&x)[16], int h, float encod
     }
     mags = top_byte_nibbles(code_words);
   }
-  return apply_signs<F>(mags, sign_nibbles(u));
+  return apply_signs<F>(mags, sign_masks(u));
 }
 
 template <Format F, bool kStochastic, bool kClamp = true>
