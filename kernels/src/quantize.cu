@@ -365,9 +365,9 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
   const bool fold = R::rht(a) && !a.rht_bf16;
   if (R::rht(a) && live) {
     if constexpr (R::kNegateOddOnRead) {
-      math::rht16_butterflies(v, a.rht_signs.ones);
+      math::rht16_butterflies(v, a.rht_signs.even_ones);
     } else {
-      math::rht16_sums(v, a.rht_signs.ones);
+      math::rht16_sums(v, a.rht_signs);
     }
     if (a.rht_bf16) math::rht16_scale(v, true);
   }

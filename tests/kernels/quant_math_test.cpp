@@ -302,9 +302,9 @@ TEST(QuantMath, PhiloxAndRht16MatchGolden) {
         flipped_x[i] = i % 2 == 0 ? got_x[i] : f32_from_bits(f32_bits(got_x[i]) ^ rs.odd_bits[i / 2]);
       }
       rht_group(want_x, 16, signs, bf16);
-      math::rht16_sums(got_x, rs.ones);
+      math::rht16_sums(got_x, rs);
       math::rht16_scale(got_x, bf16);
-      math::rht16_butterflies(flipped_x, rs.ones);
+      math::rht16_butterflies(flipped_x, rs.even_ones);
       math::rht16_scale(flipped_x, bf16);
       for (int i = 0; i < 16; ++i) {
         ASSERT_EQ(f32_bits(got_x[i]), f32_bits(want_x[i])) << "element " << i;

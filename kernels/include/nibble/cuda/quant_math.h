@@ -732,30 +732,30 @@ NIBBLE_HD r123array4x32 philox_words(const PhiloxRoundKeys& keys, uint64_t group
 // ---- RHT16 in registers (golden rht_group with n = 16) -----------------------------
 
 // The RHT16's negations and butterflies: golden rht_group with n = 16 before
-// its scaling by c (kRht16Scale). sign_ones[i]: -1.0f if element i is negated,
-// else +1.0f. Golden negates (a sign-bit flip: zeros included), then runs the
-// butterflies. The odd elements are negated first (rht16_negate_odd; a caller
-// that flips their sign bits itself, as the BF16 widening can for free, runs
-// rht16_butterflies alone); the even elements' negations fold into the first
-// butterfly: with t = y1 already negated, s0 y0 + t = fma(y0, s0, t) and
-// s0 y0 - t = fma(y0, s0, -t), each one rounding of the same exact value golden
-// rounds (NaN payloads aside: a block holding a NaN is not finite, and its
-// codes do not depend on them).
-NIBBLE_HD void rht16_negate_odd(float (&y)[16], const float (&sign_ones)[16]) {
+// its scaling by c (kRht16Scale). even_ones[k] and odd_ones[k]: -1.0f if
+// element 2k or 2k + 1 is negated, else +1.0f (RhtSigns). Golden negates (a
+// sign-bit flip: zeros included), then runs the butterflies. The odd elements
+// are negated first (rht16_negate_odd; a caller that flips their sign bits
+// itself, as the BF16 widening can for free, runs rht16_butterflies alone); the
+// even elements' negations fold into the first butterfly: with t = y1 already
+// negated, s0 y0 + t = fma(y0, s0, t) and s0 y0 - t = fma(y0, s0, -t), each one
+// rounding of the same exact value golden rounds (NaN payloads aside: a block
+// holding a NaN is not finite, and its codes do not depend on them).
+NIBBLE_HD void rht16_negate_odd(float (&y)[16], const float (&odd_ones)[8]) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int i = 1; i < 16; i += 2) y[i] = mul_rn(y[i], sign_ones[i]);
+  for (int k = 0; k < 8; ++k) y[2 * k + 1] = mul_rn(y[2 * k + 1], odd_ones[k]);
 }
-NIBBLE_HD void rht16_butterflies(float (&y)[16], const float (&sign_ones)[16]) {
+NIBBLE_HD void rht16_butterflies(float (&y)[16], const float (&even_ones)[8]) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int i = 0; i < 16; i += 2) {
-    const float t = y[i + 1];
-    const float a = y[i];
-    y[i] = fma_rn(a, sign_ones[i], t);
-    y[i + 1] = fma_rn(a, sign_ones[i], -t);
+  for (int k = 0; k < 8; ++k) {
+    const float t = y[2 * k + 1];
+    const float a = y[2 * k];
+    y[2 * k] = fma_rn(a, even_ones[k], t);
+    y[2 * k + 1] = fma_rn(a, even_ones[k], -t);
   }
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -772,10 +772,6 @@ NIBBLE_HD void rht16_butterflies(float (&y)[16], const float (&sign_ones)[16]) {
       y[i + h] = sub_rn(a, b);
     }
   }
-}
-NIBBLE_HD void rht16_sums(float (&y)[16], const float (&sign_ones)[16]) {
-  rht16_negate_odd(y, sign_ones);
-  rht16_butterflies(y, sign_ones);
 }
 
 // c = 2^-2 exactly for n = 16.
@@ -807,18 +803,30 @@ NIBBLE_HD void rht16_scale(float (&y)[16], bool round_bf16) {
 // quant_math_test checks the equality (and that it fails outside the range).
 NIBBLE_HD bool rht16_scale_folds(float encode) { return encode >= 0x1p-124f && encode <= 0x1p100f; }
 
-// signs: bit i set = element i negated (golden rht_signs word 0). ones: as
-// rht16_sums takes them; odd_bits[k]: the sign bit (0x80000000) where element
-// 2k + 1 is negated, else 0 (an XOR with it is rht16_negate_odd's product).
+// signs: bit i set = element i negated (golden rht_signs word 0).
+// even_ones, odd_ones: the factors rht16_butterflies and rht16_negate_odd
+// take (the even ones side by side, so that a kernel loads them in pairs);
+// odd_bits[k]: the sign bit (0x80000000) where element 2k + 1 is negated, else
+// 0 (an XOR with it is rht16_negate_odd's product).
 struct RhtSigns {
-  float ones[16];
+  float even_ones[8];
+  float odd_ones[8];
   uint32_t odd_bits[8];
 };
 inline RhtSigns rht16_signs(uint32_t signs) {
   RhtSigns s{};
-  for (int i = 0; i < 16; ++i) s.ones[i] = ((signs >> i) & 1u) != 0 ? -1.0f : 1.0f;
-  for (int k = 0; k < 8; ++k) s.odd_bits[k] = ((signs >> (2 * k + 1)) & 1u) << 31;
+  for (int k = 0; k < 8; ++k) {
+    s.even_ones[k] = ((signs >> (2 * k)) & 1u) != 0 ? -1.0f : 1.0f;
+    s.odd_ones[k] = ((signs >> (2 * k + 1)) & 1u) != 0 ? -1.0f : 1.0f;
+    s.odd_bits[k] = ((signs >> (2 * k + 1)) & 1u) << 31;
+  }
   return s;
+}
+
+// Golden rht_group's negations and butterflies, n = 16.
+NIBBLE_HD void rht16_sums(float (&y)[16], const RhtSigns& s) {
+  rht16_negate_odd(y, s.odd_ones);
+  rht16_butterflies(y, s.even_ones);
 }
 
 }  // namespace nibble::cuda::math
