@@ -345,33 +345,34 @@ static_assert(FormatGrid<Format::kE1M2>::kUniform && FormatGrid<Format::kInt4>::
 
 // Byte kByte of eight words: even = {u0, u2, u4, u6}, odd = {u1, u3, u5, u7}
 // (byte i of each from word 2i or 2i + 1): three byte permutes per four.
+// kSign: each byte replaced by its top bit replicated (the permutes' sign
+// mode), 0xFF or 0x00.
 struct EvenOddBytes {
   uint32_t even;
   uint32_t odd;
 };
-template <int kByte>
+template <int kByte, bool kSign = false>
 NIBBLE_HD EvenOddBytes bytes_of(const uint32_t (&u)[8]) {
   static_assert(kByte >= 0 && kByte < 4, "a byte of a 32-bit word");
   constexpr uint32_t kB = static_cast<uint32_t>(kByte);
-  constexpr uint32_t kLow = ((4u + kB) << 4) | kB;  // result bytes 0, 1: byte kByte of x, of y
-  const uint32_t even = byte_perm(byte_perm(u[0], u[2], kLow), byte_perm(u[4], u[6], kLow << 8), 0x7610u);
-  const uint32_t odd = byte_perm(byte_perm(u[1], u[3], kLow), byte_perm(u[5], u[7], kLow << 8), 0x7610u);
+  // result bytes 0, 1: byte kByte of x, of y (bit 3 of a selector nibble: the sign mode)
+  constexpr uint32_t kLow = (((4u + kB) << 4) | kB) | (kSign ? 0x88u : 0u);
+  const uint32_t even = byte_perm(byte_perm_sx(u[0], u[2], kLow), byte_perm_sx(u[4], u[6], kLow << 8), 0x7610u);
+  const uint32_t odd = byte_perm(byte_perm_sx(u[1], u[3], kLow), byte_perm_sx(u[5], u[7], kLow << 8), 0x7610u);
   return {even, odd};
 }
-NIBBLE_HD EvenOddBytes top_bytes(const uint32_t (&u)[8]) { return bytes_of<3>(u); }
 
 // Nibble j of the result = 0xF where the sign bit of u[j] is set, else 0
-// (j = 0..7): the permutes' sign mode replicates each sign over a byte, even
-// elements' bytes then keep their low nibble and odd ones' their high nibble.
+// (j = 0..7): each sign replicated over its byte, even elements' bytes then
+// keep their low nibble and odd ones' their high nibble.
 NIBBLE_HD uint32_t sign_masks(const uint32_t (&u)[8]) {
-  const uint32_t even = byte_perm(byte_perm_sx(u[0], u[2], 0xFBu), byte_perm_sx(u[4], u[6], 0xFB00u), 0x7610u);
-  const uint32_t odd = byte_perm(byte_perm_sx(u[1], u[3], 0xFBu), byte_perm_sx(u[5], u[7], 0xFB00u), 0x7610u);
-  return (even & 0x0F0F0F0Fu) | (odd & 0xF0F0F0F0u);
+  const EvenOddBytes s = bytes_of<3, true>(u);
+  return (s.even & 0x0F0F0F0Fu) | (s.odd & 0xF0F0F0F0u);
 }
 
 // Eight words whose top bytes are values < 16 -> those values in nibbles 0..7.
 NIBBLE_HD uint32_t top_byte_nibbles(const uint32_t (&w)[8]) {
-  const EvenOddBytes t = top_bytes(w);
+  const EvenOddBytes t = bytes_of<3>(w);
   return t.even | (t.odd << 4);
 }
 
