@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <stdexcept>
 #include <iostream>
@@ -22,6 +24,7 @@
 #include "nibble/cuda/quantize.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
+#include "nibble/io/kernel_bench_file.h"
 #include "nibble/io/tensor_file.h"
 
 namespace nibble::cli {
@@ -283,22 +286,50 @@ void add_kernel_commands(CLI::App& app) {
   {
     auto opts = std::make_shared<cuda::bench::BenchOptions>();
     auto shapes = std::make_shared<std::vector<int64_t>>();
+    auto json = std::make_shared<std::string>();
     CLI::App* cmd = app.add_subcommand("bench-kernels", "Benchmark the GPU kernels against cudaMemcpy and cuBLAS");
-    cmd->add_option("--quant-rows", opts->quant_rows, "rows of the quantize benchmark tensor")->capture_default_str();
-    cmd->add_option("--quant-cols", opts->quant_cols, "cols of the quantize benchmark tensor")->capture_default_str();
+    constexpr int64_t kMaxSize = INT32_MAX;
+    cmd->add_option("--quant-rows", opts->quant_rows, "rows of the quantize benchmark tensor")
+        ->check(CLI::Range(int64_t{1}, kMaxSize))
+        ->capture_default_str();
+    cmd->add_option("--quant-cols", opts->quant_cols, "cols of the quantize benchmark tensor")
+        ->check(CLI::Range(int64_t{1}, kMaxSize))
+        ->capture_default_str();
     cmd->add_option("--gemm", *shapes,
                     "GEMM shapes as M N K triples (default: 8192 8192 8192 4096 4096 16384 1024 1024 16384)");
-    cmd->add_option("--iterations", opts->iterations, "timed calls per measurement")->capture_default_str();
-    cmd->callback([opts, shapes] {
-      require_gpu();
+    cmd->add_option("--warmup", opts->warmup, "untimed calls before each measurement")
+        ->check(CLI::Range(0, 100000))
+        ->capture_default_str();
+    cmd->add_option("--iterations", opts->iterations, "timed calls per measurement (a row's time is their mean)")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    cmd->add_option("--json", *json, "also write every row, the device and the settings as JSON (nibble bench-compare "
+                                     "reads it)")
+        ->type_name("FILE");
+    cmd->callback([opts, shapes, json] {
       if (!shapes->empty()) {
         if (shapes->size() % 3 != 0) throw UsageError("--gemm takes M N K triples");
         opts->gemm_shapes.clear();
         for (size_t i = 0; i < shapes->size(); i += 3) {
-          opts->gemm_shapes.push_back({(*shapes)[i], (*shapes)[i + 1], (*shapes)[i + 2]});
+          const std::array<int64_t, 3> s{(*shapes)[i], (*shapes)[i + 1], (*shapes)[i + 2]};
+          if (s[0] <= 0 || s[1] <= 0 || s[2] <= 0) {
+            throw UsageError(fmt::format("--gemm: {} x {} x {} is not a GEMM shape (every size must be positive)",
+                                         s[0], s[1], s[2]));
+          }
+          opts->gemm_shapes.push_back(s);
         }
       }
-      cuda::bench::run_kernel_benchmark(*opts, std::cout);
+      std::ofstream json_file = open_output(*json, "--json");
+      require_gpu();
+      io::KernelBenchRun run = cuda::bench::run_kernel_benchmark(*opts, std::cout);
+      run.command = command_line();
+      if (json_file.is_open()) {
+        json_file << io::kernel_bench_json(run);
+        finish_output(json_file, *json);
+        std::cout << "\nwrote " << *json << " (" << run.rows.size() << " rows)\n";
+      }
+      // Written first: the file lists the failures beside every row that was timed.
+      if (!run.failures.empty()) throw std::runtime_error(run.failures.front());
     });
   }
 }

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   nibble::cli::add_energy_command(app);
   nibble::cli::add_report_command(app);
   nibble::cli::add_train_commands(app);
+  nibble::cli::add_bench_compare_command(app);
 #if NIBBLE_HAVE_SYSTEMC
   nibble::cli::add_gemm_command(app);
 #endif

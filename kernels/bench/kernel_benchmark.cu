@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -155,7 +156,7 @@ struct QuantRecipe {
 
 // The quantize recipes on one input type (FP32 or BF16), against a copy of
 // that input's bytes.
-void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out) {
+void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out, io::KernelBenchRun& run) {
   const int64_t rows = o.quant_rows, cols = o.quant_cols;
   const bool bf16 = type == InputType::kBFloat16;
   const size_t in_bytes = static_cast<size_t>(rows * cols) * (bf16 ? sizeof(uint16_t) : sizeof(float));
@@ -176,6 +177,19 @@ void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out) {
                 static_cast<long long>(cols), mib(static_cast<double>(in_bytes)));
   out << format("  %-44s %9.3f ms %8.0f GB/s  (bytes read + written)\n", "cudaMemcpy D2D of the input", copy_ms,
                 copy_gbs);
+  io::KernelBenchRow row_of_run;
+  row_of_run.section = "quantize";
+  row_of_run.input = bf16 ? "bf16" : "fp32";
+  row_of_run.shape = {rows, cols};
+  {
+    io::KernelBenchRow copy_row = row_of_run;
+    copy_row.kind = "yardstick";
+    copy_row.name = "cudaMemcpy D2D of the input";
+    copy_row.ms = copy_ms;
+    copy_row.rate = copy_gbs;
+    copy_row.vs_baseline = 1.0;
+    run.rows.push_back(copy_row);
+  }
   out << format("  %-44s %9s    %8s %9s %9s %8s\n", "recipe", "time", "GB/s", "vs copy", "vs noRHT", "extra MiB");
 
   const QuantRecipe recipes[] = {
@@ -249,18 +263,33 @@ void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out) {
                          static_cast<double>(col.device_bytes());
     const double gbs = bytes / (ms * 1e-3) / 1e9;
     const bool has_rht = r.rht != 0;
+    io::KernelBenchRow row_result = row_of_run;
+    row_result.kind = "kernel";
+    row_result.name = r.name;
+    row_result.ms = ms;
+    row_result.rate = gbs;
+    row_result.vs_baseline = gbs / copy_gbs;
+    row_result.device_mib = mib(static_cast<double>(before) - static_cast<double>(after));
     std::string vs_no_rht = "";
     if (has_rht) {
       previous_rht_ms = ms;
     } else if (previous_rht_ms > 0.0) {
-      vs_no_rht = format("%.3fx", previous_rht_ms / ms);
+      row_result.vs_no_rht = previous_rht_ms / ms;
+      vs_no_rht = format("%.3fx", *row_result.vs_no_rht);
       previous_rht_ms = 0.0;
     }
-    out << format("  %-44s %9.3f ms %8.0f %8.2fx %9s %8.1f\n", r.name, ms, gbs, gbs / copy_gbs, vs_no_rht.c_str(),
-                  mib(static_cast<double>(before) - static_cast<double>(after)));
+    out << format("  %-44s %9.3f ms %8.0f %8.2fx %9s %8.1f\n", r.name, ms, gbs, row_result.vs_baseline,
+                  vs_no_rht.c_str(), *row_result.device_mib);
+    run.rows.push_back(row_result);
   }
   out << "  (vs noRHT: time of the RHT16 recipe above / this one; extra MiB: device memory taken during the calls)\n";
 }
+
+struct GemmShape {
+  int64_t m;
+  int64_t n;
+  int64_t k;
+};
 
 // The CUDA-core work the bit-exact contract cannot avoid: one binary32 add per
 // output per k-block, in k order (acc = fl(acc + r)). This kernel does only
@@ -316,7 +345,22 @@ void cublas_bf16_gemm(cublasHandle_t h, const uint16_t* a, const uint16_t* b, fl
                                    CUBLAS_GEMM_DEFAULT));
 }
 
-void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, std::vector<std::string>& failures) {
+void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io::KernelBenchRun& result) {
+  std::vector<std::string>& failures = result.failures;
+  io::KernelBenchRow row_of_shape;
+  row_of_shape.section = "gemm";
+  row_of_shape.shape = {s.m, s.n, s.k};
+  auto add_row = [&](const char* kind, std::string name, double ms, double vs_cublas, std::optional<double> device_mib) {
+    io::KernelBenchRow row = row_of_shape;
+    row.kind = kind;
+    row.name = std::move(name);
+    row.ms = ms;
+    row.rate = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / (ms * 1e-3) / 1e12;
+    row.vs_baseline = vs_cublas;
+    row.device_mib = device_mib;
+    result.rows.push_back(row);
+    return &result.rows.back();
+  };
   const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   out << format("\nGEMM C[%lld, %lld] = A[%lld, %lld] * B[%lld, %lld]^T, FP32 out\n", static_cast<long long>(s.m),
                 static_cast<long long>(s.n), static_cast<long long>(s.m), static_cast<long long>(s.k),
@@ -421,29 +465,38 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
     if (!cublas_done) {
       cublas_ms = time_ms([&] { cublas_bf16_gemm(handle, a16.data(), b16.data(), c.data(), s.m, s.n, s.k); }, o.warmup,
                           o.iterations);
+      const double cublas_mib = mib(static_cast<double>(a16.bytes() + b16.bytes() + c.bytes()));
       out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f\n", "cuBLAS BF16 (FP32 accumulate)", cublas_ms,
-                    flops / (cublas_ms * 1e-3) / 1e12, 1.0,
-                    mib(static_cast<double>(a16.bytes() + b16.bytes() + c.bytes())));
+                    flops / (cublas_ms * 1e-3) / 1e12, 1.0, cublas_mib);
+      add_row("yardstick", "cuBLAS BF16 (FP32 accumulate)", cublas_ms, 1.0, cublas_mib);
       cublas_done = true;
       for (int block : {16, 32}) {
         const double t = per_block_adds_ms(s, block, c.data(), o);
-        out << format("  %-80s %9.3f %9.1f %8.2fx %10s\n",
-                      format("bound: the contract's adds alone, %d-wide blocks", block).c_str(), t,
-                      flops / (t * 1e-3) / 1e12, cublas_ms / t, "-");
+        const std::string bound = format("bound: the contract's adds alone, %d-wide blocks", block);
+        out << format("  %-80s %9.3f %9.1f %8.2fx %10s\n", bound.c_str(), t, flops / (t * 1e-3) / 1e12,
+                      cublas_ms / t, "-");
+        add_row("bound", bound, t, cublas_ms / t, std::nullopt);
       }
     }
     const double emu_mib = ours_mib + mib(static_cast<double>(a16.bytes() + b16.bytes()));
     for (const Run& run : runs) {
       const double t = run.ms;
       if (t <= 0.0) continue;  // failed above
-      const std::string label = std::string("bit-exact ") + name(run.kernel) + " " + r.name + " [" +
-                                gemm_datapath(qa, qb, run.kernel, run.tiles) + "]";
+      const std::string path = std::string("bit-exact ") + name(run.kernel) + " " + r.name;
+      const std::string datapath = gemm_datapath(qa, qb, run.kernel, run.tiles);
+      const std::string label = path + " [" + datapath + "]";
+      const char* tile = gemm_tile_shape(qa, qb, run.kernel, run.tiles);
       out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f %8s\n", label.c_str(), t, flops / (t * 1e-3) / 1e12,
-                    cublas_ms / t, ours_mib, gemm_tile_shape(qa, qb, run.kernel, run.tiles));
+                    cublas_ms / t, ours_mib, tile);
+      io::KernelBenchRow* row = add_row("kernel", path, t, cublas_ms / t, ours_mib);
+      row->tiles = run.tiles == GemmTiles::kAuto ? "auto" : tile;  // a forced shape runs as asked
+      row->tile = tile;
+      row->datapath = datapath;
     }
-    out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f\n",
-                  (std::string("emulation ") + r.name + " (dequant+cuBLAS)").c_str(), emu_ms,
-                  flops / (emu_ms * 1e-3) / 1e12, cublas_ms / emu_ms, emu_mib);
+    const std::string emulation = std::string("emulation ") + r.name + " (dequant+cuBLAS)";
+    out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f\n", emulation.c_str(), emu_ms, flops / (emu_ms * 1e-3) / 1e12,
+                  cublas_ms / emu_ms, emu_mib);
+    add_row("emulation", emulation, emu_ms, cublas_ms / emu_ms, emu_mib);
   }
   out << "  (bound: one FP32 add per output per k-block and nothing else, no loads, no tensor cores:\n"
          "   no GEMM that keeps the contract on this GPU's CUDA cores can be faster)\n";
@@ -455,13 +508,25 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, st
 
 }  // namespace
 
-void run_kernel_benchmark(const BenchOptions& options, std::ostream& out) {
-  out << "device: " << device_name() << "\n";
-  bench_quantize(options, InputType::kFloat32, out);
-  bench_quantize(options, InputType::kBFloat16, out);
-  std::vector<std::string> failures;
-  for (const GemmShape& s : options.gemm_shapes) bench_gemm(options, s, out, failures);
-  if (!failures.empty()) throw std::runtime_error(failures.front());
+io::KernelBenchRun run_kernel_benchmark(const BenchOptions& options, std::ostream& out) {
+  io::KernelBenchRun run;
+  run.options = options;
+  int device = 0;
+  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  NIBBLE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  run.device.name = device_name();
+  run.device.sm_count = prop.multiProcessorCount;
+  run.device.compute_major = prop.major;
+  run.device.compute_minor = prop.minor;
+  run.device.memory_mib = static_cast<int64_t>(prop.totalGlobalMem / (1024 * 1024));
+  NIBBLE_CUDA_CHECK(cudaDriverGetVersion(&run.device.driver_version));
+  NIBBLE_CUDA_CHECK(cudaRuntimeGetVersion(&run.device.runtime_version));
+  out << "device: " << run.device.name << "\n";
+  bench_quantize(options, InputType::kFloat32, out, run);
+  bench_quantize(options, InputType::kBFloat16, out, run);
+  for (const auto& [m, n, k] : options.gemm_shapes) bench_gemm(options, GemmShape{m, n, k}, out, run);
+  return run;
 }
 
 }  // namespace nibble::cuda::bench

@@ -8,31 +8,19 @@
 // against golden (sampled outputs) before it is timed.
 #pragma once
 
-#include <cstdint>
 #include <ostream>
-#include <vector>
+
+#include "nibble/io/kernel_bench_file.h"
 
 namespace nibble::cuda::bench {
 
-struct GemmShape {
-  int64_t m;
-  int64_t n;
-  int64_t k;
-};
+using BenchOptions = io::KernelBenchOptions;
 
-struct BenchOptions {
-  int64_t quant_rows = 8192;
-  int64_t quant_cols = 8192;
-  // 8192^3 (square, compute-bound) and two weight-gradient-like shapes: two
-  // 4096-wide activations contracted over a 16384-token batch, and two
-  // 1024-wide ones (a narrow layer: too few 128 x 128 tiles for the SMs).
-  std::vector<GemmShape> gemm_shapes = {{8192, 8192, 8192}, {4096, 4096, 16384}, {1024, 1024, 16384}};
-  int warmup = 3;
-  int iterations = 20;
-};
-
-// Runs everything and prints the tables to `out`. Throws CudaError on any
-// CUDA failure and std::runtime_error if a validation against golden fails.
-void run_kernel_benchmark(const BenchOptions& options, std::ostream& out);
+// Runs everything, prints the tables to `out` and returns every printed row
+// with the device that ran it (`command` left empty for the caller). Throws
+// CudaError on any CUDA failure and std::runtime_error if a quantize
+// validation against golden fails; a GEMM version that fails its validation is
+// reported, left untimed and listed in the result's `failures`.
+io::KernelBenchRun run_kernel_benchmark(const BenchOptions& options, std::ostream& out);
 
 }  // namespace nibble::cuda::bench

@@ -4,10 +4,12 @@
 // command's own --check. Skips (saying so) where there is no CUDA device.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 
 #include "../cli/run_command.h"
 #include "gpu_test_util.h"
+#include "nibble/io/kernel_bench_file.h"
 #include "nibble/io/tensor_file.h"
 
 namespace nibble {
@@ -96,6 +99,62 @@ TEST_F(GpuCliTest, GemmOfBf16FilesMatchesGolden) {
   ASSERT_NE(a_in, std::string::npos);
   EXPECT_NE(r.output.find(", BF16 in) on ", a_in), std::string::npos);
   EXPECT_NE(r.output.find("vs golden gemm: bit-exact"), std::string::npos);
+}
+
+// bench-kernels on small shapes: every row it prints is in its --json file,
+// each timed, with its ratio to the yardstick of its table; the file compares
+// with itself row for row.
+TEST_F(GpuCliTest, BenchKernelsWritesEveryRowAsJson) {
+  NIBBLE_REQUIRE_GPU();
+  const std::string json = path("bench.json");
+  const auto r = test::run_nibble("bench-kernels --quant-rows 64 --quant-cols 512 --gemm 128 256 64 --warmup 1 "
+                                  "--iterations 2 --json " + json);
+  SCOPED_TRACE(r.output);
+  ASSERT_EQ(r.exit_code, 0);
+  const io::KernelBenchRun run = io::read_kernel_bench(json);
+  EXPECT_FALSE(run.device.name.empty());
+  EXPECT_GT(run.device.sm_count, 0);
+  EXPECT_GT(run.device.runtime_version, 0);
+  EXPECT_EQ(run.options.quant_rows, 64);
+  EXPECT_EQ(run.options.iterations, 2);
+  EXPECT_EQ(run.options.gemm_shapes, (std::vector<std::array<int64_t, 3>>{{128, 256, 64}}));
+  EXPECT_NE(run.command.find("bench-kernels --quant-rows 64"), std::string::npos);
+  EXPECT_TRUE(run.failures.empty());
+  std::map<std::string, int> rows_of;  // section and kind
+  std::map<std::string, double> copy_rate;
+  double cublas_ms = 0.0;
+  for (const io::KernelBenchRow& row : run.rows) {
+    SCOPED_TRACE(io::kernel_bench_key(row));
+    ++rows_of[row.section + " " + row.kind];
+    EXPECT_GT(row.ms, 0.0);
+    EXPECT_GT(row.rate, 0.0);
+    EXPECT_NE(r.output.find(row.name), std::string::npos);
+    if (row.section == "quantize" && row.kind == "yardstick") copy_rate[row.input] = row.rate;
+    if (row.section == "quantize" && row.kind == "kernel") {
+      EXPECT_NEAR(row.vs_baseline, row.rate / copy_rate.at(row.input), 1e-9 * row.vs_baseline);
+    }
+    if (row.section == "gemm" && row.kind == "yardstick") cublas_ms = row.ms;
+    if (row.section == "gemm" && row.kind != "yardstick") {
+      EXPECT_NEAR(row.vs_baseline, cublas_ms / row.ms, 1e-9 * row.vs_baseline);
+    }
+    if (row.section == "gemm" && row.kind == "kernel") {
+      EXPECT_FALSE(row.tile.empty());
+      EXPECT_FALSE(row.datapath.empty());
+      EXPECT_NE(r.output.find(row.name + " [" + row.datapath + "]"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(rows_of["quantize yardstick"], 2);  // FP32 and BF16 input
+  EXPECT_GE(rows_of["quantize kernel"], 2 * 20);
+  EXPECT_EQ(rows_of["gemm yardstick"], 1);
+  EXPECT_EQ(rows_of["gemm bound"], 2);
+  EXPECT_GE(rows_of["gemm kernel"], 6);
+  EXPECT_EQ(rows_of["gemm emulation"], 6);
+
+  const auto same = test::run_nibble("bench-compare --before " + json + " --after " + json);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("0 faster and 0 slower beyond the noise; geometric mean speedup 1.000x"),
+            std::string::npos)
+      << same.output;
 }
 
 }  // namespace
