@@ -126,12 +126,12 @@ void run_compare(const CompareOptions& o) {
   for (const io::KernelBenchMatch& m : c.matched) {
     if (group_of(m.row) != group) {
       group = group_of(m.row);
-      std::cout << fmt::format("\n{}\n  {:<{}} {:>13} {:>13} {:>13}\n", group, "row", width, "before", "after",
+      std::cout << fmt::format("\n{}\n  {:<{}} {:>15} {:>15} {:>15}\n", group, "row", width, "before", "after",
                                "speedup");
     }
     const Speedup s = speedup_of(m);
     const char mark = mark_of(s, o.noise);
-    std::cout << fmt::format("  {:<{}} {:>13} {:>13} {:>13} {}\n", label_of(m.row), width, range_text(m.before_ms),
+    std::cout << fmt::format("  {:<{}} {:>15} {:>15} {:>15} {}\n", label_of(m.row), width, range_text(m.before_ms),
                              range_text(m.after_ms), speedup_text(s), mark);
     if (m.row.kind == "kernel") {
       ++kernels;
@@ -181,12 +181,14 @@ void run_compare(const CompareOptions& o) {
 
 void add_bench_compare_command(CLI::App& app) {
   auto o = std::make_shared<CompareOptions>();
-  CLI::App* cmd = app.add_subcommand("bench-compare",
-                                     "Compare runs of `nibble bench-kernels --json` (two builds or two GPUs) row by row");
-  cmd->add_option("--before", o->before, "runs of the baseline (one or more .json files)")->required()->check(
-      CLI::ExistingFile);
-  cmd->add_option("--after", o->after, "runs to compare with it (one or more .json files)")->required()->check(
-      CLI::ExistingFile);
+  CLI::App* cmd = app.add_subcommand(
+      "bench-compare", "Compare runs of `nibble bench-kernels --json` (two builds or two GPUs) row by row");
+  cmd->add_option("--before", o->before, "runs of the baseline (one or more .json files)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--after", o->after, "runs to compare with it (one or more .json files)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--noise", o->noise, "marks a row only where every pair of runs differs by more than this")
       ->capture_default_str();
   cmd->add_option("--json", o->json_out, "also write the comparison as JSON")->type_name("FILE");

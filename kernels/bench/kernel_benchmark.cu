@@ -350,12 +350,14 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
   io::KernelBenchRow row_of_shape;
   row_of_shape.section = "gemm";
   row_of_shape.shape = {s.m, s.n, s.k};
-  auto add_row = [&](const char* kind, std::string name, double ms, double vs_cublas, std::optional<double> device_mib) {
+  auto add_row = [&](const char* kind, std::string name, double ms, double vs_cublas,
+                     std::optional<double> device_mib) {
     io::KernelBenchRow row = row_of_shape;
     row.kind = kind;
     row.name = std::move(name);
     row.ms = ms;
-    row.rate = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / (ms * 1e-3) / 1e12;
+    row.rate = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / (ms * 1e-3) /
+               1e12;
     row.vs_baseline = vs_cublas;
     row.device_mib = device_mib;
     result.rows.push_back(row);

@@ -49,6 +49,13 @@ io::KernelBenchRun run_of(double quant_ms, double gemm_ms, const char* device = 
   return run;
 }
 
+// The before, after and speedup columns as the command prints them: 15
+// characters each, right-aligned, one space apart.
+std::string cells(const std::string& before, const std::string& after, const std::string& speedup) {
+  auto pad = [](const std::string& x) { return std::string(15 - x.size(), ' ') + x; };
+  return pad(before) + " " + pad(after) + " " + pad(speedup);
+}
+
 class BenchCompareCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -76,9 +83,9 @@ TEST_F(BenchCompareCli, PrintsAndWritesEachRowsSpeedupAndMarksWhatMoved) {
   EXPECT_NE(r.output.find("before: 2 runs on NVIDIA H100 80GB HBM3"), std::string::npos);
   EXPECT_NE(r.output.find("quantize bf16 8192 x 8192"), std::string::npos);
   EXPECT_NE(r.output.find("e1m2 1x16 fp32 SR RHT16 (ufp4 dY)"), std::string::npos);
-  EXPECT_NE(r.output.find("0.0800        0.0640         1.25x +"), std::string::npos);
+  EXPECT_NE(r.output.find(cells("0.0800", "0.0640", "1.25x") + " +"), std::string::npos);
   EXPECT_NE(r.output.find("bit-exact v3 e2m1 1x16 nvfp4 (auto: 128x64)"), std::string::npos);
-  EXPECT_NE(r.output.find("0.2000        0.2040         0.98x -"), std::string::npos);
+  EXPECT_NE(r.output.find(cells("0.2000", "0.2040", "0.98x") + " -"), std::string::npos);
   EXPECT_NE(r.output.find("2 rows, 1 faster and 1 slower beyond the noise"), std::string::npos);
   EXPECT_EQ(r.output.find("note: the sides ran on different devices"), std::string::npos);
 
