@@ -8,8 +8,8 @@
 
 #include <array>
 #include <chrono>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <iostream>
 #include <optional>

@@ -42,6 +42,8 @@ T get(const Json& obj, const char* key, const std::string& where, const std::str
     ok = v.is_string();
   } else if constexpr (std::is_floating_point_v<T>) {
     ok = v.is_number();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    ok = v.is_boolean();
   } else if constexpr (std::is_integral_v<T>) {
     ok = v.is_number_integer();
   } else {
@@ -94,6 +96,8 @@ std::string kernel_bench_json(const KernelBenchRun& run) {
                     {"input", r.input},
                     {"shape", r.shape},
                     {"name", r.name},
+                    {"recipe", r.recipe},
+                    {"library_default", r.library_default},
                     {"tiles", r.tiles},
                     {"tile", r.tile},
                     {"datapath", r.datapath},
@@ -174,6 +178,8 @@ KernelBenchRun parse_kernel_bench(const std::string& text, const std::string& so
       row.shape.push_back(v.get<int64_t>());
     }
     row.name = get<std::string>(r, "name", where, source);
+    row.recipe = get<std::string>(r, "recipe", where, source);
+    row.library_default = get<bool>(r, "library_default", where, source);
     row.tiles = get<std::string>(r, "tiles", where, source);
     row.tile = get<std::string>(r, "tile", where, source);
     row.datapath = get<std::string>(r, "datapath", where, source);

@@ -266,6 +266,8 @@ void bench_quantize(const BenchOptions& o, InputType type, std::ostream& out, io
     io::KernelBenchRow row_result = row_of_run;
     row_result.kind = "kernel";
     row_result.name = r.name;
+    row_result.recipe = r.name;
+    row_result.library_default = true;
     row_result.ms = ms;
     row_result.rate = gbs;
     row_result.vs_baseline = gbs / copy_gbs;
@@ -350,20 +352,19 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
   io::KernelBenchRow row_of_shape;
   row_of_shape.section = "gemm";
   row_of_shape.shape = {s.m, s.n, s.k};
+  const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   auto add_row = [&](const char* kind, std::string name, double ms, double vs_cublas,
                      std::optional<double> device_mib) {
     io::KernelBenchRow row = row_of_shape;
     row.kind = kind;
     row.name = std::move(name);
     row.ms = ms;
-    row.rate = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) / (ms * 1e-3) /
-               1e12;
+    row.rate = flops / (ms * 1e-3) / 1e12;
     row.vs_baseline = vs_cublas;
     row.device_mib = device_mib;
     result.rows.push_back(row);
-    return &result.rows.back();
+    return &result.rows.back();  // valid until the next row is added
   };
-  const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   out << format("\nGEMM C[%lld, %lld] = A[%lld, %lld] * B[%lld, %lld]^T, FP32 out\n", static_cast<long long>(s.m),
                 static_cast<long long>(s.n), static_cast<long long>(s.m), static_cast<long long>(s.k),
                 static_cast<long long>(s.n), static_cast<long long>(s.k));
@@ -491,6 +492,9 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
       out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f %8s\n", label.c_str(), t, flops / (t * 1e-3) / 1e12,
                     cublas_ms / t, ours_mib, tile);
       io::KernelBenchRow* row = add_row("kernel", path, t, cublas_ms / t, ours_mib);
+      row->recipe = r.name;
+      row->library_default =
+          run.tiles == GemmTiles::kAuto && run.kernel == gemm_kernel_for(qa, qb, kDefaultGemmKernel);
       row->tiles = run.tiles == GemmTiles::kAuto ? "auto" : tile;  // a forced shape runs as asked
       row->tile = tile;
       row->datapath = datapath;
@@ -498,7 +502,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
     const std::string emulation = std::string("emulation ") + r.name + " (dequant+cuBLAS)";
     out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f\n", emulation.c_str(), emu_ms, flops / (emu_ms * 1e-3) / 1e12,
                   cublas_ms / emu_ms, emu_mib);
-    add_row("emulation", emulation, emu_ms, cublas_ms / emu_ms, emu_mib);
+    add_row("emulation", emulation, emu_ms, cublas_ms / emu_ms, emu_mib)->recipe = r.name;
   }
   out << "  (bound: one FP32 add per output per k-block and nothing else, no loads, no tensor cores:\n"
          "   no GEMM that keeps the contract on this GPU's CUDA cores can be faster)\n";

@@ -21,6 +21,10 @@ KernelBenchRow quant_row(const std::string& input, const std::string& name, cons
   r.input = input;
   r.shape = {8192, 8192};
   r.name = name;
+  if (r.kind == "kernel") {
+    r.recipe = name;
+    r.library_default = true;
+  }
   r.ms = ms;
   r.rate = 3000.0;
   r.vs_baseline = 0.95;
@@ -34,6 +38,8 @@ KernelBenchRow gemm_row(const std::string& name, const std::string& tiles, const
   r.kind = "kernel";
   r.shape = {8192, 8192, 8192};
   r.name = name;
+  r.recipe = name.substr(name.find(' ', std::string("bit-exact v3").size()) + 1);
+  r.library_default = tiles == "auto";
   r.tiles = tiles;
   r.tile = tile;
   r.datapath = "FP16 wgmma";
@@ -58,6 +64,7 @@ KernelBenchRun sample_run() {
   run.rows.push_back(gemm_row("bit-exact v3 e2m1 1x16 nvfp4", "128x64", "128x64", 5.1));
   run.rows.push_back(gemm_row("bound: the contract's adds alone, 16-wide blocks", "", "", 1.3));
   run.rows.back().kind = "bound";
+  run.rows.back().recipe.clear();
   run.rows.back().device_mib.reset();
   run.failures = {"bench-kernels: GEMM v2 differs"};
   return run;
@@ -88,6 +95,8 @@ TEST(KernelBenchFile, RoundTripKeepsEveryField) {
     EXPECT_EQ(b.input, a.input);
     EXPECT_EQ(b.shape, a.shape);
     EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.recipe, a.recipe);
+    EXPECT_EQ(b.library_default, a.library_default);
     EXPECT_EQ(b.tiles, a.tiles);
     EXPECT_EQ(b.tile, a.tile);
     EXPECT_EQ(b.datapath, a.datapath);
@@ -132,6 +141,7 @@ TEST(KernelBenchFile, RejectsEachDefectWithAMessageNamingIt) {
       {[](Json& j) { j["rows"][1]["kind"] = "fast"; }, "'rows[1].kind' is 'fast'"},
       {[](Json& j) { j["rows"][2]["shape"] = Json::array({8192, 0.5}); }, "'rows[2].shape' holds a non-integer"},
       {[](Json& j) { j["rows"][2].erase("name"); }, "'rows[2].name' is missing"},
+      {[](Json& j) { j["rows"][2]["library_default"] = 1; }, "'rows[2].library_default' has the wrong type"},
       {[](Json& j) { j["rows"][3]["ms"] = 0.0; }, "'rows[3].ms' is 0"},
       {[](Json& j) { j["rows"][3]["ms"] = -1.5; }, "'rows[3].ms' is -1.5"},
       {[](Json& j) { j["rows"][3]["vs_no_rht"] = "x"; }, "'rows[3].vs_no_rht' has the wrong type"},

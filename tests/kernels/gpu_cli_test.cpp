@@ -123,6 +123,7 @@ TEST_F(GpuCliTest, BenchKernelsWritesEveryRowAsJson) {
   std::map<std::string, int> rows_of;  // section and kind
   std::map<std::string, double> copy_rate;
   double cublas_ms = 0.0;
+  std::map<std::string, int> defaults_of_recipe;  // GEMM rows marked as the library's default path
   for (const io::KernelBenchRow& row : run.rows) {
     SCOPED_TRACE(io::kernel_bench_key(row));
     ++rows_of[row.section + " " + row.kind];
@@ -137,7 +138,14 @@ TEST_F(GpuCliTest, BenchKernelsWritesEveryRowAsJson) {
     if (row.section == "gemm" && row.kind != "yardstick") {
       EXPECT_NEAR(row.vs_baseline, cublas_ms / row.ms, 1e-9 * row.vs_baseline);
     }
+    if (row.section == "quantize") {
+      EXPECT_EQ(row.library_default, row.kind == "kernel");
+    }
+    if (row.kind == "kernel" || row.kind == "emulation") {
+      EXPECT_FALSE(row.recipe.empty());
+    }
     if (row.section == "gemm" && row.kind == "kernel") {
+      defaults_of_recipe[row.recipe] += row.library_default;
       EXPECT_FALSE(row.tile.empty());
       EXPECT_FALSE(row.datapath.empty());
       EXPECT_NE(r.output.find(row.name + " [" + row.datapath + "]"), std::string::npos);
@@ -149,6 +157,8 @@ TEST_F(GpuCliTest, BenchKernelsWritesEveryRowAsJson) {
   EXPECT_EQ(rows_of["gemm bound"], 2);
   EXPECT_GE(rows_of["gemm kernel"], 6);
   EXPECT_EQ(rows_of["gemm emulation"], 6);
+  EXPECT_EQ(defaults_of_recipe.size(), 6u);
+  for (const auto& [recipe, defaults] : defaults_of_recipe) EXPECT_EQ(defaults, 1) << recipe;
 
   const auto same = test::run_nibble("bench-compare --before " + json + " --after " + json);
   EXPECT_EQ(same.exit_code, 0) << same.output;

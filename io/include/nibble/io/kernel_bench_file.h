@@ -53,13 +53,19 @@ struct KernelBenchDevice {
 // for ("auto": the library's own choice) and `tile` the one it ran. `kind`
 // says what the row times: "kernel" (the library's quantize or bit-exact
 // GEMM), "yardstick" (the copy, cuBLAS BF16), "bound" (the contract's adds
-// alone) or "emulation" (dequantize to BF16, then cuBLAS).
+// alone) or "emulation" (dequantize to BF16, then cuBLAS). `recipe` names the
+// quantization a kernel or emulation row runs (its operands', for the GEMM),
+// and `library_default` marks the row of the path the library's API takes for
+// it by default (every quantize row; for the GEMM, the default version on its
+// own tiles), which reports show.
 struct KernelBenchRow {
   std::string section;
   std::string kind;
   std::string input;
   std::vector<int64_t> shape;
   std::string name;
+  std::string recipe;
+  bool library_default = false;
   std::string tiles;
   std::string tile;
   std::string datapath;
