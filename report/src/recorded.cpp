@@ -3,6 +3,7 @@
 // the fields the page shows are required.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -179,6 +180,33 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
     rows.push_back(std::move(cells));
   }
   return rows;
+}
+
+KernelData read_kernels(const std::string& results_dir) {
+  KernelData out;
+  out.dir = (fs::path(results_dir) / "kernels").string();
+  std::error_code ec;
+  if (!fs::is_directory(out.dir, ec)) {
+    out.problem = fmt::format("no recorded GPU kernel runs ({} is absent)", out.dir);
+    return out;
+  }
+  std::vector<std::string> paths;
+  for (const fs::directory_entry& e : fs::directory_iterator(out.dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".json") paths.push_back(e.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const std::string& p : paths) {
+    try {
+      out.runs.push_back(io::read_kernel_bench(p));
+      out.files.push_back(p);
+    } catch (const io::BenchFileError& e) {
+      out.problem += (out.problem.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  if (out.runs.empty() && out.problem.empty()) {
+    out.problem = fmt::format("no recorded GPU kernel runs ({} holds no .json file)", out.dir);
+  }
+  return out;
 }
 
 TrainingData read_training(const std::string& training_dir) {

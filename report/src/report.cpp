@@ -909,6 +909,197 @@ Section cycles_section(const Writer& w, const CycleResults& cyc) {
   return s;
 }
 
+// ---------------------------------------------------------------- 8 GPU kernels
+// Times of one row over several runs: "a" or "a-b" (ms), and the ratio's range.
+struct RowRange {
+  double ms_lo = 0, ms_hi = 0, ratio_lo = 0, ratio_hi = 0, ratio_sum = 0;
+  int runs = 0;
+  std::string tile;
+  void add(const io::KernelBenchRow& r) {
+    ms_lo = runs ? std::min(ms_lo, r.ms) : r.ms;
+    ms_hi = runs ? std::max(ms_hi, r.ms) : r.ms;
+    ratio_lo = runs ? std::min(ratio_lo, r.vs_baseline) : r.vs_baseline;
+    ratio_hi = runs ? std::max(ratio_hi, r.vs_baseline) : r.vs_baseline;
+    ratio_sum += r.vs_baseline;
+    tile = r.tile;
+    ++runs;
+  }
+  double ratio_mean() const { return ratio_sum / runs; }
+};
+
+std::string range_cell(double lo, double hi, int decimals, const char* suffix = "") {
+  const std::string a = fixed(lo, decimals) + suffix, b = fixed(hi, decimals) + suffix;
+  return a == b ? a : a + " – " + b;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t v : shape) s += (s.empty() ? "" : " × ") + std::to_string(v);
+  return s;
+}
+
+Section kernels_section(const Writer& w, const KernelData& kd) {
+  Section s;
+  s.id = "gpu-kernels";
+  s.title = "8. GPU kernels: the formats on today's hardware";
+  if (kd.runs.empty()) {
+    mark_absent(s, "gpu-kernels", "GPU kernel runs", kd.problem,
+                "They come from <code>nibble bench-kernels --json FILE</code> on a GPU machine, saved under the "
+                "results directory's <code>kernels/</code> (docs/results/kernels.md).");
+    return s;
+  }
+  std::string files;
+  for (const std::string& f : kd.files) files += (files.empty() ? "" : ", ") + fs::path(f).filename().string();
+  s.source = "recorded: " + kd.dir + " (" + files + "; nibble bench-kernels --json on a GPU; not re-run)";
+  s.intro_html =
+      "<p>Today's GPUs have no tensor-core path that rounds once per block, so Nibble's CUDA kernels emulate the "
+      "formats bit for bit: quantization against a device copy of the same bytes, and the block-scaled GEMM against "
+      "cuBLAS BF16 of the same shape. The <i>bound</i> rows time the contract's own adds alone (one binary32 add "
+      "per output per k-block, in k order) on the CUDA cores: no bit-exact GEMM on that GPU can be faster, and a "
+      "tensor core that accumulates per block, as the DPU of section 4 does, removes that cost. Ranges are over "
+      "the recorded runs of each GPU.</p>\n";
+
+  // Per device, in the order the runs name them; per device, rows keyed as bench-compare keys them.
+  std::vector<std::string> devices;
+  for (const io::KernelBenchRun& run : kd.runs) {
+    if (std::find(devices.begin(), devices.end(), run.device.name) == devices.end()) devices.push_back(run.device.name);
+  }
+  Table gemm{"kernels_gemm",
+             "GEMM C = A·Bᵀ: cuBLAS BF16, the contract's adds alone, the library's bit-exact GEMM per recipe (its "
+             "default path), and the usual emulation (dequantize to BF16, then cuBLAS; not bit-exact; its range over "
+             "the recipes).",
+             {"GPU", "M × N × K", "path", "ms", "vs cuBLAS BF16", "tile"},
+             {}};
+  Table quant{"kernels_quantize",
+              "Quantize an 8192 × 8192-class tensor (the runs' own size): time, bandwidth against a device copy of "
+              "the input, and the fused RHT16's cost against the same recipe without it.",
+              {"GPU", "input", "shape", "recipe", "ms", "vs copy", "RHT16 cost"},
+              {}};
+  std::string csv;
+  std::vector<std::string> series;  // figure columns after the shape: bound, then each recipe, then the emulation
+  std::vector<std::vector<std::string>> csv_rows;
+  nlohmann::json data = nlohmann::json::array();
+  for (const std::string& dev : devices) {
+    std::vector<std::string> order;
+    std::map<std::string, RowRange> ranges;
+    std::map<std::string, const io::KernelBenchRow*> first;
+    for (const io::KernelBenchRun& run : kd.runs) {
+      if (run.device.name != dev) continue;
+      for (const io::KernelBenchRow& r : run.rows) {
+        const std::string key = io::kernel_bench_key(r);
+        if (!first.count(key)) {
+          order.push_back(key);
+          first[key] = &r;
+        }
+        ranges[key].add(r);
+      }
+    }
+    // GEMM rows, shape by shape.
+    std::vector<std::vector<int64_t>> shapes;
+    for (const std::string& key : order) {
+      const io::KernelBenchRow& r = *first[key];
+      if (r.section == "gemm" && std::find(shapes.begin(), shapes.end(), r.shape) == shapes.end()) {
+        shapes.push_back(r.shape);
+      }
+    }
+    for (const std::vector<int64_t>& shape : shapes) {
+      std::vector<std::string> fig_row = {shape_text(shape)};
+      RowRange emulation;
+      double emulation_mean_sum = 0;
+      int emulation_recipes = 0;
+      for (const std::string& key : order) {
+        const io::KernelBenchRow& r = *first[key];
+        if (r.section != "gemm" || r.shape != shape) continue;
+        const RowRange& rr = ranges[key];
+        if (r.kind == "emulation") {
+          emulation.ms_lo = emulation.runs ? std::min(emulation.ms_lo, rr.ms_lo) : rr.ms_lo;
+          emulation.ms_hi = emulation.runs ? std::max(emulation.ms_hi, rr.ms_hi) : rr.ms_hi;
+          emulation.ratio_lo = emulation.runs ? std::min(emulation.ratio_lo, rr.ratio_lo) : rr.ratio_lo;
+          emulation.ratio_hi = emulation.runs ? std::max(emulation.ratio_hi, rr.ratio_hi) : rr.ratio_hi;
+          ++emulation.runs;
+          emulation_mean_sum += rr.ratio_mean();
+          ++emulation_recipes;
+          continue;
+        }
+        const bool shown = r.kind == "yardstick" || r.kind == "bound" || (r.kind == "kernel" && r.library_default);
+        if (!shown) continue;
+        const std::string path = r.kind == "kernel" ? "bit-exact " + r.recipe : r.name;
+        gemm.rows.push_back({dev, shape_text(shape), path, range_cell(rr.ms_lo, rr.ms_hi, 3),
+                             range_cell(rr.ratio_lo, rr.ratio_hi, 2, "×"), rr.tile.empty() ? "-" : rr.tile});
+        data.push_back({{"gpu", dev}, {"shape", shape}, {"path", path}, {"kind", r.kind}, {"ms", {rr.ms_lo, rr.ms_hi}},
+                        {"vs_cublas", {rr.ratio_lo, rr.ratio_hi}}, {"runs", rr.runs}});
+        if (dev == devices.front() && r.kind != "yardstick" &&
+            (r.kind == "kernel" || r.name.find("16-wide") != std::string::npos)) {
+          const std::string name = r.kind == "kernel" ? "bit-exact " + r.recipe : "contract's adds alone (1x16)";
+          if (shape == shapes.front()) series.push_back(name);
+          fig_row.push_back(csv_num(rr.ratio_mean()));
+        }
+      }
+      if (emulation.runs > 0) {
+        gemm.rows.push_back({dev, shape_text(shape), "emulation (dequantize + cuBLAS), any recipe",
+                             range_cell(emulation.ms_lo, emulation.ms_hi, 3),
+                             range_cell(emulation.ratio_lo, emulation.ratio_hi, 2, "×"), "-"});
+        data.push_back({{"gpu", dev}, {"shape", shape}, {"path", "emulation"}, {"kind", "emulation"},
+                        {"ms", {emulation.ms_lo, emulation.ms_hi}},
+                        {"vs_cublas", {emulation.ratio_lo, emulation.ratio_hi}}});
+        if (dev == devices.front()) {
+          if (shape == shapes.front()) series.push_back("emulation (mean over recipes)");
+          fig_row.push_back(csv_num(emulation_mean_sum / emulation_recipes));
+        }
+      }
+      if (dev == devices.front()) csv_rows.push_back(fig_row);
+    }
+    // Quantize rows.
+    for (const std::string& key : order) {
+      const io::KernelBenchRow& r = *first[key];
+      if (r.section != "quantize") continue;
+      const RowRange& rr = ranges[key];
+      std::string rht = "-";
+      if (r.vs_no_rht) {  // this row is the recipe without RHT; the one above it had RHT16
+        double lo = 0, hi = 0;
+        int n = 0;
+        for (const io::KernelBenchRun& run : kd.runs) {
+          if (run.device.name != dev) continue;
+          for (const io::KernelBenchRow& x : run.rows) {
+            if (io::kernel_bench_key(x) != key || !x.vs_no_rht) continue;
+            lo = n ? std::min(lo, *x.vs_no_rht) : *x.vs_no_rht;
+            hi = n ? std::max(hi, *x.vs_no_rht) : *x.vs_no_rht;
+            ++n;
+          }
+        }
+        rht = "RHT16 recipe above: " + range_cell(lo, hi, 3, "×");
+      }
+      quant.rows.push_back({dev, r.input, shape_text(r.shape), r.kind == "yardstick" ? r.name : r.recipe,
+                            range_cell(rr.ms_lo, rr.ms_hi, 3), range_cell(rr.ratio_lo, rr.ratio_hi, 2, "×"), rht});
+    }
+  }
+  csv = "shape";
+  for (std::string name : series) {  // a column head holds no separator
+    std::replace(name.begin(), name.end(), ',', ';');
+    csv += "," + name;
+  }
+  csv += "\n";
+  for (const auto& row : csv_rows) {
+    for (size_t i = 0; i < row.size(); ++i) csv += (i ? "," : "") + row[i];
+    csv += "\n";
+  }
+  s.tables.push_back(gemm);
+  s.tables.push_back(quant);
+  w.text("data/kernels_gemm.csv", csv);
+  w.json("data/kernels.json", {{"files", kd.files}, {"gemm", data}});
+  s.figures.push_back(
+      {"kernels_gemm",
+       "Throughput against cuBLAS BF16 on " + devices.front() + ", per GEMM shape (M × N × K).",
+       "Bars: the contract's adds alone (16-wide blocks; the ceiling of any bit-exact GEMM on this GPU), the "
+       "library's bit-exact GEMM per recipe, and the dequantize + cuBLAS emulation; 1 = cuBLAS BF16. Mean of the "
+       "recorded runs.",
+       // noenhanced: the recipes' names hold '^' and '_' as they are
+       "set key noenhanced\n" +
+           histogram_script("kernels_gemm", static_cast<int>(series.size()), "throughput vs cuBLAS BF16")});
+  if (!kd.problem.empty()) s.notes_html += "<p class=\"note\">" + html_escape(kd.problem) + "</p>\n";
+  return s;
+}
+
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -966,8 +1157,9 @@ ReportSummary write_report(const ReportOptions& o) {
   const CycleResults cyc = run_cycle_sweep(o.seed, step);
   Section verif = verification_section(oo, w, cyc);
   Section cycles = cycles_section(w, cyc);
+  Section kernels = kernels_section(w, read_kernels(o.results_dir));
 
-  std::vector<Section> sections = {formats.section, compounding, train, hw, trade, verif, cycles};
+  std::vector<Section> sections = {formats.section, compounding, train, hw, trade, verif, cycles, kernels};
   std::vector<std::vector<std::string>> svgs;
   const std::string generated = now_utc();
   nlohmann::json index = {{"command", o.command_line}, {"generated", generated}, {"seed", o.seed}};
@@ -1011,7 +1203,7 @@ ReportSummary write_report(const ReportOptions& o) {
       now += (now.empty() ? "" : ", ") + link;
     }
   }
-  lead += now + ".</p>\n<p>From recorded results (GPU training, Yosys synthesis): " + (rec.empty() ? "none" : rec) +
+  lead += now + ".</p>\n<p>From recorded results (GPU training, Yosys synthesis, GPU kernel runs): " + (rec.empty() ? "none" : rec) +
           ". Not available in this run: " + (absent.empty() ? "none" : absent) + ".</p>\n";
   meta.lead_html = lead;
   const std::string html = render_page(meta, sections, svgs);

@@ -239,6 +239,53 @@ def check_fixture(out, fixture):
     check(len(loss) == 20 and set(loss[0]) == {"step", "bf16", "e2m1", "ufp4"}, "training_loss.csv shape")
 
 
+def kernel_rows(results):
+    """The recorded bench-kernels runs under results/kernels, by device: {device: [run, ...]}."""
+    runs = {}
+    d = os.path.join(results, "kernels")
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        try:
+            j = json.load(open(os.path.join(d, f)))
+        except ValueError:
+            continue
+        if j.get("schema") == "nibble-bench-kernels" and j.get("schema_version") == 1:
+            runs.setdefault(j["device"]["name"], []).append(j)
+    return runs
+
+
+def check_kernels(out, results):
+    """The GPU-kernels figure's bars are the recorded runs' mean ratios, recomputed here from the files."""
+    runs = kernel_rows(results)
+    check(len(runs) > 0, f"{results}: no recorded kernel runs to check against")
+    device = json.load(open(os.path.join(out, "data", "kernels.json")))["gemm"][0]["gpu"]
+    fig = read_csv(os.path.join(out, "data", "kernels_gemm.csv"))
+    seen = 0
+    for row in fig:
+        for col, value in row.items():
+            if not col.startswith("bit-exact "):
+                continue
+            recipe = col[len("bit-exact "):].replace(";", ",")
+            want = [r["vs_baseline"] for j in runs[device] for r in j["rows"]
+                    if r["section"] == "gemm" and r["library_default"] and r["recipe"] == recipe
+                    and " × ".join(str(v) for v in r["shape"]) == row["shape"]]
+            check(len(want) == len(runs[device]), f"kernels_gemm.csv {row['shape']} {recipe}: {len(want)} runs")
+            check(close(float(value), sum(want) / len(want), 1e-8), f"kernels_gemm.csv {row['shape']} {recipe}")
+            seen += 1
+    check(seen > 0, f"{out}: kernels_gemm.csv has no bit-exact bars")
+    tables = json.load(open(os.path.join(out, "report.json")))["sections"][-1]["tables"]
+    gemm_rows = [t["rows"] for t in tables if t["id"] == "kernels_gemm"]
+    # Per device and shape: cuBLAS, both bounds, one default path per recipe, the emulation.
+    want_rows = 0
+    for dev, js in runs.items():
+        for shape in {tuple(r["shape"]) for r in js[0]["rows"] if r["section"] == "gemm"}:
+            rows = [r for r in js[0]["rows"] if r["section"] == "gemm" and tuple(r["shape"]) == shape]
+            want_rows += sum(1 for r in rows if r["kind"] in ("yardstick", "bound") or
+                             (r["kind"] == "kernel" and r["library_default"]))
+            want_rows += any(r["kind"] == "emulation" for r in rows)
+    check(gemm_rows == [want_rows], f"{out}: kernels_gemm has {gemm_rows} rows, expected {want_rows}")
+    print(f"{out}: {seen} GPU-kernel bars checked against the recorded runs")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--nibble", required=True)
@@ -259,7 +306,11 @@ def main():
     expect = {"formats": "computed", "compounding": "computed"}
     if os.path.exists(os.path.join(a.source, "docs", "results", "area-energy.json")):
         expect["hardware"] = "recorded"
+    if kernel_rows(os.path.join(a.source, "docs", "results")):
+        expect["gpu-kernels"] = "recorded"
     check_page(chromium, recorded, expect)
+    if "gpu-kernels" in expect:
+        check_kernels(recorded, os.path.join(a.source, "docs", "results"))
     check_quant(a.nibble, recorded, a.work)
     ae = os.path.join(a.source, "docs", "results", "area-energy.json")
     if os.path.exists(ae):
@@ -276,14 +327,19 @@ def main():
     fixture = os.path.join(a.source, "tests", "report", "fixture")
     fx = os.path.join(a.work, "fixture")
     run([a.nibble, "report", "--out", fx, "--results", fixture, "--seed", "3"])
-    check_page(chromium, fx, {"training": "recorded", "hardware": "recorded", "tradeoff": "recorded"})
+    check_page(chromium, fx, {"training": "recorded", "hardware": "recorded", "tradeoff": "recorded",
+                              "gpu-kernels": "recorded"})
     check_fixture(fx, fixture)
+    check_kernels(fx, fixture)
+    page = open(os.path.join(fx, "index.html")).read()
+    check("broken.json: schema_version 9" in page, "an unreadable kernel run is not named on the page")
 
     empty = os.path.join(a.work, "empty-results")
     os.makedirs(empty)
     none = os.path.join(a.work, "none")
     run([a.nibble, "report", "--out", none, "--results", empty, "--quiet"])
-    check_page(chromium, none, {"training": "absent", "hardware": "absent", "tradeoff": "absent"})
+    check_page(chromium, none, {"training": "absent", "hardware": "absent", "tradeoff": "absent",
+                                "gpu-kernels": "absent"})
     page = open(os.path.join(none, "index.html")).read()
     check("No recorded training results" in page, "absent training results are not stated")
 

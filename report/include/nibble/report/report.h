@@ -11,6 +11,9 @@
 //   6 verification  recorded bit-exact case counts per layer, and a live check of
 //                   the SystemC model against golden
 //   7 cycles        a GEMM sweep over array shapes and operand bandwidths (SystemC)
+//   8 gpu-kernels   the formats on today's GPUs: recorded `bench-kernels --json` runs
+//                   (quantize against a copy, the bit-exact GEMM against cuBLAS and
+//                   against the contract's own adds)
 // Everything computed is computed by the analysis and sim libraries; this library
 // only chooses the experiments, reads recorded results, and renders.
 #pragma once
@@ -25,6 +28,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nibble/io/kernel_bench_file.h"
+
 namespace nibble::report {
 
 // A problem with the inputs of the report (unreadable recorded results are not
@@ -36,7 +41,7 @@ class ReportError : public std::runtime_error {
 
 struct ReportOptions {
   std::string out_dir;      // created if absent
-  std::string results_dir;  // recorded results: training/summary.json, area-energy.json, verification.json
+  std::string results_dir;  // recorded results: training/summary.json, area-energy.json, verification.json, kernels/
   // Where the training section reads summary.json and runs/: results_dir/training if empty.
   std::string training_dir;
   bool training_fresh = false;  // training_dir was just written by this report's own sweep
@@ -142,6 +147,17 @@ struct AreaData {
   std::string problem;
 };
 AreaData read_area(const std::string& results_dir);
+
+// Recorded `nibble bench-kernels --json` runs: every *.json under
+// results_dir/kernels, in name order. A file that does not read is left out and
+// named in `problem`.
+struct KernelData {
+  std::string dir;
+  std::vector<std::string> files;  // the runs read, as paths
+  std::vector<io::KernelBenchRun> runs;
+  std::string problem;
+};
+KernelData read_kernels(const std::string& results_dir);
 
 // A JSON file; throws ReportError if unreadable or not JSON.
 nlohmann::json read_json(const std::string& path);
