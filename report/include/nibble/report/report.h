@@ -1,5 +1,5 @@
 // The co-design report (`nibble report`): one self-contained HTML page with the
-// data behind every figure, in seven sections:
+// data behind every figure, in eight sections:
 //   1 formats       grids to scale, per-level bias, the `nibble quant` matrix on the
 //                   synthetic inputs (computed here with nibble::analysis)
 //   2 compounding   eta across depth (the chain), and per-layer attenuation from
