@@ -955,8 +955,9 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
       "<p>Today's GPUs have no tensor-core path that rounds once per block, so Nibble's CUDA kernels emulate the "
       "formats bit for bit: quantization against a device copy of the same bytes, and the block-scaled GEMM against "
       "cuBLAS BF16 of the same shape. The <i>bound</i> rows time the contract's own adds alone (one binary32 add "
-      "per output per k-block, in k order) on the CUDA cores: no bit-exact GEMM on that GPU can be faster, and a "
-      "tensor core that accumulates per block, as the DPU of section 4 does, removes that cost. Ranges are over "
+      "per output per k-block, in k order) on the CUDA cores, over 128 × 128 tiles: where those tiles fill the "
+      "GPU, no bit-exact GEMM on it can be faster, and a tensor core that accumulates per block, as the DPU of "
+      "section 4 does, removes that cost. Ranges are over "
       "the recorded runs of each GPU.</p>\n";
 
   // Per device, in the order the runs name them; per device, rows keyed as bench-compare keys them.
@@ -971,9 +972,10 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
              {"GPU", "M × N × K", "path", "ms", "vs cuBLAS BF16", "tile"},
              {}};
   Table quant{"kernels_quantize",
-              "Quantize an 8192 × 8192-class tensor (the runs' own size): time, bandwidth against a device copy of "
-              "the input, and the fused RHT16's cost against the same recipe without it.",
-              {"GPU", "input", "shape", "recipe", "ms", "vs copy", "RHT16 cost"},
+              "Quantize (the runs' tensor, row-wise output unless named): time, bandwidth against a device copy "
+              "of the input, and the fused RHT16's cost: the time of the RHT16 recipe in the row above over this "
+              "one's, the same recipe without RHT.",
+              {"GPU", "input", "shape", "recipe", "ms", "vs copy", "RHT16 above / this"},
               {}};
   std::string csv;
   std::vector<std::string> series;  // figure columns after the shape: bound, then each recipe, then the emulation
@@ -1067,7 +1069,7 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
             ++n;
           }
         }
-        rht = "RHT16 recipe above: " + range_cell(lo, hi, 3, "×");
+        rht = range_cell(lo, hi, 3, "×");
       }
       quant.rows.push_back({dev, r.input, shape_text(r.shape), r.kind == "yardstick" ? r.name : r.recipe,
                             range_cell(rr.ms_lo, rr.ms_hi, 3), range_cell(rr.ratio_lo, rr.ratio_hi, 2, "×"), rht});
@@ -1090,9 +1092,9 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
   s.figures.push_back(
       {"kernels_gemm",
        "Throughput against cuBLAS BF16 on " + devices.front() + ", per GEMM shape (M × N × K).",
-       "Bars: the contract's adds alone (16-wide blocks; the ceiling of any bit-exact GEMM on this GPU), the "
-       "library's bit-exact GEMM per recipe, and the dequantize + cuBLAS emulation; 1 = cuBLAS BF16. Mean of the "
-       "recorded runs.",
+       "Bars: the contract's adds alone (16-wide blocks, 128 × 128 tiles: where those fill the GPU, the ceiling of "
+       "any bit-exact GEMM on it), the library's bit-exact GEMM per recipe, and the dequantize + cuBLAS emulation; "
+       "1 = cuBLAS BF16. Mean of the recorded runs.",
        // noenhanced: the recipes' names hold '^' and '_' as they are
        "set key noenhanced\n" +
            histogram_script("kernels_gemm", static_cast<int>(series.size()), "throughput vs cuBLAS BF16")});
@@ -1203,7 +1205,8 @@ ReportSummary write_report(const ReportOptions& o) {
       now += (now.empty() ? "" : ", ") + link;
     }
   }
-  lead += now + ".</p>\n<p>From recorded results (GPU training, Yosys synthesis, GPU kernel runs): " + (rec.empty() ? "none" : rec) +
+  lead += now + ".</p>\n<p>From recorded results (GPU training, Yosys synthesis, GPU kernel runs): " +
+          (rec.empty() ? "none" : rec) +
           ". Not available in this run: " + (absent.empty() ? "none" : absent) + ".</p>\n";
   meta.lead_html = lead;
   const std::string html = render_page(meta, sections, svgs);
