@@ -910,25 +910,41 @@ Section cycles_section(const Writer& w, const CycleResults& cyc) {
 }
 
 // ---------------------------------------------------------------- 8 GPU kernels
-// Times of one row over several runs: "a" or "a-b" (ms), and the ratio's range.
-struct RowRange {
-  double ms_lo = 0, ms_hi = 0, ratio_lo = 0, ratio_hi = 0, ratio_sum = 0;
-  int runs = 0;
-  std::string tile;
-  void add(const io::KernelBenchRow& r) {
-    ms_lo = runs ? std::min(ms_lo, r.ms) : r.ms;
-    ms_hi = runs ? std::max(ms_hi, r.ms) : r.ms;
-    ratio_lo = runs ? std::min(ratio_lo, r.vs_baseline) : r.vs_baseline;
-    ratio_hi = runs ? std::max(ratio_hi, r.vs_baseline) : r.vs_baseline;
-    ratio_sum += r.vs_baseline;
-    tile = r.tile;
-    ++runs;
+// The range of a value over several runs.
+struct Span {
+  double lo = 0, hi = 0, sum = 0;
+  int n = 0;
+  void add(double v) {
+    lo = n ? std::min(lo, v) : v;
+    hi = n ? std::max(hi, v) : v;
+    sum += v;
+    ++n;
   }
-  double ratio_mean() const { return ratio_sum / runs; }
+  void merge(const Span& o) {
+    if (o.n == 0) return;
+    lo = n ? std::min(lo, o.lo) : o.lo;
+    hi = n ? std::max(hi, o.hi) : o.hi;
+    sum += o.sum;
+    n += o.n;
+  }
+  double mean() const { return sum / n; }
 };
 
-std::string range_cell(double lo, double hi, int decimals, const char* suffix = "") {
-  const std::string a = fixed(lo, decimals) + suffix, b = fixed(hi, decimals) + suffix;
+// One row of the runs of one GPU: its time, its ratio to the yardstick and,
+// for a quantize recipe without RHT, the RHT16 recipe's time over its own.
+struct RowRange {
+  Span ms, ratio, no_rht;
+  std::string tile;
+  void add(const io::KernelBenchRow& r) {
+    ms.add(r.ms);
+    ratio.add(r.vs_baseline);
+    if (r.vs_no_rht) no_rht.add(*r.vs_no_rht);
+    tile = r.tile;
+  }
+};
+
+std::string range_cell(const Span& v, int decimals, const char* suffix = "") {
+  const std::string a = fixed(v.lo, decimals) + suffix, b = fixed(v.hi, decimals) + suffix;
   return a == b ? a : a + " – " + b;
 }
 
@@ -1006,47 +1022,39 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
     }
     for (const std::vector<int64_t>& shape : shapes) {
       std::vector<std::string> fig_row = {shape_text(shape)};
-      RowRange emulation;
-      double emulation_mean_sum = 0;
-      int emulation_recipes = 0;
+      Span emulation;         // every emulation row's ratio, over the recipes and runs
+      Span emulation_ms;
       for (const std::string& key : order) {
         const io::KernelBenchRow& r = *first[key];
         if (r.section != "gemm" || r.shape != shape) continue;
         const RowRange& rr = ranges[key];
         if (r.kind == "emulation") {
-          emulation.ms_lo = emulation.runs ? std::min(emulation.ms_lo, rr.ms_lo) : rr.ms_lo;
-          emulation.ms_hi = emulation.runs ? std::max(emulation.ms_hi, rr.ms_hi) : rr.ms_hi;
-          emulation.ratio_lo = emulation.runs ? std::min(emulation.ratio_lo, rr.ratio_lo) : rr.ratio_lo;
-          emulation.ratio_hi = emulation.runs ? std::max(emulation.ratio_hi, rr.ratio_hi) : rr.ratio_hi;
-          ++emulation.runs;
-          emulation_mean_sum += rr.ratio_mean();
-          ++emulation_recipes;
+          emulation.merge(rr.ratio);
+          emulation_ms.merge(rr.ms);
           continue;
         }
         const bool shown = r.kind == "yardstick" || r.kind == "bound" || (r.kind == "kernel" && r.library_default);
         if (!shown) continue;
         const std::string path = r.kind == "kernel" ? "bit-exact " + r.recipe : r.name;
-        gemm.rows.push_back({dev, shape_text(shape), path, range_cell(rr.ms_lo, rr.ms_hi, 3),
-                             range_cell(rr.ratio_lo, rr.ratio_hi, 2, "×"), rr.tile.empty() ? "-" : rr.tile});
-        data.push_back({{"gpu", dev}, {"shape", shape}, {"path", path}, {"kind", r.kind}, {"ms", {rr.ms_lo, rr.ms_hi}},
-                        {"vs_cublas", {rr.ratio_lo, rr.ratio_hi}}, {"runs", rr.runs}});
+        gemm.rows.push_back({dev, shape_text(shape), path, range_cell(rr.ms, 3), range_cell(rr.ratio, 2, "×"),
+                             rr.tile.empty() ? "-" : rr.tile});
+        data.push_back({{"gpu", dev}, {"shape", shape}, {"path", path}, {"kind", r.kind}, {"ms", {rr.ms.lo, rr.ms.hi}},
+                        {"vs_cublas", {rr.ratio.lo, rr.ratio.hi}}, {"runs", rr.ms.n}});
         if (dev == devices.front() && r.kind != "yardstick" &&
             (r.kind == "kernel" || r.name.find("16-wide") != std::string::npos)) {
           const std::string name = r.kind == "kernel" ? "bit-exact " + r.recipe : "contract's adds alone (1x16)";
           if (shape == shapes.front()) series.push_back(name);
-          fig_row.push_back(csv_num(rr.ratio_mean()));
+          fig_row.push_back(csv_num(rr.ratio.mean()));
         }
       }
-      if (emulation.runs > 0) {
+      if (emulation.n > 0) {
         gemm.rows.push_back({dev, shape_text(shape), "emulation (dequantize + cuBLAS), any recipe",
-                             range_cell(emulation.ms_lo, emulation.ms_hi, 3),
-                             range_cell(emulation.ratio_lo, emulation.ratio_hi, 2, "×"), "-"});
+                             range_cell(emulation_ms, 3), range_cell(emulation, 2, "×"), "-"});
         data.push_back({{"gpu", dev}, {"shape", shape}, {"path", "emulation"}, {"kind", "emulation"},
-                        {"ms", {emulation.ms_lo, emulation.ms_hi}},
-                        {"vs_cublas", {emulation.ratio_lo, emulation.ratio_hi}}});
+                        {"ms", {emulation_ms.lo, emulation_ms.hi}}, {"vs_cublas", {emulation.lo, emulation.hi}}});
         if (dev == devices.front()) {
           if (shape == shapes.front()) series.push_back("emulation (mean over recipes)");
-          fig_row.push_back(csv_num(emulation_mean_sum / emulation_recipes));
+          fig_row.push_back(csv_num(emulation.mean()));
         }
       }
       if (dev == devices.front()) csv_rows.push_back(fig_row);
@@ -1056,23 +1064,9 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
       const io::KernelBenchRow& r = *first[key];
       if (r.section != "quantize") continue;
       const RowRange& rr = ranges[key];
-      std::string rht = "-";
-      if (r.vs_no_rht) {  // this row is the recipe without RHT; the one above it had RHT16
-        double lo = 0, hi = 0;
-        int n = 0;
-        for (const io::KernelBenchRun& run : kd.runs) {
-          if (run.device.name != dev) continue;
-          for (const io::KernelBenchRow& x : run.rows) {
-            if (io::kernel_bench_key(x) != key || !x.vs_no_rht) continue;
-            lo = n ? std::min(lo, *x.vs_no_rht) : *x.vs_no_rht;
-            hi = n ? std::max(hi, *x.vs_no_rht) : *x.vs_no_rht;
-            ++n;
-          }
-        }
-        rht = range_cell(lo, hi, 3, "×");
-      }
       quant.rows.push_back({dev, r.input, shape_text(r.shape), r.kind == "yardstick" ? r.name : r.recipe,
-                            range_cell(rr.ms_lo, rr.ms_hi, 3), range_cell(rr.ratio_lo, rr.ratio_hi, 2, "×"), rht});
+                            range_cell(rr.ms, 3), range_cell(rr.ratio, 2, "×"),
+                            rr.no_rht.n ? range_cell(rr.no_rht, 3, "×") : "-"});
     }
   }
   csv = "shape";
