@@ -968,13 +968,13 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
   for (const std::string& f : kd.files) files += (files.empty() ? "" : ", ") + fs::path(f).filename().string();
   s.source = "recorded: " + kd.dir + " (" + files + "; nibble bench-kernels --json on a GPU; not re-run)";
   s.intro_html =
-      "<p>Today's GPUs have no tensor-core path that rounds once per block, so Nibble's CUDA kernels emulate the "
-      "formats bit for bit: quantization against a device copy of the same bytes, and the block-scaled GEMM against "
-      "cuBLAS BF16 of the same shape. The <i>bound</i> rows time the contract's own adds alone (one binary32 add "
-      "per output per k-block, in k order) on the CUDA cores, over 128 × 128 tiles: where those tiles fill the "
-      "GPU, no bit-exact GEMM on it can be faster, and a tensor core that accumulates per block, as the DPU of "
-      "section 4 does, removes that cost. Ranges are over "
-      "the recorded runs of each GPU.</p>\n";
+      "<p>Hopper GPUs have no 4-bit tensor cores, and none of their tensor cores rounds once per block as the "
+      "contract does, so Nibble's CUDA kernels emulate the formats bit for bit: quantization against a device copy "
+      "of the same bytes, and the block-scaled GEMM against cuBLAS BF16 of the same shape. The <i>bound</i> rows "
+      "time the contract's own adds alone (one binary32 add per output per k-block, in k order) on the CUDA cores, "
+      "over 128 × 128 tiles: where those tiles fill the GPU, no bit-exact GEMM on it can be faster, and a tensor "
+      "core that accumulates per block, as the DPU of section 4 does, removes that cost. Ranges are over the "
+      "recorded runs of each GPU.</p>\n";
 
   // Per device, in the order the runs name them; per device, rows keyed as bench-compare keys them.
   std::vector<std::string> devices;
