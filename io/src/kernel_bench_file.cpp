@@ -211,15 +211,27 @@ KernelBenchRun read_kernel_bench(const std::string& path) {
   return parse_kernel_bench(text.str(), path);
 }
 
+std::vector<KernelBenchSeries> kernel_bench_series(const std::vector<KernelBenchRun>& runs) {
+  std::vector<KernelBenchSeries> series;
+  std::map<std::string, size_t> index;
+  for (const KernelBenchRun& run : runs) {
+    for (const KernelBenchRow& row : run.rows) {
+      const std::string key = kernel_bench_key(row);
+      const auto [at, added] = index.emplace(key, series.size());
+      if (added) series.push_back({key, {}});
+      series[at->second].rows.push_back(row);
+    }
+  }
+  return series;
+}
+
 KernelBenchComparison compare_kernel_bench(const std::vector<KernelBenchRun>& before,
                                            const std::vector<KernelBenchRun>& after) {
   KernelBenchComparison c;
-  auto times = [](const std::vector<KernelBenchRun>& side) {
-    std::map<std::string, std::vector<double>> t;
-    for (const KernelBenchRun& run : side) {
-      for (const KernelBenchRow& row : run.rows) t[kernel_bench_key(row)].push_back(row.ms);
-    }
-    return t;
+  auto times = [](const KernelBenchSeries& s) {
+    std::vector<double> ms;
+    for (const KernelBenchRow& r : s.rows) ms.push_back(r.ms);
+    return ms;
   };
   auto devices = [](const std::vector<KernelBenchRun>& side) {
     std::vector<std::string> names;
@@ -228,30 +240,23 @@ KernelBenchComparison compare_kernel_bench(const std::vector<KernelBenchRun>& be
     }
     return names;
   };
-  const auto before_ms = times(before);
-  const auto after_ms = times(after);
   c.before_devices = devices(before);
   c.after_devices = devices(after);
-  // Every row of the "after" runs, in the order of the first run that has it.
-  std::set<std::string> seen;
-  for (const KernelBenchRun& run : after) {
-    for (const KernelBenchRow& row : run.rows) {
-      const std::string key = kernel_bench_key(row);
-      if (!seen.insert(key).second) continue;
-      const auto b = before_ms.find(key);
-      if (b == before_ms.end()) {
-        c.only_after.push_back(key);
-      } else {
-        c.matched.push_back({row, b->second, after_ms.at(key)});
-      }
+  const std::vector<KernelBenchSeries> b = kernel_bench_series(before), a = kernel_bench_series(after);
+  std::map<std::string, const KernelBenchSeries*> before_of;
+  for (const KernelBenchSeries& s : b) before_of[s.key] = &s;
+  std::set<std::string> after_keys;
+  for (const KernelBenchSeries& s : a) {
+    after_keys.insert(s.key);
+    const auto found = before_of.find(s.key);
+    if (found == before_of.end()) {
+      c.only_after.push_back(s.key);
+    } else {
+      c.matched.push_back({s.rows.front(), times(*found->second), times(s)});
     }
   }
-  std::set<std::string> listed;
-  for (const KernelBenchRun& run : before) {
-    for (const KernelBenchRow& row : run.rows) {
-      const std::string key = kernel_bench_key(row);
-      if (after_ms.count(key) == 0 && listed.insert(key).second) c.only_before.push_back(key);
-    }
+  for (const KernelBenchSeries& s : b) {
+    if (after_keys.count(s.key) == 0) c.only_before.push_back(s.key);
   }
   return c;
 }

@@ -976,7 +976,7 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
       "core that accumulates per block, as the DPU of section 4 does, removes that cost. Ranges are over the "
       "recorded runs of each GPU.</p>\n";
 
-  // Per device, in the order the runs name them; per device, rows keyed as bench-compare keys them.
+  // The GPUs, in the order the runs name them.
   std::vector<std::string> devices;
   for (const io::KernelBenchRun& run : kd.runs) {
     if (std::find(devices.begin(), devices.end(), run.device.name) == devices.end()) devices.push_back(run.device.name);
@@ -994,28 +994,29 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
               {"GPU", "input", "shape", "recipe", "ms", "vs copy", "RHT16 above / this"},
               {}};
   std::string csv;
-  std::vector<std::string> series;  // figure columns after the shape: bound, then each recipe, then the emulation
+  std::vector<std::string> columns;  // figure columns after the shape: bound, then each recipe, then the emulation
   std::vector<std::vector<std::string>> csv_rows;
   nlohmann::json data = nlohmann::json::array();
   for (const std::string& dev : devices) {
-    std::vector<std::string> order;
-    std::map<std::string, RowRange> ranges;
-    std::map<std::string, const io::KernelBenchRow*> first;
+    // This GPU's rows, each as its first run has it and over all its runs.
+    std::vector<io::KernelBenchRun> runs;
     for (const io::KernelBenchRun& run : kd.runs) {
-      if (run.device.name != dev) continue;
-      for (const io::KernelBenchRow& r : run.rows) {
-        const std::string key = io::kernel_bench_key(r);
-        if (!first.count(key)) {
-          order.push_back(key);
-          first[key] = &r;
-        }
-        ranges[key].add(r);
-      }
+      if (run.device.name == dev) runs.push_back(run);
+    }
+    struct Line {
+      io::KernelBenchRow row;
+      RowRange range;
+    };
+    std::vector<Line> lines;
+    for (const io::KernelBenchSeries& one : io::kernel_bench_series(runs)) {
+      Line line{one.rows.front(), {}};
+      for (const io::KernelBenchRow& r : one.rows) line.range.add(r);
+      lines.push_back(line);
     }
     // GEMM rows, shape by shape.
     std::vector<std::vector<int64_t>> shapes;
-    for (const std::string& key : order) {
-      const io::KernelBenchRow& r = *first[key];
+    for (const Line& line : lines) {
+      const io::KernelBenchRow& r = line.row;
       if (r.section == "gemm" && std::find(shapes.begin(), shapes.end(), r.shape) == shapes.end()) {
         shapes.push_back(r.shape);
       }
@@ -1024,10 +1025,10 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
       std::vector<std::string> fig_row = {shape_text(shape)};
       Span emulation;         // every emulation row's ratio, over the recipes and runs
       Span emulation_ms;
-      for (const std::string& key : order) {
-        const io::KernelBenchRow& r = *first[key];
+      for (const Line& line : lines) {
+        const io::KernelBenchRow& r = line.row;
         if (r.section != "gemm" || r.shape != shape) continue;
-        const RowRange& rr = ranges[key];
+        const RowRange& rr = line.range;
         if (r.kind == "emulation") {
           emulation.merge(rr.ratio);
           emulation_ms.merge(rr.ms);
@@ -1043,7 +1044,7 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
         if (dev == devices.front() && r.kind != "yardstick" &&
             (r.kind == "kernel" || r.name.find("16-wide") != std::string::npos)) {
           const std::string name = r.kind == "kernel" ? "bit-exact " + r.recipe : "contract's adds alone (1x16)";
-          if (shape == shapes.front()) series.push_back(name);
+          if (shape == shapes.front()) columns.push_back(name);
           fig_row.push_back(csv_num(rr.ratio.mean()));
         }
       }
@@ -1053,24 +1054,24 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
         data.push_back({{"gpu", dev}, {"shape", shape}, {"path", "emulation"}, {"kind", "emulation"},
                         {"ms", {emulation_ms.lo, emulation_ms.hi}}, {"vs_cublas", {emulation.lo, emulation.hi}}});
         if (dev == devices.front()) {
-          if (shape == shapes.front()) series.push_back("emulation (mean over recipes)");
+          if (shape == shapes.front()) columns.push_back("emulation (mean over recipes)");
           fig_row.push_back(csv_num(emulation.mean()));
         }
       }
       if (dev == devices.front()) csv_rows.push_back(fig_row);
     }
     // Quantize rows.
-    for (const std::string& key : order) {
-      const io::KernelBenchRow& r = *first[key];
+    for (const Line& line : lines) {
+      const io::KernelBenchRow& r = line.row;
       if (r.section != "quantize") continue;
-      const RowRange& rr = ranges[key];
+      const RowRange& rr = line.range;
       quant.rows.push_back({dev, r.input, shape_text(r.shape), r.kind == "yardstick" ? r.name : r.recipe,
                             range_cell(rr.ms, 3), range_cell(rr.ratio, 2, "×"),
                             rr.no_rht.n ? range_cell(rr.no_rht, 3, "×") : "-"});
     }
   }
   csv = "shape";
-  for (std::string name : series) {  // a column head holds no separator
+  for (std::string name : columns) {  // a column head holds no separator
     std::replace(name.begin(), name.end(), ',', ';');
     csv += "," + name;
   }
@@ -1091,7 +1092,7 @@ Section kernels_section(const Writer& w, const KernelData& kd) {
        "1 = cuBLAS BF16. Mean of the recorded runs.",
        // noenhanced: the recipes' names hold '^' and '_' as they are
        "set key noenhanced\n" +
-           histogram_script("kernels_gemm", static_cast<int>(series.size()), "throughput vs cuBLAS BF16")});
+           histogram_script("kernels_gemm", static_cast<int>(columns.size()), "throughput vs cuBLAS BF16")});
   if (!kd.problem.empty()) s.notes_html += "<p class=\"note\">" + html_escape(kd.problem) + "</p>\n";
   return s;
 }

@@ -168,6 +168,26 @@ TEST(KernelBenchFile, RejectsEachDefectWithAMessageNamingIt) {
   EXPECT_THROW(read_kernel_bench("/nonexistent/r.json"), BenchFileError);
 }
 
+TEST(KernelBenchFile, SeriesKeepEachRowsRunsInFirstAppearanceOrder) {
+  const KernelBenchRun a = sample_run();
+  KernelBenchRun b = sample_run();
+  for (KernelBenchRow& r : b.rows) r.ms *= 2.0;
+  std::swap(b.rows[0], b.rows[5]);
+  b.rows.push_back(gemm_row("bit-exact v3 e1m2 1x16 fp32 (ufp4)", "auto", "128x128", 6.3));
+  const std::vector<KernelBenchSeries> series = kernel_bench_series({a, b});
+  ASSERT_EQ(series.size(), a.rows.size() + 1);
+  for (size_t i = 0; i < a.rows.size(); ++i) {
+    SCOPED_TRACE(kernel_bench_key(a.rows[i]));
+    EXPECT_EQ(series[i].key, kernel_bench_key(a.rows[i]));
+    ASSERT_EQ(series[i].rows.size(), 2u);
+    EXPECT_EQ(series[i].rows[0].ms, a.rows[i].ms);
+    EXPECT_EQ(series[i].rows[1].ms, 2.0 * a.rows[i].ms);
+  }
+  EXPECT_EQ(series.back().rows.size(), 1u);
+  EXPECT_EQ(series.back().rows[0].ms, 6.3);
+  EXPECT_TRUE(kernel_bench_series({}).empty());
+}
+
 TEST(KernelBenchFile, CompareMatchesRowsByKeyAcrossRuns) {
   const KernelBenchRun a = sample_run();
   KernelBenchRun a2 = sample_run();

@@ -93,6 +93,15 @@ std::string kernel_bench_json(const KernelBenchRun& run);  // indented, newline-
 KernelBenchRun parse_kernel_bench(const std::string& text, const std::string& source);
 KernelBenchRun read_kernel_bench(const std::string& path);
 
+// One row across several runs: the row as each run that has it holds it, in
+// run order (rows.front(): the first such run's).
+struct KernelBenchSeries {
+  std::string key;  // kernel_bench_key
+  std::vector<KernelBenchRow> rows;
+};
+// Every row of `runs`, in the order the rows first appear.
+std::vector<KernelBenchSeries> kernel_bench_series(const std::vector<KernelBenchRun>& runs);
+
 // Runs of two builds (or GPUs), several runs a side, matched row by row.
 struct KernelBenchMatch {
   KernelBenchRow row;              // as the first "after" run has it
