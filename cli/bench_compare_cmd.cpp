@@ -46,15 +46,16 @@ Speedup speedup_of(const io::KernelBenchMatch& m) {
   return {mean(m.before_ms) / mean(m.after_ms), *bmin / *amax, *bmax / *amin};
 }
 
-std::string range_text(const std::vector<double>& ms) {
-  const auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
-  const std::string low = fmt::format("{:.4f}", *lo), high = fmt::format("{:.4f}", *hi);
+// "low-high" with `decimals` places and `suffix`, or one number where both print the same.
+std::string range_text(double lo, double hi, int decimals, const char* suffix) {
+  const std::string low = fmt::format("{:.{}f}{}", lo, decimals, suffix);
+  const std::string high = fmt::format("{:.{}f}{}", hi, decimals, suffix);
   return low == high ? low : low + "-" + high;
 }
 
-std::string speedup_text(const Speedup& s) {
-  const std::string low = fmt::format("{:.2f}x", s.low), high = fmt::format("{:.2f}x", s.high);
-  return low == high ? low : low + "-" + high;
+std::string times_text(const std::vector<double>& ms) {
+  const auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
+  return range_text(*lo, *hi, 4, "");
 }
 
 // '+' where every pair of runs says faster by more than the noise, '-' slower.
@@ -131,8 +132,8 @@ void run_compare(const CompareOptions& o) {
     }
     const Speedup s = speedup_of(m);
     const char mark = mark_of(s, o.noise);
-    std::cout << fmt::format("  {:<{}} {:>15} {:>15} {:>15} {}\n", label_of(m.row), width, range_text(m.before_ms),
-                             range_text(m.after_ms), speedup_text(s), mark);
+    std::cout << fmt::format("  {:<{}} {:>15} {:>15} {:>15} {}\n", label_of(m.row), width, times_text(m.before_ms),
+                             times_text(m.after_ms), range_text(s.low, s.high, 2, "x"), mark);
     if (m.row.kind == "kernel") {
       ++kernels;
       log_kernels += std::log(s.mid);
