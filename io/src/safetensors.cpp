@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
@@ -59,6 +61,19 @@ constexpr std::array<Dtype, 4> kDtypes{{
     {"BF16", 2, bf16_to_float},
 }};
 
+// Every dtype of the format and its element size, for the raw reader and writer.
+constexpr std::array<std::pair<std::string_view, std::size_t>, 15> kStoredSizes{{
+    {"BOOL", 1}, {"U8", 1}, {"I8", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"U16", 2}, {"I16", 2}, {"F16", 2},
+    {"BF16", 2}, {"U32", 4}, {"I32", 4}, {"F32", 4}, {"U64", 8}, {"I64", 8}, {"F64", 8},
+}};
+
+std::optional<std::size_t> stored_size(std::string_view dtype) {
+  for (const auto& [name, size] : kStoredSizes) {
+    if (name == dtype) return size;
+  }
+  return std::nullopt;
+}
+
 struct Entry {
   std::string name;
   std::string dtype;
@@ -69,6 +84,7 @@ struct Entry {
 
 struct Layout {
   std::vector<Entry> entries;
+  std::map<std::string, std::string> metadata;
   uint64_t data_start = 0;  // file offset of the data buffer
 };
 
@@ -159,7 +175,15 @@ Layout read_layout(detail::InputFile& file, const std::string& path) {
   layout.data_start = kHeaderSizeField + header_size;
   const uint64_t data_size = file.size - layout.data_start;
   for (const auto& [name, value] : header.items()) {
-    if (name != kMetadataKey) layout.entries.push_back(parse_entry(name, value, data_size, path));
+    if (name != kMetadataKey) {
+      layout.entries.push_back(parse_entry(name, value, data_size, path));
+      continue;
+    }
+    if (!value.is_object()) fail(path, "'__metadata__' is not a JSON object");
+    for (const auto& [key, text] : value.items()) {
+      if (!text.is_string()) fail(path, fmt::format("'__metadata__' entry '{}' is not a string", key));
+      layout.metadata.emplace(key, text.get<std::string>());
+    }
   }
   return layout;
 }
@@ -188,37 +212,61 @@ const Dtype& find_dtype(const Entry& entry, const std::string& path) {
                          supported));
 }
 
-// The JSON header for `tensors` stored back to back as F32, in the given order.
-std::string build_header(const std::vector<Tensor>& tensors, const std::string& path) {
+// A tensor to be written: its header fields and how to write its bytes.
+struct Outgoing {
+  std::string_view name;
+  std::string_view dtype;
+  const std::vector<int64_t>* shape;
+  uint64_t size;  // bytes
+  std::function<void(std::ofstream&)> write;
+};
+
+// The shape's element count, checked: a valid name used once, no negative
+// dimension, no overflow in `item_size`-byte elements.
+uint64_t checked_entry_numel(std::string_view name, const std::vector<int64_t>& shape, std::size_t item_size,
+                             std::unordered_set<std::string>& names, const std::string& path) {
+  const auto tensor_fail = [&](std::string_view defect) { fail(path, fmt::format("tensor '{}': {}", name, defect)); };
+  if (name.empty() || name == kMetadataKey) tensor_fail("is not a valid tensor name");
+  if (!names.insert(std::string(name)).second) tensor_fail("the name is used twice");
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t dim) { return dim < 0; })) {
+    tensor_fail(fmt::format("shape {} has a negative dimension", json_shape(shape)));
+  }
+  const auto numel = checked_numel(shape, item_size);
+  if (!numel) tensor_fail(fmt::format("shape {} overflows", json_shape(shape)));
+  return *numel;
+}
+
+// The header (the tensors back to back in the given order, then the
+// metadata), then the data.
+void write_file(const std::string& path, const std::vector<Outgoing>& tensors,
+                const std::map<std::string, std::string>& metadata) {
   Json header = Json::object();
-  std::unordered_set<std::string> names;
   uint64_t offset = 0;
-  for (const Tensor& tensor : tensors) {
-    const auto tensor_fail = [&](std::string_view defect) {
-      fail(path, fmt::format("tensor '{}': {}", tensor.name, defect));
-    };
-    if (tensor.name.empty() || tensor.name == kMetadataKey) tensor_fail("is not a valid tensor name");
-    if (!names.insert(tensor.name).second) tensor_fail("the name is used twice");
-    if (std::any_of(tensor.shape.begin(), tensor.shape.end(), [](int64_t dim) { return dim < 0; })) {
-      tensor_fail(fmt::format("shape {} has a negative dimension", json_shape(tensor.shape)));
-    }
-    const auto numel = checked_numel(tensor.shape, 4);
-    if (!numel) tensor_fail(fmt::format("shape {} overflows", json_shape(tensor.shape)));
-    if (*numel != tensor.data.size()) {
-      tensor_fail(fmt::format("shape {} needs {} values, data has {}", json_shape(tensor.shape), *numel,
-                              tensor.data.size()));
-    }
-    const uint64_t end = offset + *numel * 4;
-    header[tensor.name] = {{"dtype", "F32"}, {"shape", tensor.shape}, {"data_offsets", {offset, end}}};
+  for (const Outgoing& tensor : tensors) {
+    const uint64_t end = offset + tensor.size;
+    header[std::string(tensor.name)] = {
+        {"dtype", std::string(tensor.dtype)}, {"shape", *tensor.shape}, {"data_offsets", {offset, end}}};
     offset = end;
   }
+  if (!metadata.empty()) header[std::string(kMetadataKey)] = metadata;
+  std::string text;
   try {
-    std::string text = header.dump();
-    text.append((kHeaderAlignment - text.size() % kHeaderAlignment) % kHeaderAlignment, ' ');
-    return text;
+    text = header.dump();
   } catch (const Json::exception& error) {
     fail(path, fmt::format("cannot encode the header: {}", error.what()));
   }
+  text.append((kHeaderAlignment - text.size() % kHeaderAlignment) % kHeaderAlignment, ' ');
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  if (!stream) fail(path, "cannot open for writing");
+  std::array<char, kHeaderSizeField> size_field{};
+  for (std::size_t b = 0; b < size_field.size(); ++b) {
+    size_field[b] = static_cast<char>((static_cast<uint64_t>(text.size()) >> (8 * b)) & 0xffu);
+  }
+  stream.write(size_field.data(), static_cast<std::streamsize>(size_field.size()));
+  stream.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const Outgoing& tensor : tensors) tensor.write(stream);
+  stream.close();
+  if (!stream) fail(path, "write failed");
 }
 
 }  // namespace
@@ -255,18 +303,58 @@ Tensor read_safetensors(const std::string& path, const std::string& name) {
 }
 
 void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors) {
-  const std::string header = build_header(tensors, path);
-  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
-  if (!stream) fail(path, "cannot open for writing");
-  std::array<char, kHeaderSizeField> size_field{};
-  for (std::size_t b = 0; b < size_field.size(); ++b) {
-    size_field[b] = static_cast<char>((static_cast<uint64_t>(header.size()) >> (8 * b)) & 0xffu);
+  std::vector<Outgoing> out;
+  std::unordered_set<std::string> names;
+  for (const Tensor& tensor : tensors) {
+    const uint64_t numel = checked_entry_numel(tensor.name, tensor.shape, 4, names, path);
+    if (numel != tensor.data.size()) {
+      fail(path, fmt::format("tensor '{}': shape {} needs {} values, data has {}", tensor.name,
+                             json_shape(tensor.shape), numel, tensor.data.size()));
+    }
+    out.push_back({tensor.name, "F32", &tensor.shape, numel * 4,
+                   [&tensor](std::ofstream& s) { write_f32_le(s, tensor.data.data(), tensor.data.size()); }});
   }
-  stream.write(size_field.data(), static_cast<std::streamsize>(size_field.size()));
-  stream.write(header.data(), static_cast<std::streamsize>(header.size()));
-  for (const Tensor& tensor : tensors) write_f32_le(stream, tensor.data.data(), tensor.data.size());
-  stream.close();
-  if (!stream) fail(path, "write failed");
+  write_file(path, out, {});
+}
+
+SafetensorsFile read_safetensors_file(const std::string& path) {
+  detail::InputFile file = detail::open_for_reading(path);
+  Layout layout = read_layout(file, path);
+  SafetensorsFile result;
+  result.metadata = std::move(layout.metadata);
+  for (const Entry& entry : layout.entries) {
+    const auto size = stored_size(entry.dtype);
+    if (!size) fail(path, fmt::format("tensor '{}': '{}' is not a safetensors dtype", entry.name, entry.dtype));
+    const auto numel = checked_numel(entry.shape, *size);
+    const uint64_t span = entry.end - entry.begin;
+    if (!numel || *numel * *size != span) {
+      fail(path, fmt::format("tensor '{}': shape {} of {} does not match data_offsets [{}, {}] ({} bytes)",
+                             entry.name, json_shape(entry.shape), entry.dtype, entry.begin, entry.end, span));
+    }
+    file.stream.seekg(static_cast<std::streamoff>(layout.data_start + entry.begin));
+    std::vector<unsigned char> bytes = read_bytes(file.stream, span, path);
+    result.tensors.push_back(StoredTensor{entry.name, entry.dtype, entry.shape, {bytes.begin(), bytes.end()}});
+  }
+  return result;
+}
+
+void write_safetensors_file(const std::string& path, const SafetensorsFile& file) {
+  std::vector<Outgoing> out;
+  std::unordered_set<std::string> names;
+  for (const StoredTensor& tensor : file.tensors) {
+    const auto size = stored_size(tensor.dtype);
+    if (!size) fail(path, fmt::format("tensor '{}': '{}' is not a safetensors dtype", tensor.name, tensor.dtype));
+    const uint64_t numel = checked_entry_numel(tensor.name, tensor.shape, *size, names, path);
+    if (numel * *size != tensor.bytes.size()) {
+      fail(path, fmt::format("tensor '{}': shape {} of {} needs {} bytes, data has {}", tensor.name,
+                             json_shape(tensor.shape), tensor.dtype, numel * *size, tensor.bytes.size()));
+    }
+    out.push_back({tensor.name, tensor.dtype, &tensor.shape, tensor.bytes.size(), [&tensor](std::ofstream& s) {
+                     s.write(reinterpret_cast<const char*>(tensor.bytes.data()),
+                             static_cast<std::streamsize>(tensor.bytes.size()));
+                   }});
+  }
+  write_file(path, out, file.metadata);
 }
 
 }  // namespace nibble::io

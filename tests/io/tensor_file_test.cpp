@@ -1,6 +1,6 @@
-// Tests for nibble::io: .npy and .safetensors round trips, decoding of
-// hand-built files in every supported dtype and layout, and one test per
-// defect a reader must reject.
+// Tests for nibble::io: .npy and .safetensors round trips (the float32 readers
+// and the raw, any-dtype one), decoding of hand-built files in every supported
+// dtype and layout, and one test per defect a reader must reject.
 #include "nibble/io/tensor_file.h"
 
 #include <gtest/gtest.h>
@@ -825,6 +825,182 @@ TEST_F(TensorFileTest, WriteSafetensorsErrors) {
   const std::string unwritable = PathOf("no/such/dir/out.safetensors");
   ExpectFileError([&] { write_safetensors(unwritable, {Tensor{"w", {1}, {1.0f}}}); }, unwritable,
                   "cannot open for writing");
+}
+
+// ---------------------------------------------------------------- stored .safetensors (any dtype)
+
+std::vector<uint8_t> LeBytes(uint64_t value, std::size_t size) {
+  std::vector<uint8_t> bytes;
+  for (std::size_t i = 0; i < size; ++i) bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
+  return bytes;
+}
+
+std::vector<uint8_t> I64Bytes(const std::vector<int64_t>& values) {
+  std::vector<uint8_t> bytes;
+  for (const int64_t value : values) {
+    const std::vector<uint8_t> word = LeBytes(static_cast<uint64_t>(value), 8);
+    bytes.insert(bytes.end(), word.begin(), word.end());
+  }
+  return bytes;
+}
+
+std::vector<uint8_t> U16Bytes(const std::vector<uint16_t>& values) {
+  std::vector<uint8_t> bytes;
+  for (const uint16_t value : values) {
+    const std::vector<uint8_t> half = LeBytes(value, 2);
+    bytes.insert(bytes.end(), half.begin(), half.end());
+  }
+  return bytes;
+}
+
+void ExpectSameStoredFile(const SafetensorsFile& expected, const SafetensorsFile& actual) {
+  ASSERT_EQ(actual.tensors.size(), expected.tensors.size());
+  for (std::size_t i = 0; i < expected.tensors.size(); ++i) {
+    const StoredTensor& e = expected.tensors[i];
+    const StoredTensor& a = actual.tensors[i];
+    SCOPED_TRACE(e.name);
+    EXPECT_EQ(a.name, e.name);
+    EXPECT_EQ(a.dtype, e.dtype);
+    EXPECT_EQ(a.shape, e.shape);
+    EXPECT_EQ(a.bytes, e.bytes);
+  }
+  EXPECT_EQ(actual.metadata, expected.metadata);
+}
+
+// Tensors named out of alphabetical order, in dtypes the float readers do not
+// decode and two they do, holding every byte value, NaN payloads and integer
+// extremes; metadata with quotes, a newline, non-ASCII text and an empty value.
+SafetensorsFile MixedStoredFile() {
+  SafetensorsFile file;
+  std::vector<uint8_t> every_byte(256);
+  for (std::size_t i = 0; i < every_byte.size(); ++i) every_byte[i] = static_cast<uint8_t>(i);
+  file.tensors = {
+      {"zeta.ids", "I64", {2, 2}, I64Bytes({-1, std::numeric_limits<int64_t>::min(), 42,
+                                            std::numeric_limits<int64_t>::max()})},
+      {"codes", "U8", {16, 16}, every_byte},
+      {"alpha.bf16", "BF16", {4}, U16Bytes({0x3f80, 0xffc1, 0x8001, 0x7f80})},
+      {"fp8", "F8_E4M3", {2, 3}, {0x00, 0x7f, 0xff, 0x80, 0x38, 0x7e}},
+      {"scalar", "F32", {}, LeBytes(bits_of(1.5f), 4)},
+      {"empty", "U8", {4, 0}, {}},
+  };
+  file.metadata = {{"format", "pt"}, {"note", "a \"quoted\"\nline: \xc3\xbcnic\xc3\xb6" "de"}, {"blank", ""}};
+  return file;
+}
+
+TEST_F(TensorFileTest, StoredSafetensorsRoundTripKeepsBytesShapesOrderAndMetadata) {
+  const SafetensorsFile file = MixedStoredFile();
+  const std::string path = PathOf("stored.safetensors");
+  write_safetensors_file(path, file);
+  ExpectSameStoredFile(file, read_safetensors_file(path));
+
+  // The data buffer is every tensor's bytes back to back, in the given order.
+  const std::string bytes = ReadFile(path);
+  ASSERT_GE(bytes.size(), 8u);
+  uint64_t header_size = 0;
+  for (std::size_t i = 0; i < 8; ++i) header_size |= uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+  EXPECT_EQ(header_size % 8, 0u);
+  std::string data;
+  for (const StoredTensor& t : file.tensors) data.append(t.bytes.begin(), t.bytes.end());
+  ASSERT_EQ(bytes.size(), 8 + header_size + data.size());
+  EXPECT_EQ(bytes.substr(8 + header_size), data);
+
+  // The float view sees the same file: its order, and the BF16 and F32 values bit for bit.
+  EXPECT_EQ(list_safetensors(path),
+            (std::vector<std::string>{"zeta.ids", "codes", "alpha.bf16", "fp8", "scalar", "empty"}));
+  const Tensor brain = read_safetensors(path, "alpha.bf16");
+  ASSERT_EQ(brain.data.size(), 4u);
+  const std::vector<uint32_t> expected = {0x3f800000u, 0xffc10000u, 0x80010000u, 0x7f800000u};
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(bits_of(brain.data[i]), expected[i]) << i;
+  const Tensor scalar = read_safetensors(path, "scalar");
+  EXPECT_TRUE(scalar.shape.empty());
+  ExpectBitwiseEqual({1.5f}, scalar.data);
+}
+
+TEST_F(TensorFileTest, StoredSafetensorsWithoutMetadataOrTensors) {
+  const std::string path = PathOf("bare.safetensors");
+  SafetensorsFile bare;
+  bare.tensors = {{"w", "U8", {3}, {1, 2, 3}}};
+  write_safetensors_file(path, bare);
+  ExpectSameStoredFile(bare, read_safetensors_file(path));
+  SafetensorsFile metadata_only;
+  metadata_only.metadata = {{"k", "v"}};
+  write_safetensors_file(path, metadata_only);
+  ExpectSameStoredFile(metadata_only, read_safetensors_file(path));
+}
+
+TEST_F(TensorFileTest, StoredSafetensorsCarryEveryDtypeOfTheFormat) {
+  const std::vector<std::pair<std::string, std::size_t>> dtypes = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"U16", 2}, {"I16", 2}, {"F16", 2},
+      {"BF16", 2}, {"U32", 4}, {"I32", 4}, {"F32", 4},     {"U64", 8},     {"I64", 8}, {"F64", 8}};
+  SafetensorsFile file;
+  for (std::size_t d = 0; d < dtypes.size(); ++d) {
+    std::vector<uint8_t> bytes(3 * dtypes[d].second);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(37 * i + 11 * d + 1);
+    file.tensors.push_back({"t_" + dtypes[d].first, dtypes[d].first, {1, 3}, bytes});
+  }
+  const std::string path = PathOf("dtypes.safetensors");
+  write_safetensors_file(path, file);
+  ExpectSameStoredFile(file, read_safetensors_file(path));
+  EXPECT_EQ(file.tensors.size(), 15u);
+}
+
+TEST_F(TensorFileTest, SafetensorsFloatReaderStillRejectsAU8Tensor) {
+  SafetensorsFile file;
+  file.tensors = {{"u", "U8", {4}, {1, 2, 3, 4}}, {"f", "F32", {1}, LeBytes(bits_of(-2.0f), 4)}};
+  const std::string path = PathOf("u8.safetensors");
+  write_safetensors_file(path, file);
+  ExpectFileError([&] { read_safetensors(path, "u"); }, path,
+                  "tensor 'u': 'U8' is not a supported dtype; expected one of F32 F64 F16 BF16");
+  ExpectBitwiseEqual({-2.0f}, read_safetensors(path, "f").data);
+}
+
+TEST_F(TensorFileTest, WriteSafetensorsFileErrors) {
+  const std::string path = PathOf("bad.safetensors");
+  const auto expect_write_error = [&](const std::vector<StoredTensor>& tensors, const std::string& phrase) {
+    SafetensorsFile file;
+    file.tensors = tensors;
+    ExpectFileError([&] { write_safetensors_file(path, file); }, path, phrase);
+    EXPECT_FALSE(fs::exists(path)) << phrase;
+  };
+  expect_write_error({{"w", "F4", {2}, {0, 0}}}, "tensor 'w': 'F4' is not a safetensors dtype");
+  expect_write_error({{"w", "u8", {2}, {0, 0}}}, "tensor 'w': 'u8' is not a safetensors dtype");
+  expect_write_error({{"w", "I64", {2}, std::vector<uint8_t>(15)}},
+                     "tensor 'w': shape [2] of I64 needs 16 bytes, data has 15");
+  expect_write_error({{"w", "U8", {2, 3}, std::vector<uint8_t>(7)}},
+                     "tensor 'w': shape [2, 3] of U8 needs 6 bytes, data has 7");
+  expect_write_error({{"w", "U8", {1}, {0}}, {"v", "U8", {1}, {0}}, {"w", "BF16", {1}, {0, 0}}},
+                     "tensor 'w': the name is used twice");
+  expect_write_error({{"", "U8", {1}, {0}}}, "is not a valid tensor name");
+  expect_write_error({{"__metadata__", "U8", {1}, {0}}}, "is not a valid tensor name");
+  expect_write_error({{"w", "U8", {-1}, {}}}, "negative dimension");
+}
+
+TEST_F(TensorFileTest, ReadSafetensorsFileErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"w\":{\"dtype\":\"Q4\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+       "tensor 'w': 'Q4' is not a safetensors dtype"},
+      {"{\"w\":{\"dtype\":\"U16\",\"shape\":[3],\"data_offsets\":[0,8]}}",
+       "tensor 'w': shape [3] of U16 does not match data_offsets [0, 8] (8 bytes)"},
+      {"{\"w\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+       "tensor 'w': shape [2] of I64 does not match data_offsets [0, 8] (8 bytes)"},
+      {"{\"w\":{\"dtype\":\"U8\",\"shape\":[1000000000,1000000000,1000000000],\"data_offsets\":[0,8]}}",
+       "tensor 'w': shape [1000000000, 1000000000, 1000000000] of U8 does not match"},
+      {"{\"__metadata__\":[\"pt\"],\"w\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}",
+       "'__metadata__' is not a JSON object"},
+      {"{\"__metadata__\":\"pt\",\"w\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}",
+       "'__metadata__' is not a JSON object"},
+      {"{\"__metadata__\":{\"format\":\"pt\",\"step\":3},"
+       "\"w\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}",
+       "'__metadata__' entry 'step' is not a string"},
+      {"{\"__metadata__\":{\"nested\":{}}}", "'__metadata__' entry 'nested' is not a string"},
+  };
+  for (const auto& [json, phrase] : cases) {
+    SCOPED_TRACE(json);
+    const std::string path = WriteFile("raw.safetensors", SafetensorsBytes(json, std::string(8, '\x5a')));
+    ExpectFileError([&] { read_safetensors_file(path); }, path, phrase);
+  }
+  const std::string missing = PathOf("absent.safetensors");
+  ExpectFileError([&] { read_safetensors_file(missing); }, missing, "cannot open for reading");
 }
 
 // ---------------------------------------------------------------- dispatch and robustness
