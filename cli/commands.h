@@ -34,6 +34,8 @@ void finish_output(std::ofstream& file, const std::string& path);
 void write_output(const std::string& path, const std::string& option, const std::string& text);
 
 void add_quant_command(CLI::App& app);
+// golden-quant: a user tensor quantized by golden into a quantized-tensor file, or such a file checked.
+void add_golden_quant_command(CLI::App& app);
 void add_vectors_command(CLI::App& app);
 void add_area_command(CLI::App& app);
 // energy: activity-based energy of the synthesized DPU per format configuration.

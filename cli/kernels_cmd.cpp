@@ -25,7 +25,9 @@
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
 #include "nibble/io/kernel_bench_file.h"
+#include "nibble/io/quantized_file.h"
 #include "nibble/io/tensor_file.h"
+#include "quant_flags.h"
 
 namespace nibble::cli {
 namespace {
@@ -36,64 +38,12 @@ void require_gpu() {
   }
 }
 
-// The quantization options shared by gpu-quant and gpu-gemm.
-struct QuantFlags {
-  std::string format = "e2m1";
-  std::string block = "1x16";
-  std::string scale = "nvfp4";
-  std::string rounding = "rne";
-  int sr_bits = 8;
-  int rht = 0;
-  bool rht_bf16 = false;
-  uint64_t seed = 0;
-  uint32_t stream = 0;
-
-  void add_to(CLI::App* cmd, const std::string& prefix = "") {
-    cmd->add_option("--" + prefix + "format", format, "element format: e2m1, e1m2, int4")->capture_default_str();
-    cmd->add_option("--" + prefix + "block", block, "block shape: 1x16, 1x32, 16x16")->capture_default_str();
-    cmd->add_option("--" + prefix + "scale", scale, "scale mode: fp32, nvfp4, mx-floor, mx-ceil")
-        ->capture_default_str();
-    cmd->add_option("--" + prefix + "rounding", rounding, "rne or sr")->capture_default_str();
-    if (!prefix.empty()) return;  // the remaining options are shared by both operands
-    cmd->add_option("--sr-bits", sr_bits, "stochastic-rounding bits B (1..8)")->capture_default_str();
-    cmd->add_option("--rht", rht, "RHT size along the contraction axis: 0 (off) or 16")->capture_default_str();
-    cmd->add_flag("--rht-bf16", rht_bf16, "round the RHT output to bfloat16");
-    cmd->add_option("--seed", seed, "seed of the SR bits and RHT signs")->capture_default_str();
-    cmd->add_option("--stream", stream, "SR stream id of the tensor")->capture_default_str();
+// The quantization flags, with the GPU's one RHT size.
+QuantConfig gpu_config(const QuantFlags& flags) {
+  if (flags.rht != 0 && flags.rht != 16) {
+    throw UsageError(fmt::format("--rht must be 0 or 16 on the GPU, got {}", flags.rht));
   }
-
-  QuantConfig config() const {
-    QuantConfig c;
-    const auto f = parse_format(format);
-    const auto b = parse_block_shape(block);
-    const auto s = parse_scale_mode(scale);
-    const auto r = parse_rounding(rounding);
-    if (!f) throw UsageError(fmt::format("unknown format '{}'; valid: e2m1, e1m2, int4", format));
-    if (!b) throw UsageError(fmt::format("unknown block shape '{}'; valid: 1x16, 1x32, 16x16", block));
-    if (!s) throw UsageError(fmt::format("unknown scale mode '{}'; valid: fp32, nvfp4, mx-floor, mx-ceil", scale));
-    if (!r) throw UsageError(fmt::format("unknown rounding '{}'; valid: rne, sr", rounding));
-    if (rht != 0 && rht != 16) throw UsageError(fmt::format("--rht must be 0 or 16 on the GPU, got {}", rht));
-    c.format = *f;
-    c.block = *b;
-    c.scale = *s;
-    c.rounding = *r;
-    c.sr_bits = sr_bits;
-    c.rht = RhtConfig{rht, rht_bf16};
-    c.seed = seed;
-    c.stream = stream;
-    try {
-      validate(c);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-    return c;
-  }
-};
-
-std::string describe(const QuantConfig& c) {
-  return fmt::format("{} {} {} {}{}{}", name(c.format), name(c.block), name(c.scale), name(c.rounding),
-                     c.rounding == Rounding::kStochastic ? fmt::format(" B={}", c.sr_bits) : "",
-                     c.rht.enabled() ? fmt::format(" RHT{}{}", c.rht.size, c.rht.round_bf16 ? "+bf16" : "") : "");
+  return flags.config();
 }
 
 double elapsed_ms(std::chrono::steady_clock::time_point start) {
@@ -132,11 +82,12 @@ struct GpuQuantOptions {
   bool colwise = false;
   bool check = false;
   std::string dequant_out;
+  std::string out;
 };
 
 void run_gpu_quant(const GpuQuantOptions& o) {
   require_gpu();
-  const QuantConfig cfg = o.quant.config();
+  const QuantConfig cfg = gpu_config(o.quant);
   const io::Tensor t = io::read_tensor(o.tensor, o.name);
   const int64_t rows = t.rows(), cols = t.cols();
   try {
@@ -161,23 +112,29 @@ void run_gpu_quant(const GpuQuantOptions& o) {
   fmt::print("  quantized in {:.3f} ms (wall clock, first call); row-wise {} bytes{}\n", ms, row.device_bytes(),
              col ? fmt::format(", column-wise {} bytes", col->device_bytes()) : "");
   const QuantizedTensor h = cuda::to_host(row);
+  std::optional<QuantizedTensor> h_col;
+  if (col) h_col = cuda::to_host(*col);
   fmt::print("  tensor scale S_enc {} g {}\n", h.tensor.encode, h.tensor.decode);
+  if (!o.out.empty()) {
+    std::vector<io::QuantizedEntry> entries{{"rowwise", false, h}};
+    if (h_col) entries.push_back({"colwise", true, *h_col});
+    io::write_quantized(o.out, entries);
+    fmt::print("  codes, block scales and tensor scale written to {}{}\n", o.out,
+               h_col ? " ('rowwise', and the transposed tensor's 'colwise')" : " ('rowwise')");
+  }
   if (o.check) {
     const QuantizedTensor want = quantize(t.data.data(), rows, cols, cfg);
-    const bool same = h.codes == want.codes && h.scales == want.scales &&
-                      f32_bits(h.tensor.decode) == f32_bits(want.tensor.decode);
-    fmt::print("  row-wise vs golden: {}\n", same ? "bit-exact" : "DIFFERS");
+    const io::QuantizedDiff d = io::diff_quantized(h, want);
+    fmt::print("  row-wise vs golden: {}\n", d.same() ? "bit-exact" : "DIFFERS: " + io::describe(d, h, want));
     bool col_same = true;
-    if (col) {
-      std::vector<float> xt(t.data.size());
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) xt[static_cast<size_t>(c * rows + r)] = t.data[static_cast<size_t>(r * cols + c)];
-      const QuantizedTensor got_col = cuda::to_host(*col);
-      const QuantizedTensor want_col = quantize(xt.data(), cols, rows, cfg);
-      col_same = got_col.codes == want_col.codes && got_col.scales == want_col.scales;
-      fmt::print("  column-wise vs golden: {}\n", col_same ? "bit-exact" : "DIFFERS");
+    if (h_col) {
+      const QuantizedTensor want_col = quantize(transposed(t).data(), cols, rows, cfg);
+      const io::QuantizedDiff dc = io::diff_quantized(*h_col, want_col);
+      col_same = dc.same();
+      fmt::print("  column-wise vs golden: {}\n",
+                 col_same ? "bit-exact" : "DIFFERS: " + io::describe(dc, *h_col, want_col));
     }
-    if (!same || !col_same) throw std::runtime_error("GPU quantization differs from golden");
+    if (!d.same() || !col_same) throw std::runtime_error("GPU quantization differs from golden");
   }
   if (!o.dequant_out.empty()) {
     cuda::DeviceBuffer<float> deq(t.data.size());
@@ -198,9 +155,9 @@ struct GpuGemmOptions {
 
 void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd) {
   require_gpu();
-  const QuantConfig ca = o.quant.config();
+  const QuantConfig ca = gpu_config(o.quant);
   QuantConfig cb = ca;
-  const QuantConfig b_override = o.b_quant.config();
+  const QuantConfig b_override = gpu_config(o.b_quant);
   if (cmd.count("--b-format") != 0) cb.format = b_override.format;
   if (cmd.count("--b-block") != 0) cb.block = b_override.block;
   if (cmd.count("--b-scale") != 0) cb.scale = b_override.scale;
@@ -264,10 +221,14 @@ void add_kernel_commands(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("gpu-quant", "Quantize a tensor (.npy/.safetensors) with the GPU kernels");
     cmd->add_option("--tensor", opts->tensor, "input tensor file (.npy or .safetensors)")->required();
     cmd->add_option("--name", opts->name, "tensor name inside a .safetensors file");
-    opts->quant.add_to(cmd);
+    opts->quant.add_to(cmd, "", "0 (off) or 16");
     cmd->add_flag("--colwise", opts->colwise, "also quantize the transposed tensor in the same pass");
     cmd->add_flag("--check", opts->check, "compare with the golden model bit for bit (exit 1 if different)");
     cmd->add_option("--dequant-out", opts->dequant_out, "write the dequantized tensor to this .npy file");
+    cmd->add_option("--out", opts->out,
+                    "write the codes, block scales and tensor scale to this .safetensors file (golden-quant --check "
+                    "reads it)")
+        ->type_name("FILE");
     cmd->callback([opts] { run_gpu_quant(*opts); });
   }
   {
@@ -277,7 +238,7 @@ void add_kernel_commands(CLI::App& app) {
     cmd->add_option("--b", opts->b, "B [N, K] tensor file")->required();
     cmd->add_option("--a-name", opts->a_name, "tensor name of A inside a .safetensors file");
     cmd->add_option("--b-name", opts->b_name, "tensor name of B inside a .safetensors file");
-    opts->quant.add_to(cmd);
+    opts->quant.add_to(cmd, "", "0 (off) or 16");
     opts->b_quant.add_to(cmd, "b-");
     cmd->add_option("--out", opts->out, "write C to this .npy file");
     cmd->add_flag("--check", opts->check, "compare with golden gemm bit for bit (exit 1 if different)");

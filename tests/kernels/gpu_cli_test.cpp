@@ -1,7 +1,8 @@
 // The GPU commands end to end: `nibble gpu-quant` and `nibble gpu-gemm` on
 // tensor files, BF16 .safetensors going to the device as BF16 (the BF16
 // kernels) and float32 files as float32, each checked against golden by the
-// command's own --check. Skips (saying so) where there is no CUDA device.
+// command's own --check; the quantized-tensor files gpu-quant writes, checked
+// by golden-quant. Skips (saying so) where there is no CUDA device.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -71,7 +72,9 @@ TEST_F(GpuCliTest, QuantizeKeepsBf16FilesBf16AndMatchesGolden) {
     for (const char* colwise : {"", " --colwise"}) {
       for (const auto& [file, kind] :
            {std::pair{"x_bf16.safetensors", "BF16"}, std::pair{"x_f32.safetensors", "FP32"}}) {
-        const auto r = test::run_nibble("gpu-quant --tensor " + path(file) + " " + recipe + colwise + " --check");
+        const std::string out = path("q.safetensors");
+        const auto r =
+            test::run_nibble("gpu-quant --tensor " + path(file) + " " + recipe + colwise + " --check --out " + out);
         SCOPED_TRACE(std::string(recipe) + colwise + " " + file + "\n" + r.output);
         EXPECT_EQ(r.exit_code, 0);
         EXPECT_NE(r.output.find(std::string("(") + kind + " on the device)"), std::string::npos);
@@ -79,6 +82,18 @@ TEST_F(GpuCliTest, QuantizeKeepsBf16FilesBf16AndMatchesGolden) {
         if (*colwise != '\0') {
           EXPECT_NE(r.output.find("column-wise vs golden: bit-exact"), std::string::npos);
         }
+        // The file the GPU wrote, checked on the host by golden-quant under its own recorded settings.
+        const auto c = test::run_nibble("golden-quant --tensor " + path(file) + " --check " + out);
+        SCOPED_TRACE(c.output);
+        EXPECT_EQ(c.exit_code, 0);
+        EXPECT_NE(c.output.find("rowwise [64 x 608] "), std::string::npos);
+        EXPECT_EQ(c.output.find("colwise [608 x 64] (transposed) ") != std::string::npos, *colwise != '\0');
+        size_t exact = 0;
+        for (size_t at = c.output.find(": bit-exact"); at != std::string::npos;
+             at = c.output.find(": bit-exact", at + 1)) {
+          ++exact;
+        }
+        EXPECT_EQ(exact, *colwise != '\0' ? 2u : 1u);
         ++runs;
       }
     }

@@ -1,0 +1,75 @@
+// The quantization options shared by the commands that quantize a user's tensor.
+#include "quant_flags.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "commands.h"
+
+namespace nibble::cli {
+
+std::vector<CLI::Option*> QuantFlags::add_to(CLI::App* cmd, const std::string& prefix, const std::string& rht_sizes) {
+  std::vector<CLI::Option*> added;
+  added.push_back(
+      cmd->add_option("--" + prefix + "format", format, "element format: e2m1, e1m2, int4")->capture_default_str());
+  added.push_back(
+      cmd->add_option("--" + prefix + "block", block, "block shape: 1x16, 1x32, 16x16")->capture_default_str());
+  added.push_back(cmd->add_option("--" + prefix + "scale", scale, "scale mode: fp32, nvfp4, mx-floor, mx-ceil")
+                      ->capture_default_str());
+  added.push_back(cmd->add_option("--" + prefix + "rounding", rounding, "rne or sr")->capture_default_str());
+  if (!prefix.empty()) return added;  // the remaining options are shared by both operands
+  added.push_back(cmd->add_option("--sr-bits", sr_bits, "stochastic-rounding bits B (1..8)")->capture_default_str());
+  added.push_back(cmd->add_option("--rht", rht, "RHT size along the contraction axis: " + rht_sizes)
+                      ->capture_default_str());
+  added.push_back(cmd->add_flag("--rht-bf16", rht_bf16, "round the RHT output to bfloat16"));
+  added.push_back(cmd->add_option("--seed", seed, "seed of the SR bits and RHT signs")->capture_default_str());
+  added.push_back(cmd->add_option("--stream", stream, "SR stream id of the tensor")->capture_default_str());
+  return added;
+}
+
+QuantConfig QuantFlags::config() const {
+  QuantConfig c;
+  const auto f = parse_format(format);
+  const auto b = parse_block_shape(block);
+  const auto s = parse_scale_mode(scale);
+  const auto r = parse_rounding(rounding);
+  if (!f) throw UsageError(fmt::format("unknown format '{}'; valid: e2m1, e1m2, int4", format));
+  if (!b) throw UsageError(fmt::format("unknown block shape '{}'; valid: 1x16, 1x32, 16x16", block));
+  if (!s) throw UsageError(fmt::format("unknown scale mode '{}'; valid: fp32, nvfp4, mx-floor, mx-ceil", scale));
+  if (!r) throw UsageError(fmt::format("unknown rounding '{}'; valid: rne, sr", rounding));
+  c.format = *f;
+  c.block = *b;
+  c.scale = *s;
+  c.rounding = *r;
+  c.sr_bits = sr_bits;
+  c.rht = RhtConfig{rht, rht_bf16};
+  c.seed = seed;
+  c.stream = stream;
+  try {
+    validate(c);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return c;
+}
+
+std::string describe(const QuantConfig& c) {
+  return fmt::format("{} {} {} {}{}{}", name(c.format), name(c.block), name(c.scale), name(c.rounding),
+                     c.rounding == Rounding::kStochastic ? fmt::format(" B={}", c.sr_bits) : "",
+                     c.rht.enabled() ? fmt::format(" RHT{}{}", c.rht.size, c.rht.round_bf16 ? "+bf16" : "") : "");
+}
+
+std::vector<float> transposed(const io::Tensor& t) {
+  const int64_t rows = t.rows(), cols = t.cols();
+  std::vector<float> xt(t.data.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      xt[static_cast<size_t>(c * rows + r)] = t.data[static_cast<size_t>(r * cols + c)];
+    }
+  }
+  return xt;
+}
+
+}  // namespace nibble::cli
