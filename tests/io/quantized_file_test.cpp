@@ -25,6 +25,7 @@
 #include "nibble/formats.h"
 #include "nibble/quantize.h"
 #include "nibble/scale.h"
+#include "scratch_dir.h"
 
 namespace nibble::io {
 namespace {
@@ -217,24 +218,7 @@ std::string Field(const Json& object, const char* key) {
   return it == object.end() ? "<missing>" : it->dump();
 }
 
-class QuantizedFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / (std::string("nibble_io_") + info->test_suite_name() + "_" + info->name());
-    fs::remove_all(dir_);
-    ASSERT_TRUE(fs::create_directories(dir_));
-  }
-
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
-  std::string PathOf(const std::string& file) const { return (dir_ / file).string(); }
-
-  fs::path dir_;
-};
+using QuantizedFileTest = ScratchDirTest;
 
 // ---------------------------------------------------------------- round trips
 

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "scratch_dir.h"
+
 namespace nibble::io {
 namespace {
 
@@ -174,22 +176,8 @@ std::string F32Bytes(const std::vector<float>& values) {
   return bytes;
 }
 
-class TensorFileTest : public ::testing::Test {
+class TensorFileTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) / (std::string("nibble_io_") + info->test_suite_name() + "_" + info->name());
-    fs::remove_all(dir_);
-    ASSERT_TRUE(fs::create_directories(dir_));
-  }
-
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
-  std::string PathOf(const std::string& file) const { return (dir_ / file).string(); }
-
   std::string WriteFile(const std::string& file, const std::string& bytes) const {
     const std::string path = PathOf(file);
     std::ofstream out(path, std::ios::binary);
@@ -203,7 +191,6 @@ class TensorFileTest : public ::testing::Test {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 
-  fs::path dir_;
 };
 
 // Asserts that `read` throws TensorFileError whose message starts with `path`
