@@ -36,6 +36,8 @@ void write_output(const std::string& path, const std::string& option, const std:
 void add_quant_command(CLI::App& app);
 // golden-quant: a user tensor quantized by golden into a quantized-tensor file, or such a file checked.
 void add_golden_quant_command(CLI::App& app);
+// golden-gemm: golden's C of two quantized-tensor files, or a C checked against it.
+void add_golden_gemm_command(CLI::App& app);
 void add_vectors_command(CLI::App& app);
 void add_area_command(CLI::App& app);
 // energy: activity-based energy of the synthesized DPU per format configuration.

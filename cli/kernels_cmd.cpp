@@ -147,13 +147,55 @@ void run_gpu_quant(const GpuQuantOptions& o) {
 
 // ---- gpu-gemm ---------------------------------------------------------------------
 struct GpuGemmOptions {
-  std::string a, b, a_name, b_name, out;
+  std::string a, b, a_quantized, b_quantized, a_name, b_name, out;
   QuantFlags quant;   // both operands, unless overridden below
   QuantFlags b_quant;  // --b-format etc.
   bool check = false;
 };
 
-void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd) {
+// One GEMM operand: a tensor file, quantized on the device, or a
+// quantized-tensor file, whose codes and scales the device takes as they are.
+struct GemmOperand {
+  std::optional<io::Tensor> tensor;
+  std::optional<QuantizedTensor> quantized;
+  std::string file;
+
+  GemmOperand(const std::string& tensor_file, const std::string& quantized_file, const std::string& name,
+              const char* side) {
+    if (tensor_file.empty() == quantized_file.empty()) {
+      throw UsageError(fmt::format("gpu-gemm takes --{0} FILE or --{0}-quantized FILE", side));
+    }
+    if (!tensor_file.empty()) {
+      tensor = io::read_tensor(tensor_file, name);
+      file = tensor_file;
+    } else {
+      quantized = read_quantized_operand(quantized_file, name, fmt::format("--{}-quantized", side));
+      file = quantized_file;
+    }
+  }
+  int64_t rows() const { return tensor ? tensor->rows() : quantized->rows; }
+  int64_t cols() const { return tensor ? tensor->cols() : quantized->cols; }
+
+  // The operand in device storage, quantized under cfg if it is a tensor;
+  // `from` says what the device took.
+  cuda::DeviceQuantized to_device(const QuantConfig& cfg, std::string* from) const {
+    try {
+      if (quantized) {
+        *from = "quantized file";
+        return cuda::to_device(*quantized);
+      }
+      cuda::DeviceQuantized q = cuda::allocate_quantized(rows(), cols(), cfg);
+      const DeviceInput in(*tensor);  // freed here: the GEMM holds only the quantized operands
+      cuda::quantize(in.data(), in.type, rows(), cols(), cfg, &q, nullptr);
+      *from = fmt::format("{} in", in.name());
+      return q;
+    } catch (const std::invalid_argument& e) {  // a configuration or shape the device path cannot take
+      throw UsageError(fmt::format("{}: {}", file, e.what()));
+    }
+  }
+};
+
+void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd, const std::vector<CLI::Option*>& quant_options) {
   require_gpu();
   const QuantConfig ca = gpu_config(o.quant);
   QuantConfig cb = ca;
@@ -162,49 +204,41 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd) {
   if (cmd.count("--b-block") != 0) cb.block = b_override.block;
   if (cmd.count("--b-scale") != 0) cb.scale = b_override.scale;
   if (cmd.count("--b-rounding") != 0) cb.rounding = b_override.rounding;
-  const io::Tensor a = io::read_tensor(o.a, o.a_name);
-  const io::Tensor b = io::read_tensor(o.b, o.b_name);
+  const GemmOperand a(o.a, o.a_quantized, o.a_name, "a");
+  const GemmOperand b(o.b, o.b_quantized, o.b_name, "b");
+  if (a.quantized && b.quantized) {
+    for (const CLI::Option* opt : quant_options) {
+      if (opt->count() != 0) {
+        throw UsageError(opt->get_name() + " quantizes a tensor, but both operands are quantized files");
+      }
+    }
+  }
   if (a.cols() != b.cols()) {
     throw UsageError(fmt::format("A [{} x {}] and B [{} x {}] must share the last (contraction) axis", a.rows(),
                                  a.cols(), b.rows(), b.cols()));
   }
   const int64_t m = a.rows(), n = b.rows(), k = a.cols();
-  try {
-    cuda::validate_gpu_config(ca, m, k);
-    cuda::validate_gpu_config(cb, n, k);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  cuda::DeviceQuantized qa = cuda::allocate_quantized(m, k, ca);
-  cuda::DeviceQuantized qb = cuda::allocate_quantized(n, k, cb);
-  const char* a_in = nullptr;
-  const char* b_in = nullptr;
-  try {  // the inputs are freed here: the GEMM holds only the quantized operands
-    const DeviceInput da(a), db(b);
-    cuda::quantize(da.data(), da.type, m, k, ca, &qa, nullptr);
-    cuda::quantize(db.data(), db.type, n, k, cb, &qb, nullptr);
-    a_in = da.name();
-    b_in = db.name();
-  } catch (const std::invalid_argument& e) {  // a shape the configuration cannot take (RHT16 axis)
-    throw UsageError(e.what());
-  }
+  std::string a_in, b_in;
+  const cuda::DeviceQuantized qa = a.to_device(ca, &a_in);
+  const cuda::DeviceQuantized qb = b.to_device(cb, &b_in);
   cuda::DeviceBuffer<float> c(static_cast<size_t>(m * n));
   const auto start = std::chrono::steady_clock::now();
-  cuda::gemm(qa, qb, c.data());
+  try {
+    cuda::gemm(qa, qb, c.data());
+  } catch (const std::invalid_argument& e) {  // operands golden's contract cannot pair (their RHT)
+    throw UsageError(e.what());
+  }
   NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
   const double ms = elapsed_ms(start);
   const std::vector<float> result = c.download();
-  fmt::print("C [{} x {}] = A [{} x {}] ({}, {} in) * B [{} x {}]^T ({}, {} in) on {} in {:.3f} ms (wall clock, "
+  fmt::print("C [{} x {}] = A [{} x {}] ({}, {}) * B [{} x {}]^T ({}, {}) on {} in {:.3f} ms (wall clock, "
              "first call)\n",
-             m, n, m, k, describe(ca), a_in, n, k, describe(cb), b_in, cuda::device_name(), ms);
+             m, n, m, k, describe(qa.config), a_in, n, k, describe(qb.config), b_in, cuda::device_name(), ms);
   if (o.check) {
     const std::vector<float> want = gemm(cuda::to_host(qa), cuda::to_host(qb));
     size_t differ = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      const bool both_nan = std::isnan(want[i]) && std::isnan(result[i]);
-      if (!both_nan && f32_bits(want[i]) != f32_bits(result[i])) ++differ;
-    }
-    fmt::print("  vs golden gemm: {}\n", differ == 0 ? "bit-exact" : fmt::format("{} outputs DIFFER", differ));
+    const std::string what = describe_gemm_difference(result, want, n, &differ);
+    fmt::print("  vs golden gemm: {}\n", differ == 0 ? "bit-exact" : "DIFFERS: " + what);
     if (differ != 0) throw std::runtime_error("GPU GEMM differs from golden");
   }
   if (!o.out.empty()) {
@@ -234,15 +268,20 @@ void add_kernel_commands(CLI::App& app) {
   {
     auto opts = std::make_shared<GpuGemmOptions>();
     CLI::App* cmd = app.add_subcommand("gpu-gemm", "C = A * B^T with the bit-exact block-scaled GEMM on the GPU");
-    cmd->add_option("--a", opts->a, "A [M, K] tensor file")->required();
-    cmd->add_option("--b", opts->b, "B [N, K] tensor file")->required();
-    cmd->add_option("--a-name", opts->a_name, "tensor name of A inside a .safetensors file");
-    cmd->add_option("--b-name", opts->b_name, "tensor name of B inside a .safetensors file");
-    opts->quant.add_to(cmd, "", "0 (off) or 16");
-    opts->b_quant.add_to(cmd, "b-");
+    CLI::Option* a = cmd->add_option("--a", opts->a, "A [M, K] tensor file (.npy or .safetensors)");
+    CLI::Option* b = cmd->add_option("--b", opts->b, "B [N, K] tensor file");
+    cmd->add_option("--a-quantized", opts->a_quantized,
+                    "A as a quantized-tensor file (golden-quant, gpu-quant --out), taken as it is")
+        ->type_name("FILE")
+        ->excludes(a);
+    cmd->add_option("--b-quantized", opts->b_quantized, "B as a quantized-tensor file")->type_name("FILE")->excludes(b);
+    cmd->add_option("--a-name", opts->a_name, "tensor name of A inside a .safetensors file (or quantized file)");
+    cmd->add_option("--b-name", opts->b_name, "tensor name of B inside a .safetensors file (or quantized file)");
+    std::vector<CLI::Option*> quant = opts->quant.add_to(cmd, "", "0 (off) or 16");
+    for (CLI::Option* opt : opts->b_quant.add_to(cmd, "b-")) quant.push_back(opt);
     cmd->add_option("--out", opts->out, "write C to this .npy file");
     cmd->add_flag("--check", opts->check, "compare with golden gemm bit for bit (exit 1 if different)");
-    cmd->callback([opts, cmd] { run_gpu_gemm(*opts, *cmd); });
+    cmd->callback([opts, cmd, quant] { run_gpu_gemm(*opts, *cmd, quant); });
   }
   {
     auto opts = std::make_shared<cuda::bench::BenchOptions>();

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "nibble 0.1.0");
   nibble::cli::add_quant_command(app);
   nibble::cli::add_golden_quant_command(app);
+  nibble::cli::add_golden_gemm_command(app);
   nibble::cli::add_vectors_command(app);
   nibble::cli::add_area_command(app);
   nibble::cli::add_energy_command(app);

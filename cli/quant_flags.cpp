@@ -4,9 +4,15 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
+#include <utility>
+
+#include <fmt/ranges.h>
 
 #include "commands.h"
+#include "nibble/fp32.h"
+#include "nibble/io/quantized_file.h"
 
 namespace nibble::cli {
 
@@ -70,6 +76,32 @@ std::vector<float> transposed(const io::Tensor& t) {
     }
   }
   return xt;
+}
+
+QuantizedTensor read_quantized_operand(const std::string& path, const std::string& entry, const std::string& option) {
+  std::vector<io::QuantizedEntry> entries = io::read_quantized(path);
+  std::vector<std::string> names;
+  for (io::QuantizedEntry& e : entries) {
+    if (e.name == entry || (entry.empty() && entries.size() == 1)) return std::move(e.tensor);
+    names.push_back(e.name);
+  }
+  const std::string problem =
+      entry.empty() ? "name the quantized tensor to use" : "no quantized tensor '" + entry + "'";
+  throw UsageError(fmt::format("{} {}: {}; it holds {}", option, path, problem, fmt::join(names, ", ")));
+}
+
+std::string describe_gemm_difference(const std::vector<float>& c, const std::vector<float>& want, int64_t n,
+                                     size_t* count) {
+  size_t differ = 0, first = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if ((std::isnan(c[i]) && std::isnan(want[i])) || f32_bits(c[i]) == f32_bits(want[i])) continue;
+    if (differ++ == 0) first = i;
+  }
+  *count = differ;
+  if (differ == 0) return "";
+  const auto m0 = static_cast<int64_t>(first) / n, n0 = static_cast<int64_t>(first) % n;
+  return fmt::format("{} of {} outputs (first at [{}, {}]: {} ({:#010x}), expected {} ({:#010x}))", differ,
+                     want.size(), m0, n0, c[first], f32_bits(c[first]), want[first], f32_bits(want[first]));
 }
 
 }  // namespace nibble::cli

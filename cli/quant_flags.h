@@ -3,6 +3,7 @@
 // and the transpose that a column-wise output quantizes.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,16 @@ std::string describe(const QuantConfig& c);
 
 // The tensor's [rows, cols] matrix view transposed, row-major [cols, rows].
 std::vector<float> transposed(const io::Tensor& t);
+
+// Quantized tensor `entry` of a quantized-tensor file (nibble/io/quantized_file.h):
+// with no entry named, the file's only one. UsageError naming `option` and
+// listing the file's entries where it holds several or not that one.
+QuantizedTensor read_quantized_operand(const std::string& path, const std::string& entry, const std::string& option);
+
+// Where C differs from `want` bit for bit (two NaNs agree whatever their
+// payloads): how many of its M x N outputs, and the first with both values.
+// Empty when they agree.
+std::string describe_gemm_difference(const std::vector<float>& c, const std::vector<float>& want, int64_t n,
+                                     size_t* count);
 
 }  // namespace nibble::cli

@@ -43,11 +43,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/quant_math.h"
@@ -1077,8 +1079,9 @@ void validate_gpu_config(const QuantConfig& cfg, int64_t rows, int64_t cols) {
   }
 }
 
-DeviceQuantized allocate_quantized(int64_t rows, int64_t cols, const QuantConfig& cfg) {
-  validate_gpu_config(cfg, rows, cols);
+namespace {
+// Device storage for [rows, cols] under cfg, whatever its RHT size.
+DeviceQuantized allocate_storage(int64_t rows, int64_t cols, const QuantConfig& cfg) {
   DeviceQuantized q;
   q.config = cfg;
   q.rows = rows;
@@ -1093,6 +1096,12 @@ DeviceQuantized allocate_quantized(int64_t rows, int64_t cols, const QuantConfig
   q.tensor = DeviceBuffer<float>(kTensorFloats);
   q.scales.fill_zero();
   return q;
+}
+}  // namespace
+
+DeviceQuantized allocate_quantized(int64_t rows, int64_t cols, const QuantConfig& cfg) {
+  validate_gpu_config(cfg, rows, cols);
+  return allocate_storage(rows, cols, cfg);
 }
 
 void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const QuantConfig& cfg,
@@ -1229,7 +1238,9 @@ QuantizedTensor to_host(const DeviceQuantized& q) {
     for (int64_t bc = 0; bc < q.scale_cols; ++bc) {
       const size_t src = static_cast<size_t>((br * q.scales_ld + bc) * q.scale_bytes);
       uint32_t code = 0;
-      for (int b = 0; b < q.scale_bytes; ++b) code |= static_cast<uint32_t>(scales[src + static_cast<size_t>(b)]) << (8 * b);
+      for (int b = 0; b < q.scale_bytes; ++b) {
+        code |= static_cast<uint32_t>(scales[src + static_cast<size_t>(b)]) << (8 * b);
+      }
       h.scales[static_cast<size_t>(br * q.scale_cols + bc)] = code;
     }
   }
@@ -1237,6 +1248,40 @@ QuantizedTensor to_host(const DeviceQuantized& q) {
   h.tensor.encode = t[kTensorEncode];
   h.tensor.decode = t[kTensorDecode];
   return h;
+}
+
+DeviceQuantized to_device(const QuantizedTensor& h) {
+  validate(h.config);
+  if (h.rows <= 0 || h.cols <= 0) throw std::invalid_argument("to_device: empty tensor");
+  if (h.codes.size() != static_cast<size_t>(h.rows * h.cols) ||
+      h.scales.size() != static_cast<size_t>(h.block_grid_rows() * h.block_grid_cols())) {
+    throw std::invalid_argument("to_device: the codes or scales do not fit a [" + std::to_string(h.rows) + ", " +
+                                std::to_string(h.cols) + "] tensor");
+  }
+  DeviceQuantized q = allocate_storage(h.rows, h.cols, h.config);
+  std::vector<uint8_t> packed(static_cast<size_t>(q.rows * q.codes_ld), 0);
+  for (int64_t r = 0; r < q.rows; ++r) {
+    pack_codes(&h.codes[static_cast<size_t>(r * q.cols)], static_cast<size_t>(q.cols),
+               &packed[static_cast<size_t>(r * q.codes_ld)]);
+  }
+  q.codes.upload(packed);
+  std::vector<uint8_t> scales(q.scales.size(), 0);
+  for (int64_t br = 0; br < q.scale_rows; ++br) {
+    for (int64_t bc = 0; bc < q.scale_cols; ++bc) {
+      const uint32_t code = h.scales[static_cast<size_t>(br * q.scale_cols + bc)];
+      const size_t dst = static_cast<size_t>((br * q.scales_ld + bc) * q.scale_bytes);
+      for (int b = 0; b < q.scale_bytes; ++b) {
+        scales[dst + static_cast<size_t>(b)] = static_cast<uint8_t>(code >> (8 * b));
+      }
+    }
+  }
+  q.scales.upload(scales);
+  std::vector<float> tensor(kTensorFloats, 0.0f);
+  tensor[kTensorAmax] = std::numeric_limits<float>::quiet_NaN();
+  tensor[kTensorEncode] = h.tensor.encode;
+  tensor[kTensorDecode] = h.tensor.decode;
+  q.tensor.upload(tensor);
+  return q;
 }
 
 }  // namespace nibble::cuda

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -114,6 +115,64 @@ TEST_F(GpuCliTest, GemmOfBf16FilesMatchesGolden) {
   ASSERT_NE(a_in, std::string::npos);
   EXPECT_NE(r.output.find(", BF16 in) on ", a_in), std::string::npos);
   EXPECT_NE(r.output.find("vs golden gemm: bit-exact"), std::string::npos);
+}
+
+// gpu-gemm on quantized-tensor files written by golden-quant (odd shapes,
+// partial blocks, an RHT size the GPU quantizer does not fuse), alone and
+// beside a tensor quantized on the device; its C checked by its own --check
+// and again by golden-gemm.
+TEST_F(GpuCliTest, GemmOfQuantizedFilesMatchesGolden) {
+  NIBBLE_REQUIRE_GPU();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed + 3));
+  write_pair("a", 48, 544, test::kKernelTestSeed + 3);
+  write_pair("b", 48, 544, test::kKernelTestSeed + 4);  // its transpose takes RHT16 too (--colwise)
+  write_pair("o", 19, 37, test::kKernelTestSeed + 5);
+  write_pair("p", 23, 37, test::kKernelTestSeed + 6);
+  const auto quantize = [&](const std::string& stem, const std::string& settings) {
+    const std::string out = path(stem + "_" + std::to_string(std::hash<std::string>{}(settings)) + ".safetensors");
+    const auto r = test::run_nibble("golden-quant --tensor " + path(stem + "_f32.safetensors") + " " + settings +
+                                    " --out " + out);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return out;
+  };
+  const std::string ufp4 = " --scale fp32 --rht 16 --seed 3";
+  const struct {
+    std::string a, b, expect;
+  } runs[] = {
+      {"--a-quantized " + quantize("a", "--format e1m2 --rounding sr" + ufp4),
+       "--b-quantized " + quantize("b", "--format int4" + ufp4 + " --colwise") + " --b-name rowwise",
+       "(quantized file) * B [48 x 544]^T (int4 1x16 fp32 rne RHT16, quantized file)"},
+      {"--a " + path("a_bf16.safetensors") + " --format e1m2 --rounding sr" + ufp4,
+       "--b-quantized " + quantize("b", "--format int4" + ufp4), "(e1m2 1x16 fp32 sr B=8 RHT16, BF16 in) * B"},
+      {"--a-quantized " + quantize("a", "--format e2m1 --scale nvfp4 --rht 32 --seed 5"),
+       "--b-quantized " + quantize("b", "--format e2m1 --scale nvfp4 --rht 32 --seed 5"), "RHT32, quantized file"},
+      {"--a-quantized " + quantize("o", "--format e2m1 --scale nvfp4"),
+       "--b-quantized " + quantize("p", "--format e1m2 --scale mx-floor --block 1x32"), "C [19 x 23]"},
+      {"--a-quantized " + quantize("o", "--format int4 --scale fp32 --block 16x16"),
+       "--b-quantized " + quantize("p", "--format e2m1 --scale mx-ceil"), "C [19 x 23]"},
+  };
+  int n = 0;
+  for (const auto& run : runs) {
+    const std::string c = path("c.npy");
+    const auto r = test::run_nibble("gpu-gemm " + run.a + " " + run.b + " --check --out " + c);
+    SCOPED_TRACE(run.a + " " + run.b + "\n" + r.output);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.output.find(run.expect), std::string::npos);
+    EXPECT_NE(r.output.find("vs golden gemm: bit-exact"), std::string::npos);
+    if (run.a.rfind("--a-quantized ", 0) == 0) {  // the same C from golden-gemm on the same files
+      const std::string files = "--a " + run.a.substr(14) + " --b " + run.b.substr(14);
+      const auto g = test::run_nibble("golden-gemm " + files + " --check " + c);
+      SCOPED_TRACE(g.output);
+      EXPECT_EQ(g.exit_code, 0);
+      EXPECT_NE(g.output.find(c + " vs golden: bit-exact"), std::string::npos);
+    }
+    ++n;
+  }
+  EXPECT_EQ(n, 5);
+  const auto both = test::run_nibble("gpu-gemm " + runs[0].a + " " + runs[0].b + " --format int4");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--format quantizes a tensor, but both operands are quantized files"), std::string::npos)
+      << both.output;
 }
 
 // bench-kernels on small shapes: every row it prints is in its --json file,

@@ -87,4 +87,13 @@ void dequantize_bf16(const DeviceQuantized& q, uint16_t* out, cudaStream_t strea
 // and the tensor scale. Synchronous.
 QuantizedTensor to_host(const DeviceQuantized& q);
 
+// The reverse: a quantized tensor from the host (golden's, or one read from a
+// file) in device storage, for the GEMM and dequantize. Any configuration
+// golden accepts (the RHT was applied before quantizing, so its size does not
+// matter here); codes and scales past the tensor's edge are zero, as the
+// quantizer leaves them. The tensor's amax is not known: its slot is NaN.
+// Throws std::invalid_argument for an invalid configuration or codes and
+// scales that do not fit the shape. Synchronous.
+DeviceQuantized to_device(const QuantizedTensor& h);
+
 }  // namespace nibble::cuda
