@@ -141,7 +141,7 @@ TEST_F(GpuCliTest, GemmOfQuantizedFilesMatchesGolden) {
   } runs[] = {
       {"--a-quantized " + quantize("a", "--format e1m2 --rounding sr" + ufp4),
        "--b-quantized " + quantize("b", "--format int4" + ufp4 + " --colwise") + " --b-name rowwise",
-       "(quantized file) * B [48 x 544]^T (int4 1x16 fp32 rne RHT16, quantized file)"},
+       "RHT16, quantized file) * B [48 x 544]^T (int4 1x16 fp32 rne RHT16, quantized file)"},
       {"--a " + path("a_bf16.safetensors") + " --format e1m2 --rounding sr" + ufp4,
        "--b-quantized " + quantize("b", "--format int4" + ufp4), "(e1m2 1x16 fp32 sr B=8 RHT16, BF16 in) * B"},
       {"--a-quantized " + quantize("a", "--format e2m1 --scale nvfp4 --rht 32 --seed 5"),
