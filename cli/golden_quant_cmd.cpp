@@ -29,17 +29,6 @@ struct GoldenQuantOptions {
   std::string check;
 };
 
-// Golden's quantization of the tensor (or of its transpose), with a shape or
-// configuration golden rejects reported as a usage error.
-QuantizedTensor golden_quantize(const io::Tensor& t, bool transpose, const QuantConfig& cfg) {
-  try {
-    if (!transpose) return quantize(t.data.data(), t.rows(), t.cols(), cfg);
-    return quantize(transposed(t).data(), t.cols(), t.rows(), cfg);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(fmt::format("{}{}", transpose ? "the transposed tensor: " : "", e.what()));
-  }
-}
-
 void write_file(const GoldenQuantOptions& o, const io::Tensor& t) {
   const QuantConfig cfg = o.quant.config();
   std::vector<io::QuantizedEntry> entries;

@@ -8,7 +8,6 @@
 
 #include <array>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <iostream>
@@ -123,12 +122,12 @@ void run_gpu_quant(const GpuQuantOptions& o) {
                h_col ? " ('rowwise', and the transposed tensor's 'colwise')" : " ('rowwise')");
   }
   if (o.check) {
-    const QuantizedTensor want = quantize(t.data.data(), rows, cols, cfg);
+    const QuantizedTensor want = golden_quantize(t, false, cfg);
     const io::QuantizedDiff d = io::diff_quantized(h, want);
     fmt::print("  row-wise vs golden: {}\n", d.same() ? "bit-exact" : "DIFFERS: " + io::describe(d, h, want));
     bool col_same = true;
     if (h_col) {
-      const QuantizedTensor want_col = quantize(transposed(t).data(), cols, rows, cfg);
+      const QuantizedTensor want_col = golden_quantize(t, true, cfg);
       const io::QuantizedDiff dc = io::diff_quantized(*h_col, want_col);
       col_same = dc.same();
       fmt::print("  column-wise vs golden: {}\n",

@@ -67,15 +67,20 @@ std::string describe(const QuantConfig& c) {
                      c.rht.enabled() ? fmt::format(" RHT{}{}", c.rht.size, c.rht.round_bf16 ? "+bf16" : "") : "");
 }
 
-std::vector<float> transposed(const io::Tensor& t) {
+QuantizedTensor golden_quantize(const io::Tensor& t, bool transpose, const QuantConfig& cfg) {
   const int64_t rows = t.rows(), cols = t.cols();
-  std::vector<float> xt(t.data.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) {
-      xt[static_cast<size_t>(c * rows + r)] = t.data[static_cast<size_t>(r * cols + c)];
+  try {
+    if (!transpose) return quantize(t.data.data(), rows, cols, cfg);
+    std::vector<float> xt(t.data.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        xt[static_cast<size_t>(c * rows + r)] = t.data[static_cast<size_t>(r * cols + c)];
+      }
     }
+    return quantize(xt.data(), cols, rows, cfg);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("{}{}", transpose ? "the transposed tensor: " : "", e.what()));
   }
-  return xt;
 }
 
 QuantizedTensor read_quantized_operand(const std::string& path, const std::string& entry, const std::string& option) {

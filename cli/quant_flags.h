@@ -1,6 +1,7 @@
 // The quantization options of the commands that quantize a user's tensor
 // (golden-quant, gpu-quant, gpu-gemm), the one-line name of a configuration,
-// and the transpose that a column-wise output quantizes.
+// golden's quantization of a tensor or its transpose, and the helpers the
+// commands on quantized-tensor files share.
 #pragma once
 
 #include <cstddef>
@@ -41,8 +42,10 @@ struct QuantFlags {
 // "e2m1 1x16 nvfp4 sr B=8 RHT16".
 std::string describe(const QuantConfig& c);
 
-// The tensor's [rows, cols] matrix view transposed, row-major [cols, rows].
-std::vector<float> transposed(const io::Tensor& t);
+// Golden's quantization of the tensor's [rows, cols] matrix view, or with
+// `transpose` of its transpose [cols, rows] (a column-wise output); a shape or
+// configuration golden rejects is a UsageError.
+QuantizedTensor golden_quantize(const io::Tensor& t, bool transpose, const QuantConfig& cfg);
 
 // Quantized tensor `entry` of a quantized-tensor file (nibble/io/quantized_file.h):
 // with no entry named, the file's only one. UsageError naming `option` and

@@ -16,6 +16,7 @@
 
 #include "bytes.h"
 #include "nibble/formats.h"
+#include "nibble/fp32.h"
 #include "nibble/scale.h"
 
 namespace nibble::io {
@@ -49,8 +50,14 @@ std::vector<uint8_t> le_bytes(const std::vector<uint32_t>& words, int width) {
   return bytes;
 }
 
-uint32_t float_bits(float f) { return detail::bit_cast<uint32_t>(f); }
-float bits_float(uint32_t u) { return detail::bit_cast<float>(u); }
+// Only nvfp4 has a tensor scale; every other mode stores the identity {1, 1}.
+std::optional<std::string> tensor_scale_defect(const QuantizedTensor& q) {
+  if (q.config.scale == ScaleMode::kNVFP4 || (q.tensor.encode == 1.0f && q.tensor.decode == 1.0f)) {
+    return std::nullopt;
+  }
+  return fmt::format("tensor scale {{{}, {}}} in {} (only nvfp4 has one)", q.tensor.encode, q.tensor.decode,
+                     name(q.config.scale));
+}
 
 Json config_json(const QuantizedEntry& e) {
   const QuantConfig& c = e.tensor.config;
@@ -205,10 +212,7 @@ void write_quantized(const std::string& path, const std::vector<QuantizedEntry>&
     for (const uint32_t s : q.scales) {
       if (!fp32 && s > 0xFF) entry_fail(fmt::format("block scale code {:#x} is not 8 bits", s));
     }
-    const bool nvfp4 = q.config.scale == ScaleMode::kNVFP4;
-    if (!nvfp4 && (q.tensor.encode != 1.0f || q.tensor.decode != 1.0f)) {
-      entry_fail(fmt::format("tensor scale {{{}, {}}} outside nvfp4", q.tensor.encode, q.tensor.decode));
-    }
+    if (const auto defect = tensor_scale_defect(q)) entry_fail(*defect);
 
     const int64_t pc = packed_cols(q.cols);
     StoredTensor codes{e.name + kCodes, "U8", {q.rows, pc}, std::vector<uint8_t>(static_cast<size_t>(q.rows * pc))};
@@ -218,7 +222,7 @@ void write_quantized(const std::string& path, const std::vector<QuantizedEntry>&
     StoredTensor scales{e.name + kScales, scale_dtype(q.config.scale), {grid_rows, grid_cols},
                         le_bytes(q.scales, fp32 ? 4 : 1)};
     StoredTensor tensor_scale{e.name + kTensorScale, "F32", {2},
-                              le_bytes({float_bits(q.tensor.encode), float_bits(q.tensor.decode)}, 4)};
+                              le_bytes({f32_bits(q.tensor.encode), f32_bits(q.tensor.decode)}, 4)};
     file.tensors.push_back(std::move(codes));
     file.tensors.push_back(std::move(scales));
     file.tensors.push_back(std::move(tensor_scale));
@@ -279,11 +283,10 @@ std::vector<QuantizedEntry> read_quantized(const std::string& path) {
       q.scales[i] = fp32 ? load_le<uint32_t>(scales.bytes.data() + 4 * i) : scales.bytes[i];
     }
     const StoredTensor& ts = expect_tensor(file, e.name + kTensorScale, "F32", {2}, path);
-    q.tensor.encode = bits_float(load_le<uint32_t>(ts.bytes.data()));
-    q.tensor.decode = bits_float(load_le<uint32_t>(ts.bytes.data() + 4));
-    if (q.config.scale != ScaleMode::kNVFP4 && (q.tensor.encode != 1.0f || q.tensor.decode != 1.0f)) {
-      fail(path, fmt::format("quantized tensor '{}': tensor scale {{{}, {}}} in {} (only nvfp4 has one)", e.name,
-                             q.tensor.encode, q.tensor.decode, name(q.config.scale)));
+    q.tensor.encode = f32_from_bits(load_le<uint32_t>(ts.bytes.data()));
+    q.tensor.decode = f32_from_bits(load_le<uint32_t>(ts.bytes.data() + 4));
+    if (const auto defect = tensor_scale_defect(q)) {
+      fail(path, fmt::format("quantized tensor '{}': {}", e.name, *defect));
     }
   }
   if (file.tensors.size() != 3 * entries.size()) {  // each entry's three were found by name above
@@ -313,8 +316,8 @@ QuantizedDiff diff_quantized(const QuantizedTensor& got, const QuantizedTensor& 
     if (got.scales[i] == want.scales[i]) continue;
     if (d.scales++ == 0) d.first_scale = static_cast<int64_t>(i);
   }
-  d.tensor_scale = float_bits(got.tensor.encode) != float_bits(want.tensor.encode) ||
-                   float_bits(got.tensor.decode) != float_bits(want.tensor.decode);
+  d.tensor_scale = f32_bits(got.tensor.encode) != f32_bits(want.tensor.encode) ||
+                   f32_bits(got.tensor.decode) != f32_bits(want.tensor.decode);
   return d;
 }
 

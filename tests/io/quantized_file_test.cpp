@@ -534,7 +534,8 @@ TEST_F(QuantizedWriteTest, RejectsCodesAndScalesTheShapeCannotHold) {
     SCOPED_TRACE(name(m));
     QuantizedEntry tensor_scale = SmallEntry("w", m);
     tensor_scale.tensor.tensor = TensorScale{2.0f, 0.5f};
-    ExpectWriteError({tensor_scale}, "quantized tensor 'w': tensor scale {2, 0.5} outside nvfp4");
+    ExpectWriteError({tensor_scale}, "quantized tensor 'w': tensor scale {2, 0.5} in " + std::string(name(m)) +
+                                         " (only nvfp4 has one)");
   }
   EXPECT_EQ(defects_, 9);
 }
