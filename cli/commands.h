@@ -38,6 +38,8 @@ void add_quant_command(CLI::App& app);
 void add_golden_quant_command(CLI::App& app);
 // golden-gemm: golden's C of two quantized-tensor files, or a C checked against it.
 void add_golden_gemm_command(CLI::App& app);
+// golden-dequant: golden's dequantization of a quantized-tensor file, or a dequantized tensor checked against it.
+void add_golden_dequant_command(CLI::App& app);
 void add_vectors_command(CLI::App& app);
 void add_area_command(CLI::App& app);
 // energy: activity-based energy of the synthesized DPU per format configuration.

@@ -54,7 +54,7 @@ void run_golden_gemm(const GoldenGemmOptions& o) {
   }
   if (!o.check.empty()) {
     size_t differ = 0;
-    const std::string what = describe_gemm_difference(got, want, b.rows, &differ);
+    const std::string what = describe_float_difference(got, want, b.rows, "outputs", &differ);
     fmt::print("  {} vs golden: {}\n", o.check, differ == 0 ? "bit-exact" : "DIFFERS: " + what);
     if (differ != 0) throw std::runtime_error(fmt::format("{} differs from golden", o.check));
   }

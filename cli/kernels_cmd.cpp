@@ -141,6 +141,12 @@ void run_gpu_quant(const GpuQuantOptions& o) {
     const std::vector<float> host = deq.download();
     io::write_npy(o.dequant_out, {rows, cols}, host.data());
     fmt::print("  dequantized tensor written to {}\n", o.dequant_out);
+    if (o.check) {  // the dequantize kernel against golden's dequantize of the same codes and scales
+      size_t differ = 0;
+      const std::string what = describe_float_difference(host, dequantize(h), cols, "elements", &differ);
+      fmt::print("  dequantized vs golden: {}\n", differ == 0 ? "bit-exact" : "DIFFERS: " + what);
+      if (differ != 0) throw std::runtime_error("GPU dequantization differs from golden");
+    }
   }
 }
 
@@ -236,7 +242,7 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd, const std::vecto
   if (o.check) {
     const std::vector<float> want = gemm(cuda::to_host(qa), cuda::to_host(qb));
     size_t differ = 0;
-    const std::string what = describe_gemm_difference(result, want, n, &differ);
+    const std::string what = describe_float_difference(result, want, n, "outputs", &differ);
     fmt::print("  vs golden gemm: {}\n", differ == 0 ? "bit-exact" : "DIFFERS: " + what);
     if (differ != 0) throw std::runtime_error("GPU GEMM differs from golden");
   }
@@ -256,7 +262,9 @@ void add_kernel_commands(CLI::App& app) {
     cmd->add_option("--name", opts->name, "tensor name inside a .safetensors file");
     opts->quant.add_to(cmd, "", "0 (off) or 16");
     cmd->add_flag("--colwise", opts->colwise, "also quantize the transposed tensor in the same pass");
-    cmd->add_flag("--check", opts->check, "compare with the golden model bit for bit (exit 1 if different)");
+    cmd->add_flag("--check", opts->check,
+                  "compare with the golden model bit for bit, with --dequant-out the dequantized tensor too (exit 1 "
+                  "if different)");
     cmd->add_option("--dequant-out", opts->dequant_out, "write the dequantized tensor to this .npy file");
     cmd->add_option("--out", opts->out,
                     "write the codes, block scales and tensor scale to this .safetensors file (golden-quant --check "

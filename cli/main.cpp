@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   nibble::cli::add_quant_command(app);
   nibble::cli::add_golden_quant_command(app);
   nibble::cli::add_golden_gemm_command(app);
+  nibble::cli::add_golden_dequant_command(app);
   nibble::cli::add_vectors_command(app);
   nibble::cli::add_area_command(app);
   nibble::cli::add_energy_command(app);

@@ -95,18 +95,18 @@ QuantizedTensor read_quantized_operand(const std::string& path, const std::strin
   throw UsageError(fmt::format("{} {}: {}; it holds {}", option, path, problem, fmt::join(names, ", ")));
 }
 
-std::string describe_gemm_difference(const std::vector<float>& c, const std::vector<float>& want, int64_t n,
-                                     size_t* count) {
+std::string describe_float_difference(const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
+                                      const char* noun, size_t* count) {
   size_t differ = 0, first = 0;
   for (size_t i = 0; i < want.size(); ++i) {
-    if ((std::isnan(c[i]) && std::isnan(want[i])) || f32_bits(c[i]) == f32_bits(want[i])) continue;
+    if ((std::isnan(got[i]) && std::isnan(want[i])) || f32_bits(got[i]) == f32_bits(want[i])) continue;
     if (differ++ == 0) first = i;
   }
   *count = differ;
   if (differ == 0) return "";
-  const auto m0 = static_cast<int64_t>(first) / n, n0 = static_cast<int64_t>(first) % n;
-  return fmt::format("{} of {} outputs (first at [{}, {}]: {} ({:#010x}), expected {} ({:#010x}))", differ,
-                     want.size(), m0, n0, c[first], f32_bits(c[first]), want[first], f32_bits(want[first]));
+  const auto r0 = static_cast<int64_t>(first) / cols, c0 = static_cast<int64_t>(first) % cols;
+  return fmt::format("{} of {} {} (first at [{}, {}]: {} ({:#010x}), expected {} ({:#010x}))", differ, want.size(),
+                     noun, r0, c0, got[first], f32_bits(got[first]), want[first], f32_bits(want[first]));
 }
 
 }  // namespace nibble::cli

@@ -52,10 +52,11 @@ QuantizedTensor golden_quantize(const io::Tensor& t, bool transpose, const Quant
 // listing the file's entries where it holds several or not that one.
 QuantizedTensor read_quantized_operand(const std::string& path, const std::string& entry, const std::string& option);
 
-// Where C differs from `want` bit for bit (two NaNs agree whatever their
-// payloads): how many of its M x N outputs, and the first with both values.
-// Empty when they agree.
-std::string describe_gemm_difference(const std::vector<float>& c, const std::vector<float>& want, int64_t n,
-                                     size_t* count);
+// Where a row-major matrix `got` of `cols` columns differs from `want` bit for
+// bit (two NaNs agree whatever their payloads): how many of its `noun`
+// ("outputs", "elements") differ, and the first with its index and both
+// values. Empty when they agree.
+std::string describe_float_difference(const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
+                                      const char* noun, size_t* count);
 
 }  // namespace nibble::cli

@@ -3,17 +3,15 @@
 // on it, lets any NaN match any NaN and names the first differing output; bad
 // invocations exit 2 with a message.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "golden_files_fixture.h"
 #include "nibble/dot.h"
 #include "nibble/io/quantized_file.h"
 #include "nibble/io/tensor_file.h"
@@ -22,47 +20,7 @@
 namespace nibble::test {
 namespace {
 
-namespace fs = std::filesystem;
-
-constexpr uint32_t kSeed = 20261129;
-
-class GoldenGemmCli : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("nibble_golden_gemm_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    std::printf("seed %u\n", kSeed);
-    std::mt19937 rng(kSeed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (const auto& [name, rows] : {std::pair{"a", kM}, std::pair{"b", kN}}) {
-      std::vector<float> x(static_cast<size_t>(rows * kK));
-      for (float& v : x) v = normal(rng);
-      if (std::string(name) == "a") x[static_cast<size_t>(5 * kK + 3)] = INFINITY;  // row 5 of C is NaN
-      io::write_npy(path(std::string(name) + ".npy"), {rows, kK}, x.data());
-    }
-  }
-  static void TearDownTestSuite() { fs::remove_all(dir_); }
-  static std::string path(const std::string& file) { return (dir_ / file).string(); }
-
-  // Golden-quant's file of tensor `name` under `settings`.
-  static std::string quantized(const std::string& name, const std::string& settings, const std::string& file) {
-    const auto r = run_nibble("golden-quant --tensor " + path(name + ".npy") + " " + settings + " --out " + path(file));
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    return path(file);
-  }
-
-  static constexpr int64_t kM = 24;
-  static constexpr int64_t kN = 40;
-  static constexpr int64_t kK = 80;  // five 16-wide blocks, two and a half 32-wide ones
-  static fs::path dir_;
-};
-fs::path GoldenGemmCli::dir_;
-
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
+class GoldenGemmCli : public GoldenFilesCli {};
 
 TEST_F(GoldenGemmCli, WritesGoldensGemmOfTheFilesAndChecksIt) {
   const struct {
