@@ -2,7 +2,7 @@
 // tensor files, BF16 .safetensors going to the device as BF16 (the BF16
 // kernels) and float32 files as float32, each checked against golden by the
 // command's own --check; the quantized-tensor files gpu-quant writes, checked
-// by golden-quant. Skips (saying so) where there is no CUDA device.
+// by golden-quant, and its dequantized tensors by golden-dequant. Skips (saying so) where there is no CUDA device.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -74,8 +74,9 @@ TEST_F(GpuCliTest, QuantizeKeepsBf16FilesBf16AndMatchesGolden) {
       for (const auto& [file, kind] :
            {std::pair{"x_bf16.safetensors", "BF16"}, std::pair{"x_f32.safetensors", "FP32"}}) {
         const std::string out = path("q.safetensors");
-        const auto r =
-            test::run_nibble("gpu-quant --tensor " + path(file) + " " + recipe + colwise + " --check --out " + out);
+        const std::string deq = path("d.npy");
+        const auto r = test::run_nibble("gpu-quant --tensor " + path(file) + " " + recipe + colwise +
+                                        " --check --out " + out + " --dequant-out " + deq);
         SCOPED_TRACE(std::string(recipe) + colwise + " " + file + "\n" + r.output);
         EXPECT_EQ(r.exit_code, 0);
         EXPECT_NE(r.output.find(std::string("(") + kind + " on the device)"), std::string::npos);
@@ -83,6 +84,7 @@ TEST_F(GpuCliTest, QuantizeKeepsBf16FilesBf16AndMatchesGolden) {
         if (*colwise != '\0') {
           EXPECT_NE(r.output.find("column-wise vs golden: bit-exact"), std::string::npos);
         }
+        EXPECT_NE(r.output.find("dequantized vs golden: bit-exact"), std::string::npos);
         // The file the GPU wrote, checked on the host by golden-quant under its own recorded settings.
         const auto c = test::run_nibble("golden-quant --tensor " + path(file) + " --check " + out);
         SCOPED_TRACE(c.output);
@@ -95,6 +97,11 @@ TEST_F(GpuCliTest, QuantizeKeepsBf16FilesBf16AndMatchesGolden) {
           ++exact;
         }
         EXPECT_EQ(exact, *colwise != '\0' ? 2u : 1u);
+        // The GPU's dequantized tensor, checked on the host by golden-dequant of the file's row-wise tensor.
+        const auto d = test::run_nibble("golden-dequant --quantized " + out + " --name rowwise --check " + deq);
+        SCOPED_TRACE(d.output);
+        EXPECT_EQ(d.exit_code, 0);
+        EXPECT_NE(d.output.find(deq + " vs golden: bit-exact"), std::string::npos);
         ++runs;
       }
     }
