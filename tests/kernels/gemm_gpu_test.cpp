@@ -119,13 +119,46 @@ bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuanti
   return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
 }
 
+// Every byte of an operand's device storage: its codes, its scales (padding
+// included) and its tensor-scale words.
+std::vector<uint8_t> device_bytes(const cuda::DeviceQuantized& q) {
+  std::vector<uint8_t> bytes = q.codes.download();
+  const std::vector<uint8_t> scales = q.scales.download();
+  bytes.insert(bytes.end(), scales.begin(), scales.end());
+  const std::vector<float> tensor = q.tensor.download();
+  const auto* words = reinterpret_cast<const uint8_t*>(tensor.data());
+  bytes.insert(bytes.end(), words, words + tensor.size() * sizeof(float));
+  return bytes;
+}
+
+// Where an operand's device storage differs from `before` (empty if nowhere).
+std::string changed_bytes(const cuda::DeviceQuantized& q, const std::vector<uint8_t>& before) {
+  const std::vector<uint8_t> after = device_bytes(q);
+  size_t count = 0, first = 0;
+  for (size_t i = 0; i < after.size(); ++i) {
+    if (after[i] != before[i] && count++ == 0) first = i;
+  }
+  if (count == 0) return "";
+  const size_t codes = q.codes.size(), scales = q.scales.size();
+  const char* part = first < codes ? "codes" : first < codes + scales ? "scales" : "tensor words";
+  const size_t offset = first < codes ? first : first < codes + scales ? first - codes : first - codes - scales;
+  return std::to_string(count) + " bytes changed, the first at byte " + std::to_string(offset) + " of its " + part +
+         ": " + test::hex32(before[first]) + " -> " + test::hex32(after[first]);
+}
+
 // gemm_to_host on shared memory poisoned first (shared_memory_poison.h): a
 // kernel that reads shared memory it did not write this call finds NaN there,
-// not what the GEMM before it (often the same operands) left.
+// not what the GEMM before it (often the same operands) left. The call must
+// leave both operands' device storage as it was.
 std::vector<float> gemm_on_poison(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b,
                                   cuda::GemmKernel kernel, cuda::GemmTiles tiles = cuda::GemmTiles::kAuto) {
   test::poison_shared_memory();
-  return cuda::gemm_to_host(a, b, kernel, tiles);
+  const std::vector<uint8_t> a_before = device_bytes(a), b_before = device_bytes(b);
+  std::vector<float> c = cuda::gemm_to_host(a, b, kernel, tiles);
+  const std::string a_changed = changed_bytes(a, a_before), b_changed = changed_bytes(b, b_before);
+  EXPECT_EQ(a_changed, "") << cuda::name(kernel) << " changed operand A";
+  EXPECT_EQ(b_changed, "") << cuda::name(kernel) << " changed operand B";
+  return c;
 }
 
 // v3's own kernel (where it runs) forced onto half tiles of either kind
@@ -660,6 +693,7 @@ void upload_scales(const QuantizedTensor& h, cuda::DeviceQuantized& q) {
     }
   }
   q.scales.upload(scales);
+  EXPECT_TRUE(q.scales.download() == scales) << "the scales read back differ from those uploaded";
 }
 
 // upload_scales, and the codes: to_host's inverse, for operands built code by
