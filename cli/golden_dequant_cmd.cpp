@@ -4,10 +4,8 @@
 // --dequant-out, a dequantizer under test) checked against it bit for bit.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,15 +24,8 @@ struct GoldenDequantOptions {
 void run_golden_dequant(const GoldenDequantOptions& o) {
   if (o.out.empty() && o.check.empty()) throw UsageError("golden-dequant takes --out FILE, --check FILE or both");
   const QuantizedTensor q = read_quantized_operand(o.quantized, o.name, "--quantized");
-  std::vector<float> got;
-  if (!o.check.empty()) {  // read first: a tensor of the wrong shape fails before the work
-    const io::Tensor t = io::read_tensor(o.check);
-    if (t.shape.size() != 2 || t.shape[0] != q.rows || t.shape[1] != q.cols) {
-      throw UsageError(fmt::format("--check {}: the tensor has shape [{}], expected [{}, {}] (the quantized tensor's)",
-                                   o.check, fmt::join(t.shape, ", "), q.rows, q.cols));
-    }
-    got = t.data;
-  }
+  std::vector<float> got;  // read first: a tensor of the wrong shape fails before the work
+  if (!o.check.empty()) got = read_matrix_to_check(o.check, q.rows, q.cols, "the tensor", "the quantized tensor's");
   const std::vector<float> want = dequantize(q);
   fmt::print("{}{} [{} x {}] ({}), dequantized by golden{}\n", o.quantized, o.name.empty() ? "" : " '" + o.name + "'",
              q.rows, q.cols, describe(q.config),
@@ -43,12 +34,7 @@ void run_golden_dequant(const GoldenDequantOptions& o) {
     io::write_npy(o.out, {q.rows, q.cols}, want.data());
     fmt::print("  written to {}\n", o.out);
   }
-  if (!o.check.empty()) {
-    size_t differ = 0;
-    const std::string what = describe_float_difference(got, want, q.cols, "elements", &differ);
-    fmt::print("  {} vs golden: {}\n", o.check, differ == 0 ? "bit-exact" : "DIFFERS: " + what);
-    if (differ != 0) throw std::runtime_error(fmt::format("{} differs from golden", o.check));
-  }
+  if (!o.check.empty()) report_check(o.check, got, want, q.cols, "elements");
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 // --out, a GEMM under test) checked against it bit for bit.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <memory>
 #include <stdexcept>
@@ -31,15 +30,8 @@ void run_golden_gemm(const GoldenGemmOptions& o) {
     throw UsageError(fmt::format("A [{} x {}] and B [{} x {}] must share the last (contraction) axis", a.rows, a.cols,
                                  b.rows, b.cols));
   }
-  std::vector<float> got;
-  if (!o.check.empty()) {  // read first: a C of the wrong shape fails before the GEMM
-    const io::Tensor c = io::read_tensor(o.check);
-    if (c.shape.size() != 2 || c.shape[0] != a.rows || c.shape[1] != b.rows) {
-      throw UsageError(fmt::format("--check {}: C has shape [{}], expected [{}, {}] (A's rows, B's rows)", o.check,
-                                   fmt::join(c.shape, ", "), a.rows, b.rows));
-    }
-    got = c.data;
-  }
+  std::vector<float> got;  // read first: a C of the wrong shape fails before the GEMM
+  if (!o.check.empty()) got = read_matrix_to_check(o.check, a.rows, b.rows, "C", "A's rows, B's rows");
   std::vector<float> want;
   try {
     want = gemm(a, b);
@@ -52,12 +44,7 @@ void run_golden_gemm(const GoldenGemmOptions& o) {
     io::write_npy(o.out, {a.rows, b.rows}, want.data());
     fmt::print("  C written to {}\n", o.out);
   }
-  if (!o.check.empty()) {
-    size_t differ = 0;
-    const std::string what = describe_float_difference(got, want, b.rows, "outputs", &differ);
-    fmt::print("  {} vs golden: {}\n", o.check, differ == 0 ? "bit-exact" : "DIFFERS: " + what);
-    if (differ != 0) throw std::runtime_error(fmt::format("{} differs from golden", o.check));
-  }
+  if (!o.check.empty()) report_check(o.check, got, want, b.rows, "outputs");
 }
 
 }  // namespace

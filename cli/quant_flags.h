@@ -59,4 +59,15 @@ QuantizedTensor read_quantized_operand(const std::string& path, const std::strin
 std::string describe_float_difference(const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
                                       const char* noun, size_t* count);
 
+// The float matrix of a file to be checked (`--check`: .npy or .safetensors),
+// which must be [rows, cols]: otherwise a UsageError saying that `what` ("C")
+// has another shape than the one `why` ("A's rows, B's rows") gives.
+std::vector<float> read_matrix_to_check(const std::string& path, int64_t rows, int64_t cols, const std::string& what,
+                                        const std::string& why);
+
+// Prints "  PATH vs golden: bit-exact", or what differs (describe_float_difference),
+// and then throws: the end of every `--check` of a float matrix against golden.
+void report_check(const std::string& path, const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
+                  const char* noun);
+
 }  // namespace nibble::cli

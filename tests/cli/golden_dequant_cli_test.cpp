@@ -96,14 +96,7 @@ TEST_F(GoldenDequantCli, CheckMatchesAnyNanAndNamesTheFirstDifference) {
   io::write_npy(path("changed.npy"), {rows, cols}, d.data());
   const auto r = run_nibble(base + path("changed.npy"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  const size_t first = r.output.find("DIFFERS: 2 of 1920 elements (first at [2, 17]: ");
-  ASSERT_NE(first, std::string::npos) << r.output;
-  char got_bits[16], want_bits[16];
-  std::snprintf(got_bits, sizeof got_bits, "(0x%08x)", bits(d[at(2, 17)]));
-  std::snprintf(want_bits, sizeof want_bits, "(0x%08x)", bits(want[at(2, 17)]));
-  const size_t got_at = r.output.find(got_bits, first);
-  EXPECT_NE(got_at, std::string::npos) << r.output << "\nexpected " << got_bits;
-  EXPECT_NE(r.output.find(want_bits, got_at), std::string::npos) << r.output << "\nexpected " << want_bits;
+  expect_first_difference(r.output, "DIFFERS: 2 of 1920 elements (first at [2, 17]: ", d[at(2, 17)], want[at(2, 17)]);
 }
 
 TEST_F(GoldenDequantCli, BadInvocationsExitTwoWithAMessage) {
@@ -111,10 +104,7 @@ TEST_F(GoldenDequantCli, BadInvocationsExitTwoWithAMessage) {
   std::vector<float> wrong(static_cast<size_t>(kM * kM), 0.0f);
   io::write_npy(path("wrong.npy"), {kM, kM}, wrong.data());
   const std::string named = "--quantized " + q + " --name rowwise";
-  const struct {
-    std::string args;
-    std::string message;
-  } cases[] = {
+  const std::vector<UsageCase> cases = {
       {named, "golden-dequant takes --out FILE, --check FILE or both"},
       {"--out " + path("d.npy"), "--quantized is required"},
       {"--quantized " + q + " --out " + path("d.npy"),
@@ -125,15 +115,7 @@ TEST_F(GoldenDequantCli, BadInvocationsExitTwoWithAMessage) {
       {"--quantized " + path("a.npy") + " --out " + path("d.npy"), "a quantized-tensor file is a .safetensors file"},
       {named + " --out " + path("no/such/dir/d.npy"), "cannot open"},
   };
-  int n = 0;
-  for (const auto& c : cases) {
-    const auto r = run_nibble("golden-dequant " + c.args);
-    SCOPED_TRACE(c.args + "\n" + r.output);
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.output.find(c.message), std::string::npos);
-    ++n;
-  }
-  EXPECT_EQ(n, 8);
+  EXPECT_EQ(expect_usage_errors("golden-dequant", cases), 8);
 }
 
 }  // namespace

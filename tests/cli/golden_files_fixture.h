@@ -54,6 +54,22 @@ class GoldenFilesCli : public ::testing::Test {
     return u;
   }
 
+  // A --check's report of a difference: `head` ("DIFFERS: 2 of 960 outputs
+  // (first at [3, 7]: "), then the first differing value's bits and, after
+  // ", expected ", golden's.
+  static void expect_first_difference(const std::string& output, const std::string& head, float got, float want) {
+    const size_t first = output.find(head);
+    ASSERT_NE(first, std::string::npos) << output << "\nexpected " << head;
+    char got_bits[16], want_bits[16];
+    std::snprintf(got_bits, sizeof got_bits, "(0x%08x)", bits(got));
+    std::snprintf(want_bits, sizeof want_bits, "(0x%08x)", bits(want));
+    const size_t got_at = output.find(got_bits, first);
+    ASSERT_NE(got_at, std::string::npos) << output << "\nexpected " << got_bits;
+    const size_t expected_at = output.find(", expected ", got_at);
+    ASSERT_NE(expected_at, std::string::npos) << output;
+    EXPECT_NE(output.find(want_bits, expected_at), std::string::npos) << output << "\nexpected " << want_bits;
+  }
+
   static constexpr uint32_t kSeed = 20261129;
   static constexpr int64_t kM = 24;
   static constexpr int64_t kN = 40;

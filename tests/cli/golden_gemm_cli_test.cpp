@@ -77,15 +77,7 @@ TEST_F(GoldenGemmCli, CheckMatchesAnyNanAndNamesTheFirstDifference) {
   io::write_npy(path("changed.npy"), {kM, kN}, c.data());
   const auto r = run_nibble(base + path("changed.npy"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  const size_t first = r.output.find("DIFFERS: 2 of 960 outputs (first at [3, 7]: ");
-  ASSERT_NE(first, std::string::npos) << r.output;
-  char got_bits[16], want_bits[16];
-  std::snprintf(got_bits, sizeof got_bits, "(0x%08x)", bits(c[at(3, 7)]));
-  std::snprintf(want_bits, sizeof want_bits, "(0x%08x)", bits(want[at(3, 7)]));
-  const size_t got_at = r.output.find(got_bits, first);
-  EXPECT_NE(got_at, std::string::npos) << r.output << "\nexpected " << got_bits;
-  EXPECT_NE(r.output.find(", expected ", got_at), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(want_bits, got_at), std::string::npos) << r.output << "\nexpected " << want_bits;
+  expect_first_difference(r.output, "DIFFERS: 2 of 960 outputs (first at [3, 7]: ", c[at(3, 7)], want[at(3, 7)]);
 }
 
 TEST_F(GoldenGemmCli, BadInvocationsExitTwoWithAMessage) {
@@ -95,10 +87,7 @@ TEST_F(GoldenGemmCli, BadInvocationsExitTwoWithAMessage) {
   std::vector<float> wrong(static_cast<size_t>(kM * kM), 0.0f);
   io::write_npy(path("wrong.npy"), {kM, kM}, wrong.data());
   const std::string ab = "--a " + qa + " --b " + qb;
-  const struct {
-    std::string args;
-    std::string message;
-  } cases[] = {
+  const std::vector<UsageCase> cases = {
       {ab + " --b-name rowwise", "golden-gemm takes --out FILE, --check FILE or both"},
       {"--b " + qb + " --b-name rowwise --out " + path("c.npy"), "--a is required"},
       {ab + " --out " + path("c.npy"), "--b " + qb + ": name the quantized tensor to use; it holds rowwise, colwise"},
@@ -111,15 +100,7 @@ TEST_F(GoldenGemmCli, BadInvocationsExitTwoWithAMessage) {
        "a quantized-tensor file is a .safetensors file"},
       {ab + " --b-name rowwise --out " + path("no/such/dir/c.npy"), "cannot open"},
   };
-  int n = 0;
-  for (const auto& c : cases) {
-    const auto r = run_nibble("golden-gemm " + c.args);
-    SCOPED_TRACE(c.args + "\n" + r.output);
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.output.find(c.message), std::string::npos);
-    ++n;
-  }
-  EXPECT_EQ(n, 10);
+  EXPECT_EQ(expect_usage_errors("golden-gemm", cases), 10);
 }
 
 }  // namespace

@@ -192,10 +192,7 @@ TEST_F(GoldenQuantCli, BadInvocationsExitTwoWithAMessage) {
   io::write_npy(path("other.npy"), {16, 80}, other.data());
   std::vector<float> odd(40 * 32, 1.0f);
   io::write_npy(path("odd.npy"), {40, 32}, odd.data());
-  const struct {
-    std::string args;
-    std::string message;
-  } cases[] = {
+  const std::vector<UsageCase> cases = {
       {"--tensor " + x, "golden-quant takes --out FILE or --check FILE"},
       {"--tensor " + x + " --out " + path("a.safetensors") + " --check " + good, "--out excludes --check"},
       {"--tensor " + x + " --check " + good + " --format e1m2", "--format excludes --check"},
@@ -212,15 +209,7 @@ TEST_F(GoldenQuantCli, BadInvocationsExitTwoWithAMessage) {
                                                                   " makes it [16 x 80]"},
       {"--tensor " + path("missing.npy") + " --out " + path("a.safetensors"), "cannot open for reading"},
   };
-  int n = 0;
-  for (const auto& c : cases) {
-    const auto r = run_nibble("golden-quant " + c.args);
-    SCOPED_TRACE(c.args + "\n" + r.output);
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.output.find(c.message), std::string::npos);
-    ++n;
-  }
-  EXPECT_EQ(n, 14);
+  EXPECT_EQ(expect_usage_errors("golden-quant", cases), 14);
 }
 
 }  // namespace

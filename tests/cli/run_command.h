@@ -1,10 +1,13 @@
 // Runs the built `nibble` binary from a test and captures what it printed.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
 #include <array>
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
+#include <vector>
 
 namespace nibble::test {
 
@@ -25,6 +28,26 @@ inline CommandResult run_nibble(const std::string& args) {
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// A bad invocation of a command and (part of) the message it must print.
+struct UsageCase {
+  std::string args;
+  std::string message;
+};
+
+// Runs `nibble COMMAND ARGS` for every case: each must exit 2 (a usage error)
+// printing its message. Returns how many cases ran.
+inline int expect_usage_errors(const std::string& command, const std::vector<UsageCase>& cases) {
+  int n = 0;
+  for (const UsageCase& c : cases) {
+    const CommandResult r = run_nibble(command + " " + c.args);
+    SCOPED_TRACE(command + " " + c.args + "\n" + r.output);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find(c.message), std::string::npos);
+    ++n;
+  }
+  return n;
 }
 
 }  // namespace nibble::test
