@@ -141,12 +141,8 @@ void run_gpu_quant(const GpuQuantOptions& o) {
     const std::vector<float> host = deq.download();
     io::write_npy(o.dequant_out, {rows, cols}, host.data());
     fmt::print("  dequantized tensor written to {}\n", o.dequant_out);
-    if (o.check) {  // the dequantize kernel against golden's dequantize of the same codes and scales
-      size_t differ = 0;
-      const std::string what = describe_float_difference(host, dequantize(h), cols, "elements", &differ);
-      fmt::print("  dequantized vs golden: {}\n", differ == 0 ? "bit-exact" : "DIFFERS: " + what);
-      if (differ != 0) throw std::runtime_error("GPU dequantization differs from golden");
-    }
+    // The dequantize kernel against golden's dequantize of the same codes and scales.
+    if (o.check) report_check("GPU dequantization", host, dequantize(h), cols, "elements");
   }
 }
 
@@ -239,13 +235,7 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd, const std::vecto
   fmt::print("C [{} x {}] = A [{} x {}] ({}, {}) * B [{} x {}]^T ({}, {}) on {} in {:.3f} ms (wall clock, "
              "first call)\n",
              m, n, m, k, describe(qa.config), a_in, n, k, describe(qb.config), b_in, cuda::device_name(), ms);
-  if (o.check) {
-    const std::vector<float> want = gemm(cuda::to_host(qa), cuda::to_host(qb));
-    size_t differ = 0;
-    const std::string what = describe_float_difference(result, want, n, "outputs", &differ);
-    fmt::print("  vs golden gemm: {}\n", differ == 0 ? "bit-exact" : "DIFFERS: " + what);
-    if (differ != 0) throw std::runtime_error("GPU GEMM differs from golden");
-  }
+  if (o.check) report_check("GPU GEMM", result, gemm(cuda::to_host(qa), cuda::to_host(qb)), n, "outputs");
   if (!o.out.empty()) {
     io::write_npy(o.out, {m, n}, result.data());
     fmt::print("  C written to {}\n", o.out);

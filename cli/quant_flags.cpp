@@ -95,6 +95,19 @@ QuantizedTensor read_quantized_operand(const std::string& path, const std::strin
   throw UsageError(fmt::format("{} {}: {}; it holds {}", option, path, problem, fmt::join(names, ", ")));
 }
 
+std::vector<float> read_matrix_to_check(const std::string& path, int64_t rows, int64_t cols, const std::string& what,
+                                        const std::string& why) {
+  io::Tensor t = io::read_tensor(path);
+  if (t.shape.size() != 2 || t.shape[0] != rows || t.shape[1] != cols) {
+    throw UsageError(fmt::format("--check {}: {} has shape [{}], expected [{}, {}] ({})", path, what,
+                                 fmt::join(t.shape, ", "), rows, cols, why));
+  }
+  return std::move(t.data);
+}
+
+namespace {
+
+// Where got differs from want (report_check); empty when nowhere.
 std::string describe_float_difference(const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
                                       const char* noun, size_t* count) {
   size_t differ = 0, first = 0;
@@ -109,22 +122,14 @@ std::string describe_float_difference(const std::vector<float>& got, const std::
                      noun, r0, c0, got[first], f32_bits(got[first]), want[first], f32_bits(want[first]));
 }
 
-std::vector<float> read_matrix_to_check(const std::string& path, int64_t rows, int64_t cols, const std::string& what,
-                                        const std::string& why) {
-  io::Tensor t = io::read_tensor(path);
-  if (t.shape.size() != 2 || t.shape[0] != rows || t.shape[1] != cols) {
-    throw UsageError(fmt::format("--check {}: {} has shape [{}], expected [{}, {}] ({})", path, what,
-                                 fmt::join(t.shape, ", "), rows, cols, why));
-  }
-  return std::move(t.data);
-}
+}  // namespace
 
-void report_check(const std::string& path, const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
-                  const char* noun) {
+void report_check(const std::string& label, const std::vector<float>& got, const std::vector<float>& want,
+                  int64_t cols, const char* noun) {
   size_t differ = 0;
   const std::string what = describe_float_difference(got, want, cols, noun, &differ);
-  fmt::print("  {} vs golden: {}\n", path, differ == 0 ? "bit-exact" : "DIFFERS: " + what);
-  if (differ != 0) throw std::runtime_error(fmt::format("{} differs from golden", path));
+  fmt::print("  {} vs golden: {}\n", label, differ == 0 ? "bit-exact" : "DIFFERS: " + what);
+  if (differ != 0) throw std::runtime_error(fmt::format("{} differs from golden", label));
 }
 
 }  // namespace nibble::cli

@@ -52,22 +52,19 @@ QuantizedTensor golden_quantize(const io::Tensor& t, bool transpose, const Quant
 // listing the file's entries where it holds several or not that one.
 QuantizedTensor read_quantized_operand(const std::string& path, const std::string& entry, const std::string& option);
 
-// Where a row-major matrix `got` of `cols` columns differs from `want` bit for
-// bit (two NaNs agree whatever their payloads): how many of its `noun`
-// ("outputs", "elements") differ, and the first with its index and both
-// values. Empty when they agree.
-std::string describe_float_difference(const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
-                                      const char* noun, size_t* count);
-
 // The float matrix of a file to be checked (`--check`: .npy or .safetensors),
 // which must be [rows, cols]: otherwise a UsageError saying that `what` ("C")
 // has another shape than the one `why` ("A's rows, B's rows") gives.
 std::vector<float> read_matrix_to_check(const std::string& path, int64_t rows, int64_t cols, const std::string& what,
                                         const std::string& why);
 
-// Prints "  PATH vs golden: bit-exact", or what differs (describe_float_difference),
-// and then throws: the end of every `--check` of a float matrix against golden.
-void report_check(const std::string& path, const std::vector<float>& got, const std::vector<float>& want, int64_t cols,
-                  const char* noun);
+// Compares a row-major matrix `got` of `cols` columns with golden's `want`
+// bit for bit (two NaNs agree whatever their payloads) and prints
+// "  LABEL vs golden: bit-exact", or how many of its `noun` ("outputs",
+// "elements") differ and the first with its index and both values, and then
+// throws: the end of every check of a float matrix against golden (LABEL: the
+// file checked, or what the GPU computed).
+void report_check(const std::string& label, const std::vector<float>& got, const std::vector<float>& want,
+                  int64_t cols, const char* noun);
 
 }  // namespace nibble::cli

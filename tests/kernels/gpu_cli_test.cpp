@@ -43,6 +43,15 @@ void write_bf16_safetensors(const std::string& path, const std::string& name, in
   }
 }
 
+// A golden command's --check of `file` (golden-gemm, golden-dequant) on what
+// the GPU wrote: exit 0 and the file bit-exact.
+void expect_host_check_passes(const std::string& command, const std::string& file) {
+  const auto r = test::run_nibble(command + " --check " + file);
+  SCOPED_TRACE(command + " --check " + file + "\n" + r.output);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find(file + " vs golden: bit-exact"), std::string::npos);
+}
+
 class GpuCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -84,7 +93,7 @@ TEST_F(GpuCliTest, QuantizeKeepsBf16FilesBf16AndMatchesGolden) {
         if (*colwise != '\0') {
           EXPECT_NE(r.output.find("column-wise vs golden: bit-exact"), std::string::npos);
         }
-        EXPECT_NE(r.output.find("dequantized vs golden: bit-exact"), std::string::npos);
+        EXPECT_NE(r.output.find("GPU dequantization vs golden: bit-exact"), std::string::npos);
         // The file the GPU wrote, checked on the host by golden-quant under its own recorded settings.
         const auto c = test::run_nibble("golden-quant --tensor " + path(file) + " --check " + out);
         SCOPED_TRACE(c.output);
@@ -98,10 +107,7 @@ TEST_F(GpuCliTest, QuantizeKeepsBf16FilesBf16AndMatchesGolden) {
         }
         EXPECT_EQ(exact, *colwise != '\0' ? 2u : 1u);
         // The GPU's dequantized tensor, checked on the host by golden-dequant of the file's row-wise tensor.
-        const auto d = test::run_nibble("golden-dequant --quantized " + out + " --name rowwise --check " + deq);
-        SCOPED_TRACE(d.output);
-        EXPECT_EQ(d.exit_code, 0);
-        EXPECT_NE(d.output.find(deq + " vs golden: bit-exact"), std::string::npos);
+        expect_host_check_passes("golden-dequant --quantized " + out + " --name rowwise", deq);
         ++runs;
       }
     }
@@ -121,7 +127,7 @@ TEST_F(GpuCliTest, GemmOfBf16FilesMatchesGolden) {
   const size_t a_in = r.output.find(", BF16 in) * B [40 x 544]^T");  // A's input, then B's
   ASSERT_NE(a_in, std::string::npos);
   EXPECT_NE(r.output.find(", BF16 in) on ", a_in), std::string::npos);
-  EXPECT_NE(r.output.find("vs golden gemm: bit-exact"), std::string::npos);
+  EXPECT_NE(r.output.find("GPU GEMM vs golden: bit-exact"), std::string::npos);
 }
 
 // gpu-gemm on quantized-tensor files written by golden-quant (odd shapes,
@@ -165,13 +171,10 @@ TEST_F(GpuCliTest, GemmOfQuantizedFilesMatchesGolden) {
     SCOPED_TRACE(run.a + " " + run.b + "\n" + r.output);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.output.find(run.expect), std::string::npos);
-    EXPECT_NE(r.output.find("vs golden gemm: bit-exact"), std::string::npos);
+    EXPECT_NE(r.output.find("GPU GEMM vs golden: bit-exact"), std::string::npos);
     if (run.a.rfind("--a-quantized ", 0) == 0) {  // the same C from golden-gemm on the same files
       const std::string files = "--a " + run.a.substr(14) + " --b " + run.b.substr(14);
-      const auto g = test::run_nibble("golden-gemm " + files + " --check " + c);
-      SCOPED_TRACE(g.output);
-      EXPECT_EQ(g.exit_code, 0);
-      EXPECT_NE(g.output.find(c + " vs golden: bit-exact"), std::string::npos);
+      expect_host_check_passes("golden-gemm " + files, c);
     }
     ++n;
   }
