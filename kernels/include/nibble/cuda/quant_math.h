@@ -217,15 +217,16 @@ NIBBLE_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
 // bits) needs no exponent either. It is floor((Y + R) / 2^8) with
 // Y = floor(y 2^8) and R = r 2^(8 - B): the random byte with its low 8 - B bits
 // cleared (nested floors of divisions by powers of two combine). Y comes from
-// one round-toward-zero add whose bit pattern, shifted by kSrShift, holds the
-// code in bits 24.. and Y's eight fraction bits in bits 16..23 (kSrTopByte,
-// in the top byte only, removes the pattern's exponent offset):
-//   graded grids: f = a + max(a, N), N = 2^(kLsbExp + kManBits) the first
-//     normal value. For a >= N, f = 2a exactly, and bits(f) - bits(N) is
-//     (binade + 1) << 23 plus a's mantissa: the code's exponent field and
-//     mantissa, then a's lower mantissa bits. For a < N, f = N + a truncated to
-//     ulp(N), so bits(f) - bits(N) = floor(a / ulp(N)): the subnormal codes and
-//     23 - kManBits fraction bits, truncated (RZ keeps floor exact).
+// one round-toward-zero operation whose bit pattern, shifted by kSrShift, holds
+// the code in bits 24.. and Y's eight fraction bits in bits 16..23:
+//   graded grids: f = a * 2^(-126 - kLsbExp - kManBits), which takes
+//     N = 2^(kLsbExp + kManBits), the first normal grid value, to binary32's
+//     smallest normal 2^-126. For a >= N, f is normal and exact, and bits(f)
+//     is (binade + 1) << 23 plus a's mantissa: the code's exponent field and
+//     mantissa, then a's lower mantissa bits. For a < N, f is subnormal, its
+//     spacing 2^-149 is ulp(N) scaled alike, and truncation gives
+//     bits(f) = floor(a / ulp(N)): the subnormal codes and 23 - kManBits
+//     fraction bits (RZ keeps floor exact; device code keeps subnormals).
 //   uniform grids: f = a + q 2^15, truncated: bits(f) - bits(q 2^15) = Y, and
 //     the exponent bits leave the word when shifted by 16.
 // Adding R (bits 16..23) and reading the top byte is then the whole SR; a
@@ -247,16 +248,17 @@ struct MagnitudeGrid {
           ? kMaxUnits
           : (static_cast<uint32_t>(msb(kMaxUnits) - kManBits) << kManBits) + (kMaxUnits >> (msb(kMaxUnits) - kManBits));
   static constexpr int kManBitsValue = kManBits;
-  // SR by one add (above): the addend's pattern (N, or q 2^15 on uniform grids),
-  // the shift that puts the code's lowest bit at bit 24, and the top byte to add.
-  static constexpr uint32_t kSrAddBits = kUniform ? static_cast<uint32_t>(127 + kLsbExp + 15) << 23 : kMinExpBits;
+  // SR by one operation (above): the addend's pattern on uniform grids (q 2^15),
+  // the factor's on graded ones (2^(-126 - kLsbExp - kManBits)), and the shift
+  // that puts the code's lowest bit at bit 24.
+  static constexpr uint32_t kSrAddBits = static_cast<uint32_t>(127 + kLsbExp + 15) << 23;
+  static constexpr uint32_t kSrScaleBits = kUniform ? 0u : static_cast<uint32_t>(1 - kLsbExp - kManBits) << 23;
   static constexpr int kSrShift = kUniform ? 16 : kManBits + 1;
-  static constexpr uint32_t kSrTopByte = 0u - (kSrAddBits << kSrShift);
   // RNE of a signed value on a uniform grid (uniform_rne_nibbles): the addend
   // 1.5 * 2^23 q, q = 2^kLsbExp the grid step.
   static constexpr uint32_t kRneSignedAddBits = (static_cast<uint32_t>(127 + kLsbExp + 23) << 23) | 0x400000u;
   static_assert(msb(kMaxUnits) < 24, "the largest grid value must be exact");
-  static_assert((kSrTopByte & 0xFFFFFFu) == 0u, "the SR offset must lie in the top byte");
+  static_assert(kUniform || kLsbExp + kManBits <= 0, "the SR factor must be a normal binary32");
   static_assert(kMaxCode < 128u && 23 - kManBits >= 8, "SR keeps eight fraction bits below the code");
   static_assert(!kUniform || kMaxUnits < (1u << 15), "the uniform SR addend must exceed every magnitude");
 };
@@ -292,15 +294,6 @@ NIBBLE_HD float abs_mul_rn(float x, float s) {
 #endif
 }
 
-// max(a, b) of non-NaN a, b.
-NIBBLE_HD float max_of(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return fmaxf(a, b);
-#else
-  return a > b ? a : b;
-#endif
-}
-
 // a + b rounded toward zero, for finite a, b >= 0. The host rounds the double
 // sum toward zero; that is exact here: the double sum is inexact only when one
 // addend is below 2^-29 of the other, and then no double rounding reaches the
@@ -316,6 +309,20 @@ NIBBLE_HD float add_rz(float a, float b) {
 #endif
 }
 
+// a * b rounded toward zero, for finite a, b >= 0, subnormal results kept. The
+// host's double product is exact (24 + 24 bits, inside double's range), and
+// rounding it to float, then stepping down where that rounded up, truncates.
+NIBBLE_HD float mul_rz(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rz(a, b);
+#else
+  const double p = static_cast<double>(a) * static_cast<double>(b);
+  float f = static_cast<float>(p);
+  if (static_cast<double>(f) > p) f = std::nextafter(f, 0.0f);
+  return f;
+#endif
+}
+
 // RNE of a = |x| already clamped to the largest grid value, on a graded grid
 // (E2M1, E4M3): the code in the top byte (see MagnitudeGrid).
 template <class G>
@@ -327,15 +334,16 @@ NIBBLE_HD uint32_t nearest_code_word(float a) {
   return (sum << 24) + ((e - G::kMinExpBits) << (G::kManBitsValue + 1));
 }
 
-// SR of a = |x| already clamped: a word whose top byte is the magnitude code
-// (see MagnitudeGrid). Byte `byte` of random_word is the element's random
-// byte with its low 8 - B bits cleared.
+// SR of a = |x| already clamped, on a graded grid (E2M1): a word whose top byte
+// is the magnitude code (see MagnitudeGrid; uniform grids: uniform_sr_nibbles).
+// Byte `byte` of random_word is the element's random byte with its low 8 - B
+// bits cleared.
 template <class G>
 NIBBLE_HD uint32_t stochastic_code_word(float a, uint32_t random_word, int byte) {
-  const float n = float_of(G::kSrAddBits);
-  const float f = G::kUniform ? add_rz(a, n) : add_rz(a, max_of(a, n));
-  // Bytes {0, 0, random byte, the top byte of kSrTopByte}: one permute.
-  const uint32_t t = byte_perm(random_word, G::kSrTopByte, 0x7054u | (static_cast<uint32_t>(byte) << 8));
+  static_assert(!G::kUniform, "uniform grids round by 16-bit lanes: uniform_sr_nibbles");
+  const float f = mul_rz(a, float_of(G::kSrScaleBits));
+  // Bytes {0, 0, random byte, 0}: one permute.
+  const uint32_t t = byte_perm(random_word, 0u, 0x7054u | (static_cast<uint32_t>(byte) << 8));
   return (bits_of(f) << G::kSrShift) + t;
 }
 
@@ -413,7 +421,7 @@ NIBBLE_HD void sum_bits(const float (&a)[8], float c, uint32_t (&y)[8]) {
 // permutes per four).
 template <class G>
 NIBBLE_HD uint32_t uniform_sr_nibbles(const float (&a)[8], uint32_t r0, uint32_t r1) {
-  static_assert(G::kUniform && G::kSrShift == 16 && G::kSrTopByte == 0u, "uniform grids only");
+  static_assert(G::kUniform && G::kSrShift == 16 && ((G::kSrAddBits << 16) == 0u), "uniform grids only");
   static_assert(G::kMaxCode < 8u, "Y + R fits a 16-bit lane");
   uint32_t y[8];
   sum_bits<true>(a, float_of(G::kSrAddBits), y);
