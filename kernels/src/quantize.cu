@@ -375,10 +375,18 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
   }
 
   if constexpr (kAmaxOnly) {
+    // The largest finite magnitude (golden's finite_amax). fmaxf drops NaNs,
+    // so one max per element serves unless an element is infinite: only then
+    // (rarely) is each element tested.
     float amax = 0.0f;
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      if (math::is_finite(v[j])) amax = fmaxf(amax, math::abs_of(v[j]));
+    for (int j = 0; j < 16; ++j) amax = fmaxf(amax, fabsf(v[j]));
+    if (amax == INFINITY) {
+      amax = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        if (math::is_finite(v[j])) amax = fmaxf(amax, math::abs_of(v[j]));
+      }
     }
     GroupResult g;
     g.amax = fold ? math::mul_rn(amax, math::kRht16Scale) : amax;
