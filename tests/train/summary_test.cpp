@@ -23,6 +23,17 @@ TEST(Summary, RelativeGapAveragesTheLastSteps) {
   EXPECT_THROW(relative_gap({1.0f}, {0.0f}, 1), std::invalid_argument);
 }
 
+TEST(Summary, SignedGapKeepsTheSign) {
+  const std::vector<float> base = {4.0f, 2.0f, 2.0f, 4.0f};
+  const std::vector<float> fp4 = {9.0f, 2.5f, 1.5f, 5.0f};
+  // last 3: +0.25, -0.25, +0.25
+  EXPECT_DOUBLE_EQ(signed_relative_gap(fp4, base, 3), 0.25 / 3);
+  EXPECT_DOUBLE_EQ(signed_relative_gap(fp4, base, 2), 0.0);
+  EXPECT_DOUBLE_EQ(signed_relative_gap(base, fp4, 1), (4.0 - 5.0) / 5.0);
+  EXPECT_THROW(signed_relative_gap(fp4, base, 0), std::invalid_argument);
+  EXPECT_THROW(signed_relative_gap({1.0f}, base, 1), std::invalid_argument);
+}
+
 TEST(Summary, SpreadMedianAndProducts) {
   const Spread s = spread({1.0, 2.0, 3.0, 6.0});
   EXPECT_DOUBLE_EQ(s.mean, 3.0);

@@ -27,6 +27,20 @@ double relative_gap(const std::vector<float>& loss, const std::vector<float>& ba
   return sum / last_n;
 }
 
+double signed_relative_gap(const std::vector<float>& loss, const std::vector<float>& baseline, int last_n) {
+  if (loss.size() != baseline.size() || last_n <= 0 || static_cast<size_t>(last_n) > loss.size()) {
+    throw std::invalid_argument(fmt::format("signed_relative_gap: {} steps, a baseline of {}, last_n = {}",
+                                            loss.size(), baseline.size(), last_n));
+  }
+  double sum = 0;
+  for (size_t t = loss.size() - static_cast<size_t>(last_n); t < loss.size(); ++t) {
+    const double b = baseline[t];
+    if (!(b > 0)) throw std::invalid_argument("signed_relative_gap: the baseline loss must be positive");
+    sum += (static_cast<double>(loss[t]) - b) / b;
+  }
+  return sum / last_n;
+}
+
 Spread spread(const std::vector<double>& v) {
   Spread s;
   s.n = v.size();
@@ -93,6 +107,7 @@ nlohmann::ordered_json summarize(const std::vector<RunRecord>& runs, const Sweep
 
   for (const auto& name : order) {
     std::vector<double> gaps;
+    std::vector<double> signed_gaps;
     std::vector<double> finals;
     std::vector<double> vals;
     std::vector<double> ratios;
@@ -106,6 +121,8 @@ nlohmann::ordered_json summarize(const std::vector<RunRecord>& runs, const Sweep
         throw std::invalid_argument(fmt::format("summary: recipe {} seed {} has no bf16 run", name, seed));
       }
       const double gap = relative_gap(r->loss, b->second->loss, meta.last_n);
+      const double sgap = signed_relative_gap(r->loss, b->second->loss, meta.last_n);
+      signed_gaps.push_back(sgap);
       const double step = run_step_ms(*r, meta.warmup_steps_excluded);
       gaps.push_back(gap);
       finals.push_back(r->loss.empty() ? 0.0 : r->loss.back());
@@ -118,6 +135,7 @@ nlohmann::ordered_json summarize(const std::vector<RunRecord>& runs, const Sweep
                          {"val_csv", r->dir + "/val.csv"},
                          {"diag_csv", r->dir + "/diag.csv"},
                          {"gap", gap},
+                         {"signed_gap", sgap},
                          {"final_loss", finals.back()},
                          {"final_val_loss", r->final_val_loss},
                          {"step_ms_median", step}});
@@ -125,6 +143,7 @@ nlohmann::ordered_json summarize(const std::vector<RunRecord>& runs, const Sweep
     recipes.push_back({{"name", name},
                        {"description", description},
                        {"gap", to_json(spread(gaps))},
+                       {"signed_gap", to_json(spread(signed_gaps))},
                        {"final_loss", to_json(spread(finals))},
                        {"final_val_loss", to_json(spread(vals))},
                        {"step_ms_median", to_json(spread(ms))},

@@ -16,6 +16,8 @@
 namespace nibble::train {
 
 double relative_gap(const std::vector<float>& loss, const std::vector<float>& baseline, int last_n);
+// The same mean without the absolute value: positive where the recipe's loss is higher.
+double signed_relative_gap(const std::vector<float>& loss, const std::vector<float>& baseline, int last_n);
 
 struct Spread {
   double mean = 0;
