@@ -2,6 +2,7 @@
 // every quantized GEMM (tiny model: the golden GEMMs are slow).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -40,10 +41,11 @@ TrainConfig tiny_config(int64_t steps) {
   c.lr = 3e-3;
   c.diag_every = 3;
   c.eval_every = 0;
-  c.eval_windows = 2;
+  c.eval_bytes = 64;
+  c.log_every = 4;
   c.device = "cpu";
   c.quiet = true;
-  c.seed = 11;
+  c.seeds = {11, 11, 11};
   return c;
 }
 
@@ -85,7 +87,10 @@ TEST(Trainer, Bf16LearnsAndLogsAreWritten) {
   ASSERT_EQ(r.loss.size(), 40u);
   EXPECT_LT(r.loss.back(), r.loss.front() - 1.0) << "first " << r.loss.front() << " last " << r.loss.back();
   ASSERT_EQ(r.val_loss.size(), 2u);
+  ASSERT_EQ(r.val_loss_bf16.size(), 2u);
+  EXPECT_EQ(r.val_loss[1].second, r.val_loss_bf16[1].second);  // bf16's own forward is the BF16 forward
   for (const char* f : {"loss.csv", "val.csv", "diag.csv", "run.json"}) EXPECT_TRUE(fs::exists(fs::path(dir) / f)) << f;
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "run.json.tmp"));
   // diag.csv: steps 0,3,...,39 = 14 diagnostic steps x 8 linears x 3 GEMMs x 4 variants (bf16 has no "recipe" rows).
   std::ifstream in(fs::path(dir) / "diag.csv");
   std::string line;
@@ -119,6 +124,74 @@ TEST(Trainer, EveryPresetRunsOnTheCpu) {
   }
 }
 
+TEST(Trainer, QuantizedRunsValidateWithTheirOwnAndABf16Forward) {
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  TrainConfig c = tiny_config(3);
+  c.diag_every = 0;
+  const TrainResult r = run_training(preset("e2m1"), c, d, out_dir("val_e2m1"), log);
+  ASSERT_EQ(r.val_loss.size(), 1u);
+  ASSERT_EQ(r.val_loss_bf16.size(), 1u);
+  EXPECT_NE(r.val_loss[0].second, r.val_loss_bf16[0].second);
+  EXPECT_NEAR(r.val_loss[0].second, r.val_loss_bf16[0].second, 0.1);
+}
+
+TEST(Trainer, SeedsActApart) {
+  // The quantization seed moves only a quantized recipe's numbers; the data seed moves every recipe's.
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  TrainConfig c = tiny_config(3);
+  c.diag_every = 0;
+  const TrainResult base = run_training(preset("bf16"), c, d, out_dir("seed_base"), log);
+  TrainConfig q = c;
+  q.seeds.quant = 99;
+  EXPECT_TRUE(bit_identical(base.loss, run_training(preset("bf16"), q, d, out_dir("seed_q"), log).loss));
+  const TrainResult u0 = run_training(preset("ufp4"), c, d, out_dir("seed_u0"), log);
+  EXPECT_FALSE(bit_identical(u0.loss, run_training(preset("ufp4"), q, d, out_dir("seed_u1"), log).loss));
+  TrainConfig dd = c;
+  dd.seeds.data = 5;
+  EXPECT_FALSE(bit_identical(base.loss, run_training(preset("bf16"), dd, d, out_dir("seed_d"), log).loss));
+}
+
+TEST(Trainer, GradientAccumulationMatchesOneBatch) {
+  // Two micro-batches of 2 are one batch of 4 up to the order of the additions.
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  TrainConfig c = tiny_config(4);
+  c.diag_every = 0;
+  c.batch = 4;
+  const TrainResult whole = run_training(preset("bf16"), c, d, out_dir("accum_1"), log);
+  c.micro_batch = 2;
+  const TrainResult split = run_training(preset("bf16"), c, d, out_dir("accum_2"), log);
+  ASSERT_EQ(whole.loss.size(), split.loss.size());
+  for (size_t i = 0; i < whole.loss.size(); ++i) EXPECT_NEAR(whole.loss[i], split.loss[i], 2e-3) << "step " << i;
+}
+
+// On a GPU: the captured CUDA graph trains exactly as the eager step, and the
+// CUDA kernels keep ufp4 and ufp4-int4 bit-identical.
+TEST(TrainerGpu, GraphedStepEqualsEagerAndInt4EqualsE1m2) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device or no CUDA GEMM backend";
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  TrainConfig c = tiny_config(12);
+  c.device = "cuda";
+  c.model.layers = 2;
+  c.model.d_model = 64;
+  c.diag_every = 5;
+  c.eval_every = 6;
+  c.graph = "auto";
+  const TrainResult g = run_training(preset("bf16"), c, d, out_dir("gpu_graph"), log);
+  EXPECT_TRUE(g.graphed);
+  c.graph = "off";
+  const TrainResult e = run_training(preset("bf16"), c, d, out_dir("gpu_eager"), log);
+  EXPECT_FALSE(e.graphed);
+  EXPECT_TRUE(bit_identical(g.loss, e.loss));
+  const TrainResult u = run_training(preset("ufp4"), c, d, out_dir("gpu_ufp4"), log);
+  const TrainResult i4 = run_training(preset("ufp4-int4"), c, d, out_dir("gpu_int4"), log);
+  EXPECT_FALSE(u.graphed);
+  EXPECT_TRUE(bit_identical(u.loss, i4.loss));
+}
+
 TEST(Trainer, BadSizesAreRefused) {
   TrainConfig c = tiny_config(1);
   c.model.d_model = 48;
@@ -128,6 +201,10 @@ TEST(Trainer, BadSizesAreRefused) {
   EXPECT_THROW(validate(c), std::invalid_argument);
   c = tiny_config(1);
   c.device = "tpu";
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  c = tiny_config(1);
+  c.batch = 4;
+  c.micro_batch = 3;
   EXPECT_THROW(validate(c), std::invalid_argument);
 }
 

@@ -1,7 +1,8 @@
-// The training harness behind `nibble train` and `nibble train-sweep`: a small
-// GPT-style decoder trained with libtorch, whose linear layers run their three
-// GEMMs through Nibble's quantizers and block-scaled GEMM as a recipe says.
-// This header is torch-free; the library behind it links libtorch privately.
+// The training harness behind `nibble train` and `nibble train-sweep`: a
+// GPT-style byte-level decoder trained with libtorch, whose linear layers run
+// their three GEMMs through Nibble's quantizers and block-scaled GEMM as a
+// recipe says. This header is torch-free; the library behind it links libtorch
+// privately.
 //
 // GEMM backends: on a CUDA device the nibble::cuda kernels (quantize + gemm on
 // torch's current stream); on the CPU golden quantize + golden gemm (slow: for
@@ -10,57 +11,48 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "nibble/train/data.h"
 #include "nibble/train/recipe.h"
+#include "nibble/train/train_config.h"
 
 namespace nibble::train {
 
-struct ModelConfig {
-  int layers = 8;
-  int d_model = 256;
-  int heads = 4;
-  int ctx = 128;
-  int mlp_mult = 4;
+// The GPU ran out of memory: the message says which sizes to lower.
+class OutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
-
-struct TrainConfig {
-  ModelConfig model;
-  int batch = 16;
-  int64_t steps = 750;
-  double lr = 2e-3;
-  double min_lr_ratio = 0.1;  // cosine decay to lr * min_lr_ratio
-  int warmup = 50;
-  double weight_decay = 0.1;
-  double grad_clip = 1.0;
-  uint64_t seed = 0;
-  int diag_every = 200;   // per-layer attenuation diagnostics every K steps (0: off)
-  int eval_every = 250;   // validation loss every K steps and at the end
-  int eval_windows = 32;  // validation windows of ctx+1 tokens
-  std::string device = "auto";  // auto, cuda, cpu
-  bool quiet = false;
-};
-
-// Throws std::invalid_argument for sizes the model or the quantizers cannot take.
-void validate(const TrainConfig& c);
 
 struct TrainResult {
   std::vector<float> loss;       // training loss per step
-  std::vector<double> step_ms;   // wall time per step
-  std::vector<std::pair<int64_t, double>> val_loss;  // (step, loss)
+  std::vector<double> step_ms;   // wall time per step (averaged over the steps between two host reads)
+  std::vector<std::pair<int64_t, double>> val_loss;       // (step, loss) with the recipe's forward
+  std::vector<std::pair<int64_t, double>> val_loss_bf16;  // (step, loss) with a BF16 forward of the same weights
   std::string device;            // what ran it, in words
   std::string gpu;               // the CUDA device's name (empty on the CPU)
   int64_t parameters = 0;
+  double tokens_per_s = 0;       // training throughput after the first steps (evaluation excluded)
+  bool graphed = false;          // whether the step ran as a captured CUDA graph
 };
 
 // Whether a CUDA device and the CUDA GEMM backend are both available.
 bool cuda_available();
+// Whether this build can train data-parallel (libtorch's NCCL process group).
+bool data_parallel_built();
+// The number of CUDA devices torch sees (0 without CUDA).
+int cuda_device_count();
 
-// Trains one run and writes into out_dir: loss.csv (step,loss,lr,step_ms),
-// val.csv (step,val_loss), diag.csv (step,layer,linear,gemm,variant,alpha,cum_alpha)
-// and run.json (configuration and final numbers).
+// Trains one run and writes into out_dir: loss.csv (step,loss,lr,grad_norm,step_ms),
+// val.csv (step,val_loss,val_loss_bf16), diag.csv
+// (step,layer,linear,gemm,variant,alpha,cum_alpha) and, last, run.json
+// (everything needed to re-run it, and the final numbers): a directory without
+// run.json holds no finished run. With config.gpus > 1 this process is one
+// data-parallel rank (NCCL over config.rendezvous; `nibble train --gpus N`
+// starts the ranks); rank 0 writes the files.
 TrainResult run_training(const Recipe& recipe, const TrainConfig& config, const PreparedData& data,
                          const std::string& out_dir, std::ostream& log);
 
