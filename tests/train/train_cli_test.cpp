@@ -28,6 +28,16 @@ TEST(TrainCli, BadRecipesAndFlagsExit2) {
   expect_usage_error("train-sweep --seeds 1,x --out /tmp/x", "--seeds: 'x'");
   expect_usage_error("train-sweep --recipes ufp4,int8 --out /tmp/x", "unknown recipe 'int8'");
   expect_usage_error("train-sweep --steps 10 --last-n 20 --out /tmp/x", "--last-n");
+  expect_usage_error("train-sweep --seeds 0,-1 --out /tmp/x", "--seeds: '-1'");
+  expect_usage_error("train-sweep --recipes e2m1+colour=red --out /tmp/x", "unknown key 'colour'");
+  expect_usage_error("train-sweep --parallel 0 --out /tmp/x", "--parallel must be");
+  expect_usage_error("train --recipe e2m1+rht --out /tmp/x", "is not key=value");
+  expect_usage_error("train --schedule linear --out /tmp/x", "unknown learning-rate schedule 'linear'");
+  expect_usage_error("train --batch 64 --micro-batch 24 --out /tmp/x", "must be a multiple of --micro-batch");
+  expect_usage_error("train --d-model 100 --out /tmp/x", "multiple of 32");
+  expect_usage_error("train --d-model 256 --heads 3 --out /tmp/x", "must divide --d-model");
+  expect_usage_error("train --gpus 0 --out /tmp/x", "--gpus must be");
+  expect_usage_error("train --graph always --out /tmp/x", "unknown --graph 'always'");
 }
 
 TEST(TrainCli, TrainDataRefusesAMissingCorpus) {
