@@ -103,8 +103,8 @@ struct RunFlags {
     auto num = [](auto v) { return fmt::format("{}", v); };
     return {"--data", data, "--layers", num(layers), "--d-model", num(d_model), "--heads", num(heads), "--ctx",
             num(ctx), "--batch", num(batch), "--micro-batch", num(micro_batch), "--steps", num(steps), "--lr",
-            fmt::format("{:.17g}", lr), "--min-lr-ratio", fmt::format("{:.17g}", min_lr_ratio), "--schedule",
-            schedule, "--decay-fraction", fmt::format("{:.17g}", decay_fraction), "--warmup", num(warmup),
+            num(lr), "--min-lr-ratio", num(min_lr_ratio), "--schedule",
+            schedule, "--decay-fraction", num(decay_fraction), "--warmup", num(warmup),
             "--diag-every", num(diag_every), "--eval-every", num(eval_every), "--eval-bytes", num(eval_bytes),
             "--log-every", num(log_every), "--device", device, "--graph", graph, "--gpus", num(gpus)};
   }

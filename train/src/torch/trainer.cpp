@@ -3,11 +3,12 @@
 // Model: byte embedding + learned positions; `layers` pre-norm blocks of causal
 // multi-head attention (qkv and output projection; fused scaled-dot-product
 // attention in BF16) and a GELU MLP (fc1, fc2); final LayerNorm; untied LM head.
-// Residual stream and norms in FP32; the four linears of every block take BF16
-// activations and run their three GEMMs through QuantLinear (the recipe decides
-// BF16 or a quantized GEMM); the LM head is a BF16 GEMM. Master weights are FP32
-// in one flat buffer (fused AdamW over it); quantizers read them directly, BF16
-// GEMMs read one BF16 copy of the matrices refreshed once per step.
+// Residual stream and norms in FP32 (GELU computes in FP32 on BF16 storage);
+// the four linears of every block take BF16 activations and run their three
+// GEMMs through QuantLinear (the recipe decides BF16 or a quantized GEMM); the
+// LM head is a BF16 GEMM. Master weights are FP32 in one flat buffer (fused
+// AdamW over it); quantizers read them directly, BF16 GEMMs read one BF16 copy
+// of the matrices refreshed once per step.
 //
 // The host never waits for the GPU inside a step: batches are gathered on the
 // device from the GPU-resident training bytes, gradients are clipped on the
@@ -290,11 +291,12 @@ struct Model {
                                                                std::nullopt, 0.0, /*is_causal=*/true)
                                   .transpose(1, 2)
                                   .reshape({B, T, d});
-      h = h + QuantLinear::apply(y, b.proj, b.proj16, site + 1).to(torch::kFloat32);
+      // FP32 + BF16 promotes to FP32 inside the add, and BF16 GELU computes in FP32
+      // and rounds once: the numerics of explicit casts, without their memory passes.
+      h = h + QuantLinear::apply(y, b.proj, b.proj16, site + 1);
       x = torch::layer_norm(h, {d}, b.ln2_w, b.ln2_b).to(torch::kBFloat16);
-      torch::Tensor m = QuantLinear::apply(x, b.fc1, b.fc116, site + 2);
-      m = torch::gelu(m.to(torch::kFloat32)).to(torch::kBFloat16);
-      h = h + QuantLinear::apply(m, b.fc2, b.fc216, site + 3).to(torch::kFloat32);
+      const torch::Tensor m = torch::gelu(QuantLinear::apply(x, b.fc1, b.fc116, site + 2));
+      h = h + QuantLinear::apply(m, b.fc2, b.fc216, site + 3);
     }
     const torch::Tensor x = torch::layer_norm(h, {d}, lnf_w, lnf_b).to(torch::kBFloat16);
     return Bf16Linear::apply(x, head, head16).to(torch::kFloat32);
