@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,6 +55,20 @@ struct PrepareSummary {
 
 // Reads the corpus in `corpus_dir`, writes train.bin, val.bin and manifest.json to `out_dir`.
 PrepareSummary prepare_brown(const std::filesystem::path& corpus_dir, const std::filesystem::path& out_dir);
+
+// Creates `dir` if needed and checks that a file can be written in it; DataError if not.
+void ensure_writable_dir(const std::filesystem::path& dir);
+
+// Writes train.bin, val.bin and manifest.json into `out_dir`: `manifest` gains a
+// "files" entry (path, bytes, SHA-256 of each split). Each file is written under a
+// ".partial" name first; then any old manifest.json is removed, the two splits are
+// renamed into place and the manifest last -- so an interrupted run leaves no
+// manifest that describes files it did not finish.
+PrepareSummary write_prepared(const std::filesystem::path& out_dir, const std::string& train, const std::string& val,
+                              nlohmann::ordered_json manifest);
+
+// Reads a file, transparently decompressing gzip (and dictzip) data. DataError on failure.
+std::string read_text_file(const std::filesystem::path& path);
 
 // Loads a prepared directory; checks the file sizes (and, if verify_hash, the
 // SHA-256 digests) against manifest.json. Throws DataError naming the problem.
