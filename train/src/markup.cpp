@@ -278,7 +278,7 @@ std::string pod_codes(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     if (s[i] >= 'A' && s[i] <= 'Z' && i + 1 < s.size() && s[i + 1] == '<' &&
-        std::string_view("BCEFILSXZ").find(s[i]) != std::string_view::npos && (i == 0 || !is_alnum(s[i - 1]))) {
+        std::string_view("BCEFILSXZ").find(s[i]) != std::string_view::npos) {
       size_t used = 0;
       out += pod_one_code(s.substr(i), &used);
       i += used;
@@ -484,6 +484,7 @@ std::string strip_rst(std::string_view text) {
         continue;
       }
       skip_body(ind);
+      out += '\n';
       continue;
     }
     if (is_adornment(t) || is_table_border(t)) continue;
@@ -507,7 +508,10 @@ std::string strip_rst(std::string_view text) {
       while (i < lines.size() && !is_blank(lines[i])) out += rst_inline(trim(lines[i++])) + "\n";
       size_t j = i;
       while (j < lines.size() && is_blank(lines[j])) ++j;
-      if (j < lines.size() && indent_of(lines[j]) > ind) skip_body(ind);
+      if (j < lines.size() && indent_of(lines[j]) > ind) {
+        skip_body(ind);
+        out += '\n';
+      }
     }
   }
   return out;
