@@ -74,6 +74,7 @@ inline CorpusFixture make_corpus_fixture(const fs::path& dir) {
   write_text(f.root / "var/lib/dpkg/status",
              "Package: doc-rst\nStatus: install ok installed\nVersion: 1.0-1\n\n"
              "Package: gone\nStatus: deinstall ok config-files\nVersion: 9\n\n"
+             "Package: half\nStatus: install reinstreq half-installed\nVersion: 3\n\n"
              "Package: doc-html\nStatus: install ok installed\nArchitecture: all\nVersion: 2.3\n\n"
              "Package: dict-test\nStatus: install ok installed\nVersion: 0.1\n\n"
              "Package: fortunes-test\nStatus: install ok installed\nVersion: 1:1.0-1\n");

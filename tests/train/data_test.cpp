@@ -291,6 +291,7 @@ TEST(Corpus, PackageVersionsAndLicences) {
   EXPECT_EQ(installed_version(status, "doc-rst"), "1.0-1");
   EXPECT_EQ(installed_version(status, "fortunes-test"), "1:1.0-1");  // the last paragraph, no blank line after
   EXPECT_THROW(installed_version(status, "gone"), DataError);          // config files only
+  EXPECT_THROW(installed_version(status, "half"), DataError);          // half-installed
   EXPECT_THROW(installed_version(status, "absent"), DataError);
   EXPECT_THROW(installed_version(dir / "nowhere", "doc-rst"), DataError);
   EXPECT_EQ(copyright_licence(file_text(f.root / "usr/share/doc/doc-rst/copyright")), "GPL-2+");  // Files: *

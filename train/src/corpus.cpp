@@ -276,7 +276,8 @@ std::string installed_version(const fs::path& dpkg_status, const std::string& pa
   std::ifstream in(dpkg_status);
   if (!in) throw DataError(fmt::format("cannot read {} (the dpkg status file)", dpkg_status.string()));
   std::string line, pkg, version, status;
-  auto done = [&]() { return pkg == package && status.find("installed") != std::string::npos && !version.empty(); };
+  // "install ok installed"; not "not-installed", "half-installed" or "config-files".
+  auto done = [&]() { return pkg == package && ends_with(status, " installed") && !version.empty(); };
   while (std::getline(in, line)) {
     if (line.empty()) {
       if (done()) return version;
