@@ -202,6 +202,7 @@ TEST(Markup, PodKeepsTextAndDropsVerbatimAndCodes) {
       "=over 4\n\n=item * First E<lt>itemE<gt>X<index>\n\n=back\n\n"
       "=begin html\n\n<p>raw</p>\n\n=end html\n\n"
       "Plain L<perlsyn> text.\n\n=cut\n\nsub code { 1 }\n";
+  EXPECT_EQ(strip_pod("E<233>t\xC3\xA9 E<99999999999999999999>x\n"), "\xC3\xA9t\xC3\xA9 x\n\n");
   EXPECT_EQ(normalize_whitespace(strip_pod(pod)),
             "NAME\n\nperlfoo - bold and italic with $a->b and the manual\n\nFirst <item>\n\nPlain perlsyn text.\n");
 }

@@ -214,7 +214,8 @@ std::string pod_entity(std::string_view name) {
   if (name == "apos") return "'";
   if (name == "nbsp") return " ";
   std::string out;
-  if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (!name.empty() && name.size() <= 7 &&
+      std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     append_utf8(out, static_cast<uint32_t>(std::stoul(std::string(name))));
   }
   return out;
