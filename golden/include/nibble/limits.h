@@ -11,20 +11,18 @@
 
 namespace nibble::limits {
 
-// One axis of a tensor or a GEMM (rows, cols, M, N, K): the int32 axes of the
-// quantized-tensor file.
-inline constexpr int64_t kMaxAxis = (int64_t{1} << 31) - 1;
-// Elements of a tensor read from a file (8 GiB as binary32).
-inline constexpr int64_t kMaxFileElements = int64_t{1} << 31;
 // Elements a command makes from its options or its inputs: a synthetic
 // tensor, a GEMM's C, the chain's weights and activations (1 GiB as binary32).
+// A tensor read from a file is bounded by the file itself; its shape's product
+// only has to fit in int64 (checked_product).
 inline constexpr int64_t kMaxWorkElements = int64_t{1} << 28;
 // Multiply-accumulates of one GEMM (M x N x K) or of one compounding-chain run
-// (layers x batch x width^2): about a minute on golden.
+// (layers x batch x width^2).
 inline constexpr int64_t kMaxMacs = int64_t{1} << 36;
 // Layers of the compounding chain.
 inline constexpr int64_t kMaxChainLayers = 4096;
-// Cycles one timed GEMM simulation may take (about a day of SystemC model).
+// The cycle bound of one timed GEMM simulation (20 times its expected length,
+// stretched by the injected stalls; sim/src/tile_testbench.cpp).
 inline constexpr uint64_t kMaxSimCycles = uint64_t{1} << 36;
 // JSON inputs (safetensors headers, quantized-tensor metadata, tile
 // configurations, results files): nesting depth and size in bytes.
