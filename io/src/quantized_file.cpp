@@ -255,7 +255,8 @@ std::vector<QuantizedEntry> read_quantized(const std::string& path) {
       entries.push_back(parse_entry_metadata(entry, text->second, path));
     }
   }
-  for (const auto& [key, text] : file.metadata) {
+  for (const auto& item : file.metadata) {
+    const std::string& key = item.first;  // a structured binding cannot be captured in C++17 (clang refuses it)
     if (key != kSchemaKey &&
         std::none_of(entries.begin(), entries.end(), [&](const QuantizedEntry& e) { return e.name == key; })) {
       fail(path, fmt::format("quantized tensor '{}' has metadata but no '{}{}'", key, key, kCodes));
