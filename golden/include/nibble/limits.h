@@ -18,7 +18,7 @@ namespace nibble::limits {
 inline constexpr int64_t kMaxWorkElements = int64_t{1} << 28;
 // Multiply-accumulates of one GEMM (M x N x K) or of one compounding-chain run
 // (layers x batch x width^2).
-inline constexpr int64_t kMaxMacs = int64_t{1} << 36;
+inline constexpr int64_t kMaxMacs = int64_t{1} << 40;
 // Layers of the compounding chain.
 inline constexpr int64_t kMaxChainLayers = 4096;
 // The cycle bound of one timed GEMM simulation (20 times its expected length,
