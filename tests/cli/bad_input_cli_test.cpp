@@ -75,6 +75,11 @@ void make_inputs() {
   write_bytes("deepmeta.safetensors", safetensors(deep_metadata, std::string(1, '\0')));
   write_bytes("deep_config.json", "{\"rows\": 4, \"formats\": " + nested(100000) + "}");
   write_bytes("deep_bench.json", "{\"schema\": \"nibble-bench-kernels\", \"rows\": " + nested(100000) + "}");
+  write_bytes("wrap.safetensors",
+              safetensors("{\"x\": {\"dtype\": \"F32\", \"shape\": [4294967297, 4294967297, 0], "
+                          "\"data_offsets\": [0, 0]}}"));
+  // A vector stream of one line longer than the 16 MiB a line may hold.
+  write_bytes("long_line.vec", std::string((size_t{1} << 24) + 1, 'x'));
   write_bytes("version.json", "{\"schema\": \"nibble-bench-kernels\", \"schema_version\": 4294967297}");
   // Tensors of NaNs and infinities only.
   const std::vector<float> nonfinite = {NAN, INFINITY, -INFINITY, NAN};
@@ -113,6 +118,8 @@ const std::vector<BadInput>& table() {
       {"quant --rows 4294967296 --cols 4294967296 --rht off", "more than the limit of 268435456"},
       {"quant --tensor DIR/wrap.npy", "overflows: too many elements"},
       {"golden-quant --tensor DIR/wrap.npy --out DIR/o.safetensors", "overflows: too many elements", {"o.safetensors"}},
+      {"golden-quant --tensor DIR/wrap.safetensors --out DIR/o.safetensors", "shape [4294967297, 4294967297, 0]",
+       {"o.safetensors"}},
       // Flags CLI11 alone would wrap or saturate.
       {"quant --seed=-1", "--seed: expected an unsigned 64-bit integer, got '-1'"},
       {"golden-quant --tensor DIR/x.npy --seed=-5 --out DIR/o.safetensors", "--seed: expected an unsigned",
@@ -127,6 +134,9 @@ const std::vector<BadInput>& table() {
       {"golden-dequant --quantized DIR/deepmeta.safetensors --out DIR/o.npy", "nested more than 64 levels deep",
        {"o.npy"}},
       {"bench-compare --before DIR/deep_bench.json --after DIR/deep_bench.json", "nested more than 64 levels deep"},
+      {"quant --tensor DIR/deep.safetensors", "header is not valid JSON: JSON nested more than 64 levels deep"},
+      {"golden-gemm --a DIR/deep.safetensors --b DIR/qx.safetensors --out DIR/c.npy", "nested more than 64", {"c.npy"}},
+      {"bench-compare --before /dev/zero --after /dev/zero", "/dev/zero: larger than the limit of 67108864 bytes"},
       {"bench-compare --before DIR/version.json --after DIR/version.json", "'schema_version' is 4294967297, out of range"},
       // Work beyond the limits, refused before it starts.
       {"quant --chain 2000000000 --chain-width 16", "--chain: 2000000000 layers is more than the limit of 4096"},
@@ -134,6 +144,8 @@ const std::vector<BadInput>& table() {
       {"golden-gemm --a DIR/qtall.safetensors --b DIR/qtall.safetensors --out DIR/c.npy", "C [M x N]: 70000 x 70000",
        {"c.npy"}},
       {"vectors check /dev/zero", "/dev/zero: line 1: a NUL byte"},
+      {"vectors check - < /dev/zero", "-: line 1: a NUL byte"},
+      {"vectors check DIR/long_line.vec", "line 1: longer than 16777216 bytes"},
       // Malformed command lines: CLI11's errors in nibble's words.
       {"frobnicate", "unknown command 'frobnicate'"},
       {"quant --frobnicate", "The following argument was not expected: --frobnicate"},
@@ -153,10 +165,18 @@ const std::vector<BadInput>& table() {
       {"golden-quant --tensor DIR/x.npy --out DIR/o.npy", "name it *.safetensors", {"o.npy"}},
       {"golden-dequant --quantized DIR/qx.safetensors --out DIR/qx.safetensors", "golden-dequant writes a .npy"},
       {"golden-dequant --quantized DIR/qx.safetensors --out DIR/absent/o.npy", "directory 'DIR/absent' does not exist"},
+      {"vectors dot --out DIR/", "--out: cannot open 'DIR/' for writing: it is a directory"},
+      {"bench-compare --before DIR/version.json --after DIR/version.json --json DIR/version.json",
+       "--json: 'DIR/version.json' is also the input of --before"},
+      // Long commands whose unusable outputs used to be found only after the work.
+      {"area --json DIR/absent/a.json", "--json: cannot open 'DIR/absent/a.json' for writing"},
+      {"energy --csv DIR/absent/e.csv", "--csv: cannot open 'DIR/absent/e.csv' for writing"},
 #if NIBBLE_HAVE_SYSTEMC
       {"gemm --backend golden --m 4294967296 --k 4294967296", "operand A: too large"},
       {"gemm --backend golden --m 65536 --n 65536 --k 16", "C [M x N]: 65536 x 65536"},
       {"gemm --config DIR/deep_config.json", "nested more than 64 levels deep"},
+      {"gemm --config /dev/zero", "/dev/zero: larger than the limit of 67108864 bytes"},
+      {"gemm --a DIR/wrap.npy", "overflows: too many elements"},
       {"gemm --bandwidth 1e-9 --m 4 --n 4 --k 16", "more than the limit of 2^36"},
       {"gemm --bandwidth 1e-300 --m 4 --n 4 --k 16", "more than the limit of 2^36"},
       {"gemm --seed=-1", "--seed: expected a number"},
