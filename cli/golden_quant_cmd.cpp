@@ -97,12 +97,7 @@ void add_golden_quant_command(CLI::App& app) {
     std::string temporary;
     if (!opts->out.empty()) {
       opts->quant.config();  // bad settings fail before the tensor is read
-      if (std::filesystem::path(opts->out).extension() != ".safetensors") {
-        throw UsageError(fmt::format("--out: a quantized-tensor file is a .safetensors file; name it *.safetensors "
-                                     "(got '{}')",
-                                     opts->out));
-      }
-      temporary = reserve_output(opts->out, "--out");
+      temporary = reserve_quantized_output(opts->out, "--out");
     }
     const io::Tensor t = io::read_tensor(opts->tensor, opts->name);
     require_finite(t, opts->tensor);

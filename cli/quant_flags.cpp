@@ -107,6 +107,14 @@ std::string reserve_npy_output(const std::string& path, const std::string& optio
   return reserve_output(path, option);
 }
 
+std::string reserve_quantized_output(const std::string& path, const std::string& option) {
+  if (std::filesystem::path(path).extension() != ".safetensors") {
+    throw UsageError(fmt::format("{}: a quantized-tensor file is a .safetensors file; name it *.safetensors (got '{}')",
+                                 option, path));
+  }
+  return reserve_output(path, option);
+}
+
 void require_finite(const io::Tensor& t, const std::string& path) {
   if (t.data.empty()) return;  // golden refuses an empty tensor in its own words
   for (const float v : t.data) {

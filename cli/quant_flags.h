@@ -56,6 +56,9 @@ QuantizedTensor read_quantized_operand(const std::string& path, const std::strin
 // UsageError (the file would hold .npy bytes under a name that says otherwise).
 std::string reserve_npy_output(const std::string& path, const std::string& option, const std::string& command);
 
+// reserve_output for a quantized-tensor file, which must be named *.safetensors.
+std::string reserve_quantized_output(const std::string& path, const std::string& option);
+
 // A UsageError where `t` (read from `path`) has values but none finite: a tensor of
 // NaNs and infinities has no scale to quantize it with.
 void require_finite(const io::Tensor& t, const std::string& path);
