@@ -32,7 +32,8 @@ const std::string& command_line();
 
 // Output files (output.cpp). Every output is written under a temporary name in its own
 // directory and renamed into place once complete, so a failed command leaves no output
-// behind and never half-overwrites an old one.
+// behind and never half-overwrites an old one. An existing path that is not a regular
+// file (/dev/null, /dev/stdout, a pipe) is written in place.
 //
 // note_input records a file the command reads: an output naming the same file is refused.
 // reserve_output checks `path` before any work -- not a directory, not an input, its

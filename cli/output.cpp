@@ -26,12 +26,23 @@ struct Input {
   std::string path, option;
 };
 std::vector<Input> g_inputs;
-std::map<std::string, std::string> g_pending;  // output path -> its temporary file
+struct Pending {
+  std::string temporary;  // written now
+  std::string target;     // renamed onto when complete: the path, or the file a link names
+};
+std::map<std::string, Pending> g_pending;  // by output path
 
 // The directory a new file at `path` goes into.
 fs::path directory_of(const std::string& path) {
   const fs::path parent = fs::path(path).parent_path();
   return parent.empty() ? fs::path(".") : parent;
+}
+
+// An existing path that is not a regular file (a device such as /dev/null, a pipe, or a
+// link to one): written in place, since renaming over it would replace the device.
+bool special_file(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec) && !fs::is_regular_file(path, ec);
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -44,8 +55,9 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 // Creates an empty file in the directory of `path` whose name ends like
-// `path`'s (so that its extension is the same), with the permissions a new
-// file gets under the umask; returns its name or an error text.
+// `path`'s (so that its extension is the same), with the permissions of the
+// file it replaces, or those a new file gets under the umask; returns its name
+// or an error text.
 std::string make_temporary(const std::string& path, std::string* error) {
   const std::string suffix = "-" + fs::path(path).filename().string();
   std::string name = (directory_of(path) / (".nibble-XXXXXX" + suffix)).string();
@@ -54,9 +66,14 @@ std::string make_temporary(const std::string& path, std::string* error) {
     *error = std::strerror(errno);
     return "";
   }
-  const mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, static_cast<mode_t>(0666 & ~mask));
+  struct stat existing {};
+  if (stat(path.c_str(), &existing) == 0) {
+    fchmod(fd, existing.st_mode & 07777);
+  } else {
+    const mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, static_cast<mode_t>(0666 & ~mask));
+  }
   close(fd);
   return name;
 }
@@ -70,6 +87,7 @@ std::string output_defect(const std::string& path, bool probe) {
   };
   std::error_code ec;
   if (fs::is_directory(path, ec)) return defect("it is a directory");
+  if (special_file(path)) return "";
   const fs::path dir = directory_of(path);
   if (!fs::is_directory(dir, ec)) return defect(fmt::format("directory '{}' does not exist", dir.string()));
   if (probe) {
@@ -97,10 +115,17 @@ std::string reserve_output(const std::string& path, const std::string& option) {
     }
   }
   if (g_pending.count(path) != 0) throw UsageError(fmt::format("{}: '{}' is named as two outputs", option, path));
+  if (special_file(path)) return path;
+  std::string target = path;
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    target = fs::weakly_canonical(path, ec).string();
+    if (ec) throw UsageError(fmt::format("{}: cannot open '{}' for writing: {}", option, path, ec.message()));
+  }
   std::string error;
-  const std::string temporary = make_temporary(path, &error);
+  const std::string temporary = make_temporary(target, &error);
   if (temporary.empty()) throw UsageError(fmt::format("{}: cannot open '{}' for writing: {}", option, path, error));
-  g_pending[path] = temporary;
+  g_pending[path] = Pending{temporary, target};
   return temporary;
 }
 
@@ -108,9 +133,10 @@ void commit_output(const std::string& path) {
   const auto it = g_pending.find(path);
   if (it == g_pending.end()) return;
   std::error_code ec;
-  fs::rename(it->second, path, ec);
+  fs::rename(it->second.temporary, it->second.target, ec);
   if (ec) {
-    fs::remove(it->second, ec);
+    std::error_code ignored;
+    fs::remove(it->second.temporary, ignored);
     g_pending.erase(it);
     throw UsageError(fmt::format("cannot write '{}': {}", path, ec.message()));
   }
@@ -118,7 +144,7 @@ void commit_output(const std::string& path) {
 }
 
 void discard_outputs() {
-  for (const auto& [path, temporary] : g_pending) std::remove(temporary.c_str());
+  for (const auto& entry : g_pending) std::remove(entry.second.temporary.c_str());
   g_pending.clear();
 }
 

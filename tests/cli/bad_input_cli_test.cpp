@@ -226,6 +226,28 @@ TEST_F(BadInputCli, EveryRowExitsTwoWithItsMessageAndLeavesNoOutput) {
   std::printf("%d bad inputs refused\n", rows);
 }
 
+// Writing under a temporary name and renaming must not change where good output goes: a
+// device is written in place, a link is written through, an existing file keeps its mode.
+TEST_F(BadInputCli, OutputsGoThroughDevicesAndLinksAndKeepTheirMode) {
+  const std::string vectors = "vectors dot --seed 5 --count 2 --no-boundary --out ";
+  CommandResult r = run_nibble(vectors + "/dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+
+  write_bytes("real.vec", "old");
+  fs::permissions(path("real.vec"), fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(path("real.vec"), path("link.vec"));
+  r = run_nibble(vectors + path("link.vec"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::is_symlink(path("link.vec")));
+  const std::string written = read_bytes("real.vec");
+  EXPECT_NE(written.find("\ndot e"), std::string::npos) << written.substr(0, 200);  // a dot case line
+  EXPECT_EQ(fs::status(path("real.vec")).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  fs::remove(path("link.vec"));
+  fs::remove(path("real.vec"));
+}
+
 TEST_F(BadInputCli, HelpStillExitsZero) {
   for (const char* args : {"--help", "quant --help", "golden-quant --help"}) {
     const CommandResult r = run_nibble(args);
