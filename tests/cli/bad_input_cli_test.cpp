@@ -248,6 +248,26 @@ TEST_F(BadInputCli, OutputsGoThroughDevicesAndLinksAndKeepTheirMode) {
   fs::remove(path("real.vec"));
 }
 
+// Memory running out (here: a 400 MB address-space limit under a 1 GiB synthetic input,
+// which is within the element limit) is one more bad input: status 2, a clear message, no
+// output left.
+TEST_F(BadInputCli, OutOfMemoryExitsTwoWithAClearMessage) {
+  const std::string cmd = "(ulimit -v 400000; " + std::string(NIBBLE_BINARY) +
+                          " quant --rows 16384 --cols 16384 --formats e2m1 --scale fp32 --block 1x16 --rht off"
+                          " --rounding rne --json " + path("oom.json") + ") 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) output.append(buf, n);
+  const int status = pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << output;
+  EXPECT_NE(output.find("nibble: error: out of memory"), std::string::npos) << output;
+  EXPECT_FALSE(fs::exists(path("oom.json")));
+  for (const std::string& name : listing()) EXPECT_NE(name.rfind(".nibble-", 0), 0u) << name << " left behind";
+}
+
 TEST_F(BadInputCli, HelpStillExitsZero) {
   for (const char* args : {"--help", "quant --help", "golden-quant --help"}) {
     const CommandResult r = run_nibble(args);
