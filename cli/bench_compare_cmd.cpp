@@ -88,6 +88,8 @@ std::string side_text(const std::vector<std::string>& files, const std::vector<s
 
 void run_compare(const CompareOptions& o) {
   if (!(o.noise >= 0.0 && o.noise < 1.0)) throw UsageError(fmt::format("--noise {} is not in [0, 1)", o.noise));
+  for (const std::string& f : o.before) note_input(f, "--before");
+  for (const std::string& f : o.after) note_input(f, "--after");
   std::ofstream json_file = open_output(o.json_out, "--json");
   auto read_side = [](const std::vector<std::string>& files) {
     std::vector<io::KernelBenchRun> runs;

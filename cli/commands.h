@@ -3,18 +3,23 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
 namespace CLI {
 class App;
-}
+class Validator;
+}  // namespace CLI
 
 namespace nibble::cli {
 
 // Bad user input (unknown names, impossible sizes, unusable files). main()
-// prints the message and exits with status 2; other exceptions exit with 1.
+// prints "nibble: error: MESSAGE" and exits with status 2, as it does for the
+// other exceptions that mean bad input (a malformed command line, a malformed
+// file, a size beyond nibble/limits.h, memory exhausted); a check that found a
+// difference exits with 1.
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -25,13 +30,42 @@ class UsageError : public std::runtime_error {
 void set_command_line(int argc, char** argv);
 const std::string& command_line();
 
-// Output files (output.cpp). open_output opens `path` for writing before any work, so a bad
-// path fails at once ("OPTION: cannot open 'PATH' for writing"); an empty path gives a closed
-// stream. finish_output closes it and fails if anything could not be written. write_output
-// does both for a text written in one go.
+// Output files (output.cpp). Every output is written under a temporary name in its own
+// directory and renamed into place once complete, so a failed command leaves no output
+// behind and never half-overwrites an old one. An existing path that is not a regular
+// file (/dev/null, /dev/stdout, a pipe) is written in place.
+//
+// note_input records a file the command reads: an output naming the same file is refused.
+// reserve_output checks `path` before any work -- not a directory, not an input, its
+// directory writable -- and returns the temporary file to write instead ("OPTION: ..."
+// on failure); commit_output renames that file to `path`. open_output reserves and opens
+// the temporary file (an empty path gives a closed stream); finish_output closes it, fails
+// if anything could not be written, and commits it. write_output does both for a text
+// written in one go. discard_outputs removes every temporary file not yet committed (main
+// calls it when a command fails).
+void note_input(const std::string& path, const std::string& option);
+std::string reserve_output(const std::string& path, const std::string& option);
+void commit_output(const std::string& path);
 std::ofstream open_output(const std::string& path, const std::string& option);
 void finish_output(std::ofstream& file, const std::string& path);
 void write_output(const std::string& path, const std::string& option, const std::string& text);
+void discard_outputs();
+// Why a new file cannot be written at `path` ("cannot open 'PATH' for writing: ..."), or
+// nothing; with `probe`, a file is created in its directory and removed again to find out.
+std::string output_defect(const std::string& path, bool probe);
+
+// Checks of option values (flags.cpp), run by CLI11 while it parses, so that a bad value
+// fails before any command starts ("--OPTION: ..."). writable_file: a file that can be
+// created where it is named (its directory exists and takes a new file). integer_in and
+// unsigned_integer: a decimal integer that fits in 64 bits and lies in [lo, hi]: what CLI11
+// alone would wrap or saturate (a negative number for an unsigned option, a 20-digit
+// number) is refused.
+CLI::Validator writable_file();
+CLI::Validator integer_in(int64_t lo = INT64_MIN, int64_t hi = INT64_MAX);
+CLI::Validator unsigned_integer(uint64_t hi = UINT64_MAX);
+// The product of `dims` (sizes of a tensor, a GEMM, a chain); a UsageError naming `what`
+// where a size is negative or the product exceeds `max` (nibble/limits.h) or wraps.
+int64_t checked_elements(std::initializer_list<int64_t> dims, int64_t max, const std::string& what);
 
 void add_quant_command(CLI::App& app);
 // golden-quant: a user tensor quantized by golden into a quantized-tensor file, or such a file checked.

@@ -23,7 +23,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "nibble/fp32.h"
+#include "nibble/io/json.h"
 #include "nibble/io/tensor_file.h"
+#include "nibble/limits.h"
 #include "nibble/model/config.h"
 #include "nibble/quantize.h"
 #include "nibble/sim/device.h"
@@ -77,6 +80,7 @@ T to_name(const std::string& option, const std::string& text, const std::array<T
 }
 
 model::TileConfig tile_config(const GemmArgs& a) {
+  note_input(a.config, "--config");
   model::TileConfig c;
   try {
     if (!a.config.empty()) c = model::config_from_json_file(a.config);
@@ -100,13 +104,19 @@ model::TileConfig tile_config(const GemmArgs& a) {
 std::vector<float> operand(const std::string& file, const char* which, int64_t& rows, int64_t& cols,
                            std::mt19937_64& rng) {
   if (!file.empty()) {
+    note_input(file, std::string("--") + (which[0] == 'A' ? "a" : "b"));
     io::Tensor t = io::read_tensor(file);
+    bool finite = t.data.empty();
+    for (const float v : t.data) finite = finite || f32_is_finite(v);
+    if (!finite) throw UsageError(fmt::format("{}: tensor '{}' has no finite values", file, t.name));
     rows = t.rows();
     cols = t.cols();
     return std::move(t.data);
   }
   if (rows <= 0 || cols <= 0) throw UsageError(std::string("operand ") + which + ": sizes must be at least 1");
-  if (rows * cols > (int64_t{1} << 26)) throw UsageError(std::string("operand ") + which + ": too large (over 2^26 elements)");
+  if (!limits::checked_product({rows, cols}, int64_t{1} << 26)) {
+    throw UsageError(std::string("operand ") + which + ": too large (over 2^26 elements)");
+  }
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::vector<float> x(static_cast<size_t>(rows * cols));
   for (float& v : x) v = g(rng);
@@ -206,7 +216,7 @@ void run_bench(const GemmArgs& a, const model::TileConfig& cfg, const QuantizedT
     j["format_b"] = a.format_b;
     j["scale"] = a.scale;
     j["block"] = a.block;
-    j["config"] = nlohmann::json::parse(model::to_json_text(cfg));
+    j["config"] = io::parse_json(model::to_json_text(cfg));
     j["repeat"] = repeat;
     j["runs"] = runs;
     j["ratio_systemc_over_rtl"] = ratio;
@@ -248,6 +258,8 @@ void run_gemm(const GemmArgs& a) {
   const std::vector<float> xa = operand(a.a_file, "A", m, k, rng);
   const std::vector<float> xb = operand(a.b_file, "B", n, kb, rng);
   if (k != kb) throw UsageError("A and B contraction lengths differ: " + std::to_string(k) + " vs " + std::to_string(kb));
+  checked_elements({m, n}, limits::kMaxWorkElements, "C [M x N]");
+  checked_elements({m, n, k}, limits::kMaxMacs, "the GEMM's multiply-accumulates (M x N x K)");
 
   QuantizedTensor ta, tb;
   try {
@@ -304,7 +316,7 @@ void run_gemm(const GemmArgs& a) {
       fmt::print("injected       input bubbles p={}  output stalls p={}  seed {}\n", st.input, st.output, st.seed);
       j["injected"] = {{"input", st.input}, {"output", st.output}, {"seed", st.seed}};
     }
-    j["config"] = nlohmann::json::parse(model::to_json_text(cfg));
+    j["config"] = io::parse_json(model::to_json_text(cfg));
     j["cycles"] = s.cycles;
     j["macs"] = s.macs;
     j["macs_per_cycle"] = s.macs_per_cycle();

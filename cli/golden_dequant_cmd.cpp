@@ -23,6 +23,9 @@ struct GoldenDequantOptions {
 
 void run_golden_dequant(const GoldenDequantOptions& o) {
   if (o.out.empty() && o.check.empty()) throw UsageError("golden-dequant takes --out FILE, --check FILE or both");
+  note_input(o.quantized, "--quantized");
+  note_input(o.check, "--check");
+  const std::string temporary = o.out.empty() ? "" : reserve_npy_output(o.out, "--out", "golden-dequant");
   const QuantizedTensor q = read_quantized_operand(o.quantized, o.name, "--quantized");
   std::vector<float> got;  // read first: a tensor of the wrong shape fails before the work
   if (!o.check.empty()) got = read_matrix_to_check(o.check, q.rows, q.cols, "the tensor", "the quantized tensor's");
@@ -31,7 +34,8 @@ void run_golden_dequant(const GoldenDequantOptions& o) {
              q.rows, q.cols, describe(q.config),
              q.config.rht.enabled() ? " (values in the RHT domain: the transform is not undone)" : "");
   if (!o.out.empty()) {
-    io::write_npy(o.out, {q.rows, q.cols}, want.data());
+    io::write_npy(temporary, {q.rows, q.cols}, want.data());
+    commit_output(o.out);
     fmt::print("  written to {}\n", o.out);
   }
   if (!o.check.empty()) report_check(o.check, got, want, q.cols, "elements");

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "nibble/dot.h"
 #include "nibble/io/tensor_file.h"
+#include "nibble/limits.h"
 #include "quant_flags.h"
 
 namespace nibble::cli {
@@ -24,12 +25,18 @@ struct GoldenGemmOptions {
 
 void run_golden_gemm(const GoldenGemmOptions& o) {
   if (o.out.empty() && o.check.empty()) throw UsageError("golden-gemm takes --out FILE, --check FILE or both");
+  note_input(o.a, "--a");
+  note_input(o.b, "--b");
+  note_input(o.check, "--check");
+  const std::string temporary = o.out.empty() ? "" : reserve_npy_output(o.out, "--out", "golden-gemm");
   const QuantizedTensor a = read_quantized_operand(o.a, o.a_name, "--a");
   const QuantizedTensor b = read_quantized_operand(o.b, o.b_name, "--b");
   if (a.cols != b.cols) {
     throw UsageError(fmt::format("A [{} x {}] and B [{} x {}] must share the last (contraction) axis", a.rows, a.cols,
                                  b.rows, b.cols));
   }
+  checked_elements({a.rows, b.rows}, limits::kMaxWorkElements, "C [M x N]");
+  checked_elements({a.rows, b.rows, a.cols}, limits::kMaxMacs, "the GEMM's multiply-accumulates (M x N x K)");
   std::vector<float> got;  // read first: a C of the wrong shape fails before the GEMM
   if (!o.check.empty()) got = read_matrix_to_check(o.check, a.rows, b.rows, "C", "A's rows, B's rows");
   std::vector<float> want;
@@ -41,7 +48,8 @@ void run_golden_gemm(const GoldenGemmOptions& o) {
   fmt::print("C [{} x {}] = A [{} x {}] ({}) * B [{} x {}]^T ({}) (golden)\n", a.rows, b.rows, a.rows, a.cols,
              describe(a.config), b.rows, b.cols, describe(b.config));
   if (!o.out.empty()) {
-    io::write_npy(o.out, {a.rows, b.rows}, want.data());
+    io::write_npy(temporary, {a.rows, b.rows}, want.data());
+    commit_output(o.out);
     fmt::print("  C written to {}\n", o.out);
   }
   if (!o.check.empty()) report_check(o.check, got, want, b.rows, "outputs");

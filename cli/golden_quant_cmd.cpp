@@ -29,12 +29,13 @@ struct GoldenQuantOptions {
   std::string check;
 };
 
-void write_file(const GoldenQuantOptions& o, const io::Tensor& t) {
+void write_file(const GoldenQuantOptions& o, const io::Tensor& t, const std::string& temporary) {
   const QuantConfig cfg = o.quant.config();
   std::vector<io::QuantizedEntry> entries;
   entries.push_back({"rowwise", false, golden_quantize(t, false, cfg)});
   if (o.colwise) entries.push_back({"colwise", true, golden_quantize(t, true, cfg)});
-  io::write_quantized(o.out, entries);
+  io::write_quantized(temporary, entries);
+  commit_output(o.out);
   fmt::print("{} [{} x {}]{}: {} (golden)\n", t.name, t.rows(), t.cols(), t.bf16 ? " (BF16)" : "", describe(cfg));
   for (const io::QuantizedEntry& e : entries) {
     fmt::print("  {} [{} x {}]{}\n", e.name, e.tensor.rows, e.tensor.cols, e.transposed ? " (transposed)" : "");
@@ -91,10 +92,17 @@ void add_golden_quant_command(CLI::App& app) {
   colwise->excludes(check);
   cmd->callback([opts] {
     if (opts->out.empty() == opts->check.empty()) throw UsageError("golden-quant takes --out FILE or --check FILE");
-    if (!opts->out.empty()) opts->quant.config();  // bad settings fail before the tensor is read
-    const io::Tensor t = io::read_tensor(opts->tensor, opts->name);
+    note_input(opts->tensor, "--tensor");
+    note_input(opts->check, "--check");
+    std::string temporary;
     if (!opts->out.empty()) {
-      write_file(*opts, t);
+      opts->quant.config();  // bad settings fail before the tensor is read
+      temporary = reserve_quantized_output(opts->out, "--out");
+    }
+    const io::Tensor t = io::read_tensor(opts->tensor, opts->name);
+    require_finite(t, opts->tensor);
+    if (!opts->out.empty()) {
+      write_file(*opts, t, temporary);
     } else {
       check_file(*opts, t);
     }

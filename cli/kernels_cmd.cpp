@@ -13,6 +13,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -26,6 +27,7 @@
 #include "nibble/io/kernel_bench_file.h"
 #include "nibble/io/quantized_file.h"
 #include "nibble/io/tensor_file.h"
+#include "nibble/limits.h"
 #include "quant_flags.h"
 
 namespace nibble::cli {
@@ -87,6 +89,10 @@ struct GpuQuantOptions {
 void run_gpu_quant(const GpuQuantOptions& o) {
   require_gpu();
   const QuantConfig cfg = gpu_config(o.quant);
+  note_input(o.tensor, "--tensor");
+  const std::string out_temporary = o.out.empty() ? "" : reserve_quantized_output(o.out, "--out");
+  const std::string dequant_temporary =
+      o.dequant_out.empty() ? "" : reserve_npy_output(o.dequant_out, "--dequant-out", "gpu-quant");
   const io::Tensor t = io::read_tensor(o.tensor, o.name);
   const int64_t rows = t.rows(), cols = t.cols();
   try {
@@ -117,7 +123,8 @@ void run_gpu_quant(const GpuQuantOptions& o) {
   if (!o.out.empty()) {
     std::vector<io::QuantizedEntry> entries{{"rowwise", false, h}};
     if (h_col) entries.push_back({"colwise", true, *h_col});
-    io::write_quantized(o.out, entries);
+    io::write_quantized(out_temporary, entries);
+    commit_output(o.out);
     fmt::print("  codes, block scales and tensor scale written to {}{}\n", o.out,
                h_col ? " ('rowwise', and the transposed tensor's 'colwise')" : " ('rowwise')");
   }
@@ -139,7 +146,8 @@ void run_gpu_quant(const GpuQuantOptions& o) {
     cuda::DeviceBuffer<float> deq(t.data.size());
     cuda::dequantize(row, deq.data());
     const std::vector<float> host = deq.download();
-    io::write_npy(o.dequant_out, {rows, cols}, host.data());
+    io::write_npy(dequant_temporary, {rows, cols}, host.data());
+    commit_output(o.dequant_out);
     fmt::print("  dequantized tensor written to {}\n", o.dequant_out);
     // The dequantize kernel against golden's dequantize of the same codes and scales.
     if (o.check) report_check("GPU dequantization", host, dequantize(h), cols, "elements");
@@ -205,6 +213,12 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd, const std::vecto
   if (cmd.count("--b-block") != 0) cb.block = b_override.block;
   if (cmd.count("--b-scale") != 0) cb.scale = b_override.scale;
   if (cmd.count("--b-rounding") != 0) cb.rounding = b_override.rounding;
+  for (const auto& [file, option] : {std::pair{o.a, "--a"}, std::pair{o.b, "--b"},
+                                      std::pair{o.a_quantized, "--a-quantized"},
+                                      std::pair{o.b_quantized, "--b-quantized"}}) {
+    note_input(file, option);
+  }
+  const std::string out_temporary = o.out.empty() ? "" : reserve_npy_output(o.out, "--out", "gpu-gemm");
   const GemmOperand a(o.a, o.a_quantized, o.a_name, "a");
   const GemmOperand b(o.b, o.b_quantized, o.b_name, "b");
   if (a.quantized && b.quantized) {
@@ -219,6 +233,7 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd, const std::vecto
                                  a.cols(), b.rows(), b.cols()));
   }
   const int64_t m = a.rows(), n = b.rows(), k = a.cols();
+  checked_elements({m, n}, limits::kMaxWorkElements, "C [M x N]");
   std::string a_in, b_in;
   const cuda::DeviceQuantized qa = a.to_device(ca, &a_in);
   const cuda::DeviceQuantized qb = b.to_device(cb, &b_in);
@@ -237,7 +252,8 @@ void run_gpu_gemm(const GpuGemmOptions& o, const CLI::App& cmd, const std::vecto
              m, n, m, k, describe(qa.config), a_in, n, k, describe(qb.config), b_in, cuda::device_name(), ms);
   if (o.check) report_check("GPU GEMM", result, gemm(cuda::to_host(qa), cuda::to_host(qb)), n, "outputs");
   if (!o.out.empty()) {
-    io::write_npy(o.out, {m, n}, result.data());
+    io::write_npy(out_temporary, {m, n}, result.data());
+    commit_output(o.out);
     fmt::print("  C written to {}\n", o.out);
   }
 }

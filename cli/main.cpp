@@ -1,11 +1,16 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <cstdio>
 #include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "commands.h"
 #include "synth_flow.h"
+#include "nibble/io/json.h"
+#include "nibble/io/kernel_bench_file.h"
 #include "nibble/io/tensor_file.h"
 
 namespace nibble::cli {
@@ -24,6 +29,40 @@ void set_command_line(int argc, char** argv) {
 }
 
 const std::string& command_line() { return g_command_line; }
+
+namespace {
+
+// Prints "nibble: error: MESSAGE", removes the outputs not yet complete, and returns the
+// exit status.
+int fail(const std::string& message, int status = 2) {
+  discard_outputs();
+  std::fflush(stdout);
+  fmt::print(stderr, "nibble: error: {}\n", message);
+  return status;
+}
+
+// CLI11's message, with the word it could not place named where CLI11 does not.
+std::string parse_error_message(const CLI::App& app, int argc, char** argv, const CLI::ParseError& e) {
+  if (argc > 1 && argv[1][0] != '-') {
+    const auto known = app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(argv[1]); });
+    if (known.empty()) return fmt::format("unknown command '{}' (nibble --help lists the commands)", argv[1]);
+  }
+  return e.what();
+}
+
+// Every --json, --csv and --trace option names a file to write: checked while the command
+// line is parsed, so that an unusable path fails before any work.
+void check_output_options(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    for (CLI::Option* option : sub->get_options()) {
+      const std::string name = option->get_name();
+      if (name == "--json" || name == "--csv" || name == "--trace") option->check(writable_file());
+    }
+    check_output_options(*sub);
+  }
+}
+
+}  // namespace
 
 }  // namespace nibble::cli
 
@@ -48,20 +87,31 @@ int main(int argc, char** argv) {
 #if NIBBLE_HAVE_CUDA
   nibble::cli::add_kernel_commands(app);
 #endif
+  nibble::cli::check_output_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every malformed command line exits 2, like other bad input.
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help and --version print their text and exit 0; every malformed command line is
+    // bad input like any other: one line, status 2.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    return nibble::cli::fail(nibble::cli::parse_error_message(app, argc, argv, e));
   } catch (const nibble::cli::UsageError& e) {
-    fmt::print(stderr, "nibble: error: {}\n", e.what());
-    return 2;
+    return nibble::cli::fail(e.what());
   } catch (const nibble::io::TensorFileError& e) {
-    fmt::print(stderr, "nibble: error: {}\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "nibble: error: {}\n", e.what());
-    return 1;
+    return nibble::cli::fail(e.what());
+  } catch (const nibble::io::JsonError& e) {
+    return nibble::cli::fail(e.what());
+  } catch (const nibble::io::BenchFileError& e) {
+    return nibble::cli::fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return nibble::cli::fail("out of memory: the input or the options ask for more memory than this machine has");
+  } catch (const std::length_error& e) {
+    return nibble::cli::fail(fmt::format("a size is too large ({})", e.what()));
+  } catch (const std::invalid_argument& e) {  // golden's and the model's refusals of a configuration
+    return nibble::cli::fail(e.what());
+  } catch (const std::exception& e) {  // a check that found a difference, a failed tool run
+    return nibble::cli::fail(e.what(), 1);
   }
+  nibble::cli::discard_outputs();  // every output of a command that succeeded is committed; this is a safeguard
   return 0;
 }

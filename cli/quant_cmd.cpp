@@ -22,6 +22,7 @@
 #include "nibble/analysis/synthetic.h"
 #include "nibble/fp32.h"
 #include "nibble/io/tensor_file.h"
+#include "nibble/limits.h"
 
 namespace nibble::cli {
 namespace {
@@ -111,6 +112,7 @@ struct LoadedTensor {
 };
 
 LoadedTensor load_user_tensor(const QuantOptions& o) {
+  note_input(o.tensor_path, "--tensor");
   io::Tensor t = io::read_tensor(o.tensor_path, o.tensor_name);
   if (t.numel() <= 0 || t.rows() <= 0 || t.cols() <= 0) {
     throw UsageError(fmt::format("{}: tensor '{}' is empty", o.tensor_path, t.name));
@@ -143,6 +145,8 @@ std::vector<LoadedTensor> load_inputs(const QuantOptions& o) {
     for (analysis::Distribution v : analysis::kAllDistributions) valid.emplace_back(name(v));
     throw UsageError(fmt::format("unknown input '{}'; valid: {}, all", o.input, joined(valid)));
   }
+  checked_elements({static_cast<int64_t>(dists.size()), o.rows, o.cols}, limits::kMaxWorkElements,
+                   "--rows x --cols (of every input)");
   std::vector<LoadedTensor> out;
   for (analysis::Distribution d : dists) {
     out.push_back({{std::string(name(d)), o.rows, o.cols, analysis::synthetic_tensor(d, o.rows, o.cols, o.seed)}, 0});
@@ -166,6 +170,15 @@ std::optional<analysis::ChainShape> chain_shape(const QuantOptions& o, bool chai
   if (o.chain_width <= 0) throw UsageError(fmt::format("--chain-width must be positive, got {}", o.chain_width));
   if (o.chain_batch <= 0) throw UsageError(fmt::format("--chain-batch must be positive, got {}", o.chain_batch));
   check_rht_divides(rht_sizes, o.chain_width, "--chain-width");
+  if (o.chain_layers > limits::kMaxChainLayers) {
+    throw UsageError(fmt::format("--chain: {} layers is more than the limit of {}", o.chain_layers,
+                                 limits::kMaxChainLayers));
+  }
+  const std::optional<int64_t> stored = limits::checked_add(o.chain_width, o.chain_batch);
+  checked_elements({o.chain_layers, o.chain_width, stored ? *stored : -1}, limits::kMaxWorkElements,
+                   "the chain's weights and activations (--chain x --chain-width x (--chain-width + --chain-batch))");
+  checked_elements({o.chain_layers, o.chain_batch, o.chain_width, o.chain_width}, limits::kMaxMacs,
+                   "the chain's multiply-accumulates (--chain x --chain-batch x --chain-width^2)");
   return analysis::ChainShape{o.chain_layers, o.chain_width, o.chain_batch};
 }
 
@@ -306,9 +319,11 @@ void add_quant_command(CLI::App& app) {
                                         "quantize a user tensor (.npy or .safetensors) instead, viewed as "
                                         "[rows, last axis]; its non-finite values are set to 0 and counted");
   cmd->add_option("--tensor-name", o->tensor_name, "the tensor to read from a .safetensors file")->needs(tensor);
-  CLI::Option* rows = cmd->add_option("--rows", o->rows, "rows of the synthetic input")->capture_default_str();
+  CLI::Option* rows =
+      cmd->add_option("--rows", o->rows, "rows of the synthetic input")->capture_default_str()->check(integer_in());
   CLI::Option* cols = cmd->add_option("--cols", o->cols, "columns (the contraction axis) of the synthetic input")
-                          ->capture_default_str();
+                          ->capture_default_str()
+                          ->check(integer_in());
   tensor->excludes(input)->excludes(rows)->excludes(cols);
 
   cmd->add_option("--formats", o->formats, "element formats: e2m1, e1m2, int4")->delimiter(',')->capture_default_str();
@@ -328,17 +343,20 @@ void add_quant_command(CLI::App& app) {
   cmd->add_option("--rounding", o->roundings, "element rounding: rne, sr")->delimiter(',')->capture_default_str();
   cmd->add_option("--sr-bits", o->sr_bits, "random bits per stochastic rounding, 1..8")->capture_default_str();
   cmd->add_option("--seed", o->seed, "seeds the synthetic inputs, the SR bits and the RHT signs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(unsigned_integer());
 
   CLI::Option* chain = cmd->add_option("--chain", o->chain_layers,
                                        "also run the compounding chain through this many random linear layers, for "
                                        "each format and RHT setting, with the first scale, block and rounding");
   cmd->add_option("--chain-width", o->chain_width, "the chain's width d (W is d x d)")
       ->needs(chain)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in());
   cmd->add_option("--chain-batch", o->chain_batch, "the chain's batch B (X is B x d)")
       ->needs(chain)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(integer_in());
 
   cmd->add_option("--json", o->json_path, "write every result as JSON (non-finite numbers become null)");
   cmd->add_option("--csv", o->csv_path, "write the matrix rows as CSV");

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 #include <utility>
 
@@ -30,8 +31,12 @@ std::vector<CLI::Option*> QuantFlags::add_to(CLI::App* cmd, const std::string& p
   added.push_back(cmd->add_option("--rht", rht, "RHT size along the contraction axis: " + rht_sizes)
                       ->capture_default_str());
   added.push_back(cmd->add_flag("--rht-bf16", rht_bf16, "round the RHT output to bfloat16"));
-  added.push_back(cmd->add_option("--seed", seed, "seed of the SR bits and RHT signs")->capture_default_str());
-  added.push_back(cmd->add_option("--stream", stream, "SR stream id of the tensor")->capture_default_str());
+  added.push_back(cmd->add_option("--seed", seed, "seed of the SR bits and RHT signs")
+                      ->capture_default_str()
+                      ->check(unsigned_integer()));
+  added.push_back(cmd->add_option("--stream", stream, "SR stream id of the tensor")
+                      ->capture_default_str()
+                      ->check(unsigned_integer(UINT32_MAX)));
   return added;
 }
 
@@ -93,6 +98,29 @@ QuantizedTensor read_quantized_operand(const std::string& path, const std::strin
   const std::string problem =
       entry.empty() ? "name the quantized tensor to use" : "no quantized tensor '" + entry + "'";
   throw UsageError(fmt::format("{} {}: {}; it holds {}", option, path, problem, fmt::join(names, ", ")));
+}
+
+std::string reserve_npy_output(const std::string& path, const std::string& option, const std::string& command) {
+  if (std::filesystem::path(path).extension() != ".npy") {
+    throw UsageError(fmt::format("{}: {} writes a .npy file; name it *.npy (got '{}')", option, command, path));
+  }
+  return reserve_output(path, option);
+}
+
+std::string reserve_quantized_output(const std::string& path, const std::string& option) {
+  if (std::filesystem::path(path).extension() != ".safetensors") {
+    throw UsageError(fmt::format("{}: a quantized-tensor file is a .safetensors file; name it *.safetensors (got '{}')",
+                                 option, path));
+  }
+  return reserve_output(path, option);
+}
+
+void require_finite(const io::Tensor& t, const std::string& path) {
+  if (t.data.empty()) return;  // golden refuses an empty tensor in its own words
+  for (const float v : t.data) {
+    if (f32_is_finite(v)) return;
+  }
+  throw UsageError(fmt::format("{}: tensor '{}' has no finite values", path, t.name));
 }
 
 std::vector<float> read_matrix_to_check(const std::string& path, int64_t rows, int64_t cols, const std::string& what,

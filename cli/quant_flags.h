@@ -52,6 +52,17 @@ QuantizedTensor golden_quantize(const io::Tensor& t, bool transpose, const Quant
 // listing the file's entries where it holds several or not that one.
 QuantizedTensor read_quantized_operand(const std::string& path, const std::string& entry, const std::string& option);
 
+// reserve_output (commands.h) for a .npy output of `command`; another extension is a
+// UsageError (the file would hold .npy bytes under a name that says otherwise).
+std::string reserve_npy_output(const std::string& path, const std::string& option, const std::string& command);
+
+// reserve_output for a quantized-tensor file, which must be named *.safetensors.
+std::string reserve_quantized_output(const std::string& path, const std::string& option);
+
+// A UsageError where `t` (read from `path`) has values but none finite: a tensor of
+// NaNs and infinities has no scale to quantize it with.
+void require_finite(const io::Tensor& t, const std::string& path);
+
 // The float matrix of a file to be checked (`--check`: .npy or .safetensors),
 // which must be [rows, cols]: otherwise a UsageError saying that `what` ("C")
 // has another shape than the one `why` ("A's rows, B's rows") gives.

@@ -116,7 +116,8 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--gnuplot", a->gnuplot, "the gnuplot program (default: $NIBBLE_GNUPLOT or gnuplot on PATH)")
       ->type_name("PATH");
   cmd->add_option("--seed", a->seed, "seeds the synthetic inputs, SR bits, RHT signs and GEMM operands")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(unsigned_integer());
   cmd->add_flag("--quiet", a->quiet, "no progress lines");
   cmd->add_option("--training", a->training,
                   "training section: fresh (train now: needs libtorch and a GPU), recorded (read --results), or auto "
@@ -124,7 +125,9 @@ void add_report_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--train-data", a->train_data, "prepared data for a fresh sweep (nibble train-data)")
       ->capture_default_str();
-  cmd->add_option("--train-steps", a->train_steps, "steps per run of a fresh sweep")->capture_default_str();
+  cmd->add_option("--train-steps", a->train_steps, "steps per run of a fresh sweep")
+      ->capture_default_str()
+      ->check(integer_in());
   cmd->add_option("--train-seeds", a->train_seeds, "seeds of a fresh sweep (comma list)")->capture_default_str();
   cmd->callback([a] { run_report(*a, command_line()); });
 }

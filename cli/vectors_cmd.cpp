@@ -134,8 +134,7 @@ void run_generate(vec::Op op, const VectorsArgs& a) {
   }
   std::ofstream file = open_output(a.out, "--out");
   const vec::StreamCounts counts = vec::write_stream(file, o);
-  file.close();
-  if (!file) throw std::runtime_error("writing '" + a.out + "' failed");
+  finish_output(file, a.out);
   fmt::print("wrote {} {} cases ({} seeded random, {} boundary) to {}\n", counts.random + counts.boundary,
              vec::name(op), counts.random, counts.boundary, a.out);
 }

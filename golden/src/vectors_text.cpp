@@ -3,7 +3,9 @@
 #include <charconv>
 #include <istream>
 #include <ostream>
+#include <string>
 
+#include "nibble/limits.h"
 #include "nibble/vectors.h"
 #include "vectors_detail.h"
 
@@ -384,10 +386,35 @@ Case parse_case(std::string_view line, size_t line_number) {
   in.fail("unknown op");
 }
 
+namespace {
+
+// std::getline bounded: a line longer than limits::kMaxVectorLineBytes, or one
+// holding a NUL byte (binary data such as /dev/zero), is a ParseError before
+// it can grow without end.
+bool read_line(std::istream& in, std::string& text, size_t line) {
+  text.clear();
+  std::streambuf* buf = in.rdbuf();
+  for (;;) {
+    const int c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return !text.empty();
+    }
+    if (c == '\n') return true;
+    if (c == '\0') throw ParseError(line, "a NUL byte: this is not a text stream of vectors");
+    if (text.size() >= limits::kMaxVectorLineBytes) {
+      throw ParseError(line, "longer than " + std::to_string(limits::kMaxVectorLineBytes) + " bytes");
+    }
+    text.push_back(static_cast<char>(c));
+  }
+}
+
+}  // namespace
+
 std::optional<Vector> Reader::next() {
   std::string text;
   std::string label;
-  while (std::getline(in_, text)) {
+  while (read_line(in_, text, line_ + 1)) {
     ++line_;
     const std::string_view t = trim(text);
     if (t.empty()) continue;

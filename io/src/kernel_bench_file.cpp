@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -16,6 +17,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+
+#include "nibble/io/json.h"
+#include "nibble/limits.h"
 
 namespace nibble::io {
 namespace {
@@ -46,6 +50,12 @@ T get(const Json& obj, const char* key, const std::string& where, const std::str
     ok = v.is_boolean();
   } else if constexpr (std::is_integral_v<T>) {
     ok = v.is_number_integer();
+    // In T's range: a schema_version of 2^32 + 1 must not read as 1.
+    const bool in_range =
+        !ok || (v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                                       : v.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                                             v.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()));
+    if (!in_range) fail(source, fmt::format("'{}' is {}, out of range", path, v.dump()));
   } else {
     ok = v.is_array();
   }
@@ -116,8 +126,8 @@ std::string kernel_bench_json(const KernelBenchRun& run) {
 KernelBenchRun parse_kernel_bench(const std::string& text, const std::string& source) {
   Json j;
   try {
-    j = Json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
+    j = parse_ordered_json(text);
+  } catch (const JsonError& e) {
     fail(source, fmt::format("not valid JSON ({})", e.what()));
   }
   if (!j.is_object()) fail(source, "not a JSON object");
@@ -204,11 +214,13 @@ KernelBenchRun parse_kernel_bench(const std::string& text, const std::string& so
 }
 
 KernelBenchRun read_kernel_bench(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BenchFileError(fmt::format("{}: cannot open for reading", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_kernel_bench(text.str(), path);
+  std::string text;
+  try {
+    text = read_text_file(path, limits::kMaxJsonBytes);
+  } catch (const JsonError& e) {
+    throw BenchFileError(e.what());
+  }
+  return parse_kernel_bench(text, path);
 }
 
 std::vector<KernelBenchSeries> kernel_bench_series(const std::vector<KernelBenchRun>& runs) {

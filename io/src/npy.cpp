@@ -71,19 +71,22 @@ std::string python_shape(const std::vector<int64_t>& shape) {
 }
 
 // Element count of `shape`, rejecting negative dimensions and counts (or byte
-// counts of `item_size`-byte elements) that do not fit in int64.
+// counts of `item_size`-byte elements) that do not fit in int64. A zero
+// dimension does not excuse the others: the product of the non-zero ones must
+// fit too, or the tensor's matrix view (rows = the leading axes) would wrap.
 uint64_t checked_numel(const std::vector<int64_t>& shape, std::size_t item_size, const std::string& path) {
   if (std::any_of(shape.begin(), shape.end(), [](int64_t dim) { return dim < 0; })) {
     fail(path, fmt::format("shape {} has a negative dimension", python_shape(shape)));
   }
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   uint64_t numel = 1;
   for (const int64_t dim : shape) {
+    if (dim == 0) continue;
     if (numel > kMaxCount / static_cast<uint64_t>(dim)) {
       fail(path, fmt::format("shape {} overflows: too many elements", python_shape(shape)));
     }
     numel *= static_cast<uint64_t>(dim);
   }
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   if (numel > kMaxCount / item_size) {
     fail(path, fmt::format("shape {} overflows: too many bytes", python_shape(shape)));
   }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bytes.h"
+#include "nibble/io/json.h"
 #include "nibble/formats.h"
 #include "nibble/fp32.h"
 #include "nibble/scale.h"
@@ -136,8 +137,8 @@ struct FieldReader {
 QuantizedEntry parse_entry_metadata(const std::string& name, const std::string& text, const std::string& path) {
   Json object;
   try {
-    object = Json::parse(text);
-  } catch (const Json::exception& e) {
+    object = parse_ordered_json(text);
+  } catch (const JsonError& e) {
     fail(path, fmt::format("quantized tensor '{}': metadata is not valid JSON: {}", name, e.what()));
   }
   if (!object.is_object()) fail(path, fmt::format("quantized tensor '{}': metadata is not a JSON object", name));
@@ -254,7 +255,8 @@ std::vector<QuantizedEntry> read_quantized(const std::string& path) {
       entries.push_back(parse_entry_metadata(entry, text->second, path));
     }
   }
-  for (const auto& [key, text] : file.metadata) {
+  for (const auto& item : file.metadata) {
+    const std::string& key = item.first;  // a structured binding cannot be captured in C++17 (clang refuses it)
     if (key != kSchemaKey &&
         std::none_of(entries.begin(), entries.end(), [&](const QuantizedEntry& e) { return e.name == key; })) {
       fail(path, fmt::format("quantized tensor '{}' has metadata but no '{}{}'", key, key, kCodes));

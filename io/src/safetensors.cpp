@@ -5,6 +5,7 @@
 #include "nibble/io/tensor_file.h"
 
 #include "bytes.h"
+#include "nibble/io/json.h"
 
 #include <algorithm>
 #include <array>
@@ -99,14 +100,17 @@ std::string name_list(const std::vector<Entry>& entries) {
 }
 
 // Element count of `shape`, or nothing when the count or its byte size in
-// `item_size`-byte elements does not fit in int64. Dimensions are non-negative.
+// `item_size`-byte elements does not fit in int64, or the product of the
+// non-zero dimensions does not (the matrix view would wrap). Dimensions are
+// non-negative.
 std::optional<uint64_t> checked_numel(const std::vector<int64_t>& shape, std::size_t item_size) {
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   uint64_t numel = 1;
   for (const int64_t dim : shape) {
+    if (dim == 0) continue;
     if (numel > kMaxCount / static_cast<uint64_t>(dim)) return std::nullopt;
     numel *= static_cast<uint64_t>(dim);
   }
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   if (numel > kMaxCount / item_size) return std::nullopt;
   return numel;
 }
@@ -154,8 +158,8 @@ Entry parse_entry(const std::string& name, const Json& value, uint64_t data_size
 
 Json parse_header_json(const std::vector<unsigned char>& text, const std::string& path) {
   try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const Json::exception& error) {
+    return parse_ordered_json(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()));
+  } catch (const JsonError& error) {
     fail(path, fmt::format("header is not valid JSON: {}", error.what()));
   }
 }

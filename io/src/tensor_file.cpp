@@ -3,19 +3,34 @@
 
 #include <filesystem>
 #include <functional>
-#include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "nibble/limits.h"
+
 namespace nibble::io {
 
-int64_t Tensor::numel() const {
-  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+namespace {
+
+int64_t product(std::vector<int64_t>::const_iterator begin, std::vector<int64_t>::const_iterator end,
+                const std::string& name) {
+  int64_t n = 1;
+  for (auto it = begin; it != end; ++it) {
+    const std::optional<int64_t> p = *it < 0 ? std::nullopt : limits::checked_mul(n, *it);
+    if (!p) throw TensorFileError(fmt::format("tensor '{}': its shape overflows", name));
+    n = *p;
+  }
+  return n;
 }
+
+}  // namespace
+
+int64_t Tensor::numel() const { return product(shape.begin(), shape.end(), name); }
 
 int64_t Tensor::rows() const {
   if (shape.empty()) return 1;
-  return std::accumulate(shape.begin(), shape.end() - 1, int64_t{1}, std::multiplies<>());
+  return product(shape.begin(), shape.end() - 1, name);
 }
 
 int64_t Tensor::cols() const { return shape.empty() ? 1 : shape.back(); }

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "nibble/io/json.h"
+#include "nibble/limits.h"
+
 namespace nibble::model {
 namespace {
 
@@ -89,8 +92,8 @@ TileConfig config_from_json_text(const std::string& text, const TileConfig& base
     return true;
   };
   try {
-    j = json::parse(text, no_repeats);
-  } catch (const json::exception& e) {  // syntax errors, and numbers out of double's range
+    j = io::parse_json(text, no_repeats);
+  } catch (const io::JsonError& e) {  // syntax errors, numbers out of double's range, bounds
     throw ConfigError(std::string("tile config: not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ConfigError("tile config: must be a JSON object, got " + j.dump());
@@ -123,12 +126,14 @@ TileConfig config_from_json_text(const std::string& text, const TileConfig& base
 }
 
 TileConfig config_from_json_file(const std::string& path, const TileConfig& base) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError("tile config: cannot open '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text;
   try {
-    return config_from_json_text(ss.str(), base);
+    text = io::read_text_file(path, limits::kMaxJsonBytes);
+  } catch (const io::JsonError& e) {
+    throw ConfigError(std::string("tile config: ") + e.what());
+  }
+  try {
+    return config_from_json_text(text, base);
   } catch (const ConfigError& e) {
     throw ConfigError(path + ": " + e.what());
   }

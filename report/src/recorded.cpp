@@ -11,17 +11,23 @@
 #include <optional>
 #include <sstream>
 
+#include "nibble/io/json.h"
+#include "nibble/limits.h"
 #include "nibble/report/report.h"
 
 namespace nibble::report {
 namespace fs = std::filesystem;
 
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ReportError(fmt::format("cannot read {}", path));
+  std::string text;
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
+    text = io::read_text_file(path, limits::kMaxJsonBytes);
+  } catch (const io::JsonError& e) {
+    throw ReportError(fmt::format("cannot read {}", e.what()));
+  }
+  try {
+    return io::parse_json(text);
+  } catch (const io::JsonError& e) {
     throw ReportError(fmt::format("{} is not valid JSON: {}", path, e.what()));
   }
 }

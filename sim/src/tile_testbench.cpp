@@ -8,6 +8,7 @@
 #include <string>
 
 #include "nibble/dot.h"
+#include "nibble/limits.h"
 #include "nibble/scale.h"
 
 namespace nibble::sim::detail {
@@ -242,15 +243,34 @@ GemmResult run_tile_testbench(const std::string& who, const model::TileConfig& c
                               const ProgressFn& progress, const QuantizedTensor& a, const QuantizedTensor& b,
                               const DutFactory& make_dut, const TestbenchHooks& hooks) {
   const int64_t step = std::min(block_cols(a.config.block), block_cols(b.config.block));
-  GemmResult res;
-  res.m = a.rows;
-  res.n = b.rows;
-  res.c.assign(static_cast<size_t>(a.rows * b.rows), 0.0f);
-
   const uint64_t tiles = static_cast<uint64_t>(((a.rows + cfg.rows - 1) / cfg.rows) *
                                                ((b.rows + cfg.cols - 1) / cfg.cols));
   const uint64_t nk = static_cast<uint64_t>((a.cols + step - 1) / step);
   const uint64_t total_beats = tiles * nk;
+
+  // A generous bound on the cycles: every beat's fetch plus every tile's drain, stretched
+  // by 20 and by the expected cost of the injected stalls (a cycle goes ahead with
+  // probability (1 - p_in)(1 - p_out)). Reaching it means the tile deadlocked. Computed in
+  // double, so that a tiny bandwidth cannot wrap it; a run whose bound passes
+  // limits::kMaxSimCycles is refused before it starts.
+  const uint64_t max_bytes = static_cast<uint64_t>(cfg.rows + cfg.cols) * static_cast<uint64_t>(cfg.lanes / 2 + 4);
+  const double fetch_bound = std::ceil(static_cast<double>(max_bytes) / cfg.bandwidth) + 1.0;
+  const double go_ahead = (1.0 - stalls.input) * (1.0 - stalls.output);
+  const double bound_cycles =
+      (static_cast<double>(total_beats) * fetch_bound +
+       static_cast<double>(tiles) * static_cast<double>(cfg.latency + 2 * cfg.rows + 4) + 100.0) *
+      20.0 / go_ahead;
+  if (!(bound_cycles <= static_cast<double>(limits::kMaxSimCycles))) {
+    throw std::invalid_argument(who + ": the run could take up to " + std::to_string(bound_cycles) +
+                                " cycles, more than the limit of 2^36 (raise the bandwidth, lower the stall "
+                                "probabilities or the GEMM's size)");
+  }
+  const auto bound = static_cast<uint64_t>(bound_cycles);
+
+  GemmResult res;
+  res.m = a.rows;
+  res.n = b.rows;
+  res.c.assign(static_cast<size_t>(a.rows * b.rows), 0.0f);
 
   setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   // A fresh simulation context per run: SystemC cannot elaborate after a run
@@ -278,11 +298,6 @@ GemmResult run_tile_testbench(const std::string& who, const model::TileConfig& c
     sc_core::sc_trace(vcd, top->sig.out_row, "out");   // out.row, out.last
   }
 
-  // A generous bound: every beat's fetch plus every tile's drain, stretched by
-  // the injected stalls. Reaching it means the tile deadlocked.
-  const uint64_t max_bytes = static_cast<uint64_t>(cfg.rows + cfg.cols) * static_cast<uint64_t>(cfg.lanes / 2 + 4);
-  const uint64_t f = static_cast<uint64_t>(std::ceil(static_cast<double>(max_bytes) / cfg.bandwidth)) + 1;
-  const uint64_t bound = (total_beats * f + tiles * static_cast<uint64_t>(cfg.latency + 2 * cfg.rows + 4) + 100) * 20;
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   if (hooks.after_elaboration) hooks.after_elaboration();
   sc_core::sc_start(sc_core::sc_time(static_cast<double>(bound), sc_core::SC_NS));
