@@ -68,7 +68,7 @@ void run_report(const ReportArgs& a, const std::string& command_line) {
     fresh = gpu && (have_data || a.training == "fresh");
     if (gpu && !fresh) {
       fmt::print(stderr, "nibble report: note: a GPU is present but there is no training data in '{}' (nibble "
-                         "train-data --out {}): the training section shows the recorded sweep\n",
+                         "train-data --corpus brown --out {}): the training section shows the recorded sweep\n",
                  a.train_data, a.train_data);
     }
   }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "nibble/io/json.h"
 #include "nibble/train/corpus.h"
 #include "nibble/train/data.h"
 #include "nibble/train/recipe.h"
@@ -536,12 +537,9 @@ void run_sweep(const RunFlags& run, const std::string& recipes, const std::strin
       throw std::runtime_error(e.what());
     }
     records.back().recipe = r.spec;
-    std::ifstream rj(fs::path(out) / r.dir / "run.json");
-    const auto j = nlohmann::json::parse(rj, nullptr, false);
-    if (j.is_object()) {
-      device = j.value("device", device);
-      gpu = j.value("gpu", gpu);
-    }
+    const auto j = io::read_json_file((fs::path(out) / r.dir / "run.json").string());  // read once already
+    device = j.value("device", device);
+    gpu = j.value("gpu", gpu);
   }
   // Per step, each run's signed relative gap to the bf16 run of the same seeds.
   for (const auto& rec : records) {

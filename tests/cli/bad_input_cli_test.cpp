@@ -6,6 +6,8 @@
 // file (nor a temporary one) behind.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -248,11 +250,24 @@ TEST_F(BadInputCli, OutputsGoThroughDevicesAndLinksAndKeepTheirMode) {
   fs::remove(path("real.vec"));
 }
 
-// Memory running out (here: a 400 MB address-space limit under a 1 GiB synthetic input,
-// which is within the element limit) is one more bad input: status 2, a clear message, no
-// output left.
+// The smallest address-space limit (KiB, in steps of 100 MB) under which the binary starts:
+// its shared libraries alone (CUDA's, where the kernels are built) take hundreds of MB.
+long startup_address_space_kib() {
+  for (long kib = 100000; kib <= 8000000; kib += 100000) {
+    const std::string cmd = "(ulimit -v " + std::to_string(kib) + "; " + std::string(NIBBLE_BINARY) +
+                            " --version) > /dev/null 2>&1";
+    if (std::system(cmd.c_str()) == 0) return kib;
+  }
+  return -1;
+}
+
+// Memory running out (here: an address-space limit 300 MB above what the binary needs to
+// start, under a 1 GiB synthetic input, which is within the element limit) is one more bad
+// input: status 2, a clear message, no output left.
 TEST_F(BadInputCli, OutOfMemoryExitsTwoWithAClearMessage) {
-  const std::string cmd = "(ulimit -v 400000; " + std::string(NIBBLE_BINARY) +
+  const long start = startup_address_space_kib();
+  ASSERT_GT(start, 0) << "nibble --version does not start under 8 GB of address space";
+  const std::string cmd = "(ulimit -v " + std::to_string(start + 300000) + "; " + std::string(NIBBLE_BINARY) +
                           " quant --rows 16384 --cols 16384 --formats e2m1 --scale fp32 --block 1x16 --rht off"
                           " --rounding rne --json " + path("oom.json") + ") 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");

