@@ -15,6 +15,9 @@
                                     into NIBBLE_NETLIST_DIR
   synth_tests.py energy_cli         `nibble energy` (NIBBLE_CLI) on E2M1-only and all formats,
                                     synthetic and a user .npy tensor, JSON/CSV, bad input
+  synth_tests.py area_cli           `nibble area` (NIBBLE_CLI): every lane design at all formats
+                                    (the fixture's netlists), JSON/CSV, the default design's area
+                                    per sub-block adding up to its hierarchical total, bad input
   synth_tests.py cells              liberty_cells.py: truth tables of the generic cells,
                                     SKY130 HD flops and full adder (SKY130 part skips without it)
   synth_tests.py units              the quantizer's rewrite (rtl/synth/sv_compat.py): E4M3 encoder
@@ -560,11 +563,60 @@ def energy_cli():
     return 0
 
 
+def area_cli():
+    cli = os.environ["NIBBLE_CLI"]
+    names = lane_design_names()
+    default = names[package_value_enum("DefaultLaneDesign")]
+    with tempfile.TemporaryDirectory() as d:
+        js, csv = os.path.join(d, "a.json"), os.path.join(d, "a.csv")
+        cmd = [cli, "area", "--lane-design", "all", "--configs", "all", "--json", js, "--csv", csv]
+        if CACHE:
+            cmd += ["--cache", CACHE]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        print(r.stdout)
+        check(r.returncode == 0, "nibble area --lane-design all exits 0 (%s)" % r.stderr[-500:])
+        if r.returncode != 0:
+            return 1
+        with open(js) as f:
+            rows = json.load(f)["configs"]
+        check([e["lane_design"] for e in rows] == names, "one row per lane design, in table order")
+        check(all(e["area"] > 0 and e["format_mask"] == "3'b111" for e in rows), "areas > 0, all formats")
+        common = [e for e in rows if e["lane_design"] == "common-unit"][0]
+        best = min(rows, key=lambda e: e["area"])
+        check(best["lane_design"] == default, "the default lane design (%s) is the smallest at all formats "
+              "(smallest: %s)" % (default, best["lane_design"]))
+        check(best["area"] < common["area"], "an own-unit design is smaller than the common unit")
+        with open(csv) as f:
+            lines = f.read().strip().splitlines()
+        check(len(lines) == len(rows) + 1 and "lane_design" in lines[0].split(","), "CSV: header + one row each")
+        # the default design's area per sub-block (one hierarchical synthesis)
+        cmd = [cli, "area", "--configs", "all", "--breakdown", "--json", js]
+        if CACHE:
+            cmd += ["--cache", CACHE]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        print(r.stdout)
+        check(r.returncode == 0, "nibble area --breakdown exits 0 (%s)" % r.stderr[-500:])
+        if r.returncode != 0:
+            return 1
+        with open(js) as f:
+            e = json.load(f)["configs"][0]
+        blocks = e["sub_blocks"]
+        check(len(blocks) == 9 and all(v > 0 for v in blocks.values()), "nine sub-blocks, each > 0 (%s)" % blocks)
+        check(abs(sum(blocks.values()) - e["hier_area"]) < 1e-6 * e["hier_area"],
+              "sub-blocks add up to the hierarchical total (%.1f vs %.1f)" % (sum(blocks.values()), e["hier_area"]))
+        for bad in (["--lane-design", "no-such-design"], ["--lane-design", "split,split"],
+                    ["--unit", "rht16", "--lane-design", "split"], ["--tile", "2x2", "--breakdown"]):
+            r = subprocess.run([cli, "area"] + bad, capture_output=True, text=True)
+            check(r.returncode == 2 and r.stderr.startswith("nibble: error:"),
+                  "bad input %s: exit 2 with 'nibble: error:' (%s)" % (bad, r.stderr.strip()[:100]))
+    return 0
+
+
 def main():
     what = sys.argv[1]
     rc = {"calibration": calibration, "sky130": sky130, "tree_twin": tree_twin, "lane_miter": lane_miter,
           "dpu_monotonic": dpu_monotonic, "netlists": netlists, "cells": cells, "energy_cli": energy_cli,
-          "units": units, "units_full": units_full}[what]()
+          "units": units, "units_full": units_full, "area_cli": area_cli}[what]()
     if rc == 77:
         return 77
     if FAILS:
