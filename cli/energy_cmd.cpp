@@ -347,49 +347,49 @@ void run_energy(const EnergyArgs& a) {
 
   std::vector<Result> results;
   for (const power::LaneDesignInfo* ld : designs) {
-  for (const Config* c : configs) {
-    const fs::path net = tmp / fmt::format("{}_{}.netlist.json", ld->name, c->name);
-    fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} {} ...\n", ld->name, c->label);
-    const nlohmann::json r = synthesize("nibble_dpu", "",
-                                        {fmt::format("FormatMask={}", c->mask), "Lanes=16",
-                                         fmt::format("LaneDesign={}", static_cast<unsigned>(ld->id))},
-                                        fmt::format("nibble_dpu {} {}", ld->name, c->label), net);
-    power::GateSim sim(cells.string(), net.string());
-    power::DpuNetlist dpu(sim);
-    for (Format f : kAllFormats) {
-      if (((std::stoul(std::string(c->mask).substr(3), nullptr, 2) >> static_cast<unsigned>(f)) & 1u) == 0) continue;
-      for (const std::string& d : dists) {
-        power::StreamSpec s;
-        s.dist = d == "user" ? Distribution::kUser : parse_dist(d);
-        s.format = f;
-        s.lanes = dpu.lanes();
-        s.k = a.k;
-        s.blocks = a.blocks;
-        s.seed = a.seed;
-        s.student_t_dof = a.dof;
-        if (s.dist == Distribution::kUser) {
-          s.user_a = &user_a;
-          s.user_b = user_b.empty() ? nullptr : &user_b;
+    for (const Config* c : configs) {
+      const fs::path net = tmp / fmt::format("{}_{}.netlist.json", ld->name, c->name);
+      fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} {} ...\n", ld->name, c->label);
+      const nlohmann::json r = synthesize("nibble_dpu", "",
+                                          {fmt::format("FormatMask={}", c->mask), "Lanes=16",
+                                           fmt::format("LaneDesign={}", static_cast<unsigned>(ld->id))},
+                                          fmt::format("nibble_dpu {} {}", ld->name, c->label), net);
+      power::GateSim sim(cells.string(), net.string());
+      power::DpuNetlist dpu(sim);
+      for (Format f : kAllFormats) {
+        if (((std::stoul(std::string(c->mask).substr(3), nullptr, 2) >> static_cast<unsigned>(f)) & 1u) == 0) continue;
+        for (const std::string& d : dists) {
+          power::StreamSpec s;
+          s.dist = d == "user" ? Distribution::kUser : parse_dist(d);
+          s.format = f;
+          s.lanes = dpu.lanes();
+          s.k = a.k;
+          s.blocks = a.blocks;
+          s.seed = a.seed;
+          s.student_t_dof = a.dof;
+          if (s.dist == Distribution::kUser) {
+            s.user_a = &user_a;
+            s.user_b = user_b.empty() ? nullptr : &user_b;
+          }
+          std::vector<power::DpuBlock> blocks;
+          try {
+            blocks = power::make_stream(s);
+          } catch (const std::exception& e) {
+            throw UsageError(fmt::format("operand stream ({}, {}): {}", d, name(f), e.what()));
+          }
+          dpu.reset();
+          // warm-up: the pipeline filled with this stream before counting
+          for (size_t i = 0; i < 4 && i < blocks.size(); ++i) dpu.step(&blocks[i]);
+          sim.clear_activity();
+          for (const power::DpuBlock& b : blocks) dpu.step(&b);
+          Result res{ld, c, f, d, blocks.size(), sim.energy(a.clock_ns), r.at("area").get<double>(),
+                     r.at("area_unit").get<std::string>(), r.at("flops").get<long>()};
+          results.push_back(res);
+          fmt::print(stderr, "  {} {} {} {}: {:.4g} {} per block\n", ld->name, c->label, name(f), d,
+                     res.e.total() / static_cast<double>(res.blocks), res.e.unit);
         }
-        std::vector<power::DpuBlock> blocks;
-        try {
-          blocks = power::make_stream(s);
-        } catch (const std::exception& e) {
-          throw UsageError(fmt::format("operand stream ({}, {}): {}", d, name(f), e.what()));
-        }
-        dpu.reset();
-        // warm-up: the pipeline filled with this stream before counting
-        for (size_t i = 0; i < 4 && i < blocks.size(); ++i) dpu.step(&blocks[i]);
-        sim.clear_activity();
-        for (const power::DpuBlock& b : blocks) dpu.step(&b);
-        Result res{ld, c, f, d, blocks.size(), sim.energy(a.clock_ns), r.at("area").get<double>(),
-                   r.at("area_unit").get<std::string>(), r.at("flops").get<long>()};
-        results.push_back(res);
-        fmt::print(stderr, "  {} {} {} {}: {:.4g} {} per block\n", ld->name, c->label, name(f), d,
-                   res.e.total() / static_cast<double>(res.blocks), res.e.unit);
       }
     }
-  }
   }
 
   const std::string unit = results.front().e.unit;
