@@ -1,10 +1,12 @@
 // `nibble area`: what first-class E1M2 / INT4 support costs in silicon next to E2M1.
 // Synthesizes nibble_dpu (or nibble_tile with --tile MxN; with --unit also the quantizer,
-// nibble_quantizer, per format mask, and the RHT unit, nibble_rht16) once per format mask with Yosys,
+// nibble_quantizer, per format mask, and the RHT unit, nibble_rht16) once per format mask (and,
+// for the DPU and tile, per lane design: --lane-design) with Yosys,
 // mapped to a Liberty library (the project's technology-neutral rtl/synth/nibble_generic.lib,
 // areas in NAND2 gate equivalents, by default; --liberty FILE for a real library, areas in
 // um^2), and prints area, cells, flops and depth with each configuration's increment over
-// E2M1-only, beside MixFP4's published +3.1%. The flow itself is rtl/synth/nibble_synth.py
+// E2M1-only, beside MixFP4's published +3.1%. --breakdown adds the DPU's area per sub-block
+// from a hierarchical synthesis. The flow itself is rtl/synth/nibble_synth.py
 // (docs/area-energy.md); this command runs it per configuration and tabulates.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -58,6 +60,8 @@ constexpr std::array<Unit, 3> kUnits = {{
 
 struct AreaArgs {
   std::string units = "dpu";
+  std::string lane_designs = std::string(power::info(power::kDefaultLaneDesign).name);
+  bool breakdown = false;
   std::string configs = "e2m1,e2m1+e1m2,all,int4,e1m2";
   std::string lanes = "16";
   std::string tile;  // MxN
@@ -66,15 +70,24 @@ struct AreaArgs {
   std::string yosys, python, synth_dir, keep, cache;
 };
 
+// The DPU's sub-blocks in a hierarchical synthesis (nibble_synth.py --hier): name, area.
+struct SubBlock {
+  std::string name;
+  double area = 0;
+};
+
 struct Row {
   const Unit* unit = nullptr;
   const Config* config = nullptr;  // nullptr for a unit without format masks
+  const power::LaneDesignInfo* design = nullptr;  // the DPU's and tile's lane design
   std::string top, name, label;
   double area = 0;
   long cells = 0, flops = 0;
   double depth = -1;
   double seconds = 0;
   std::string area_unit, depth_unit;
+  double hier_area = 0;  // --breakdown: the hierarchical synthesis' total
+  std::vector<SubBlock> blocks;
 };
 
 }  // namespace
@@ -148,7 +161,67 @@ std::vector<const Config*> parse_configs(const std::string& text) {
   return out;
 }
 
+std::vector<const power::LaneDesignInfo*> parse_lane_designs(const std::string& text, const char* option) {
+  std::vector<const power::LaneDesignInfo*> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "all") {
+      for (const power::LaneDesignInfo& d : power::kLaneDesignTable) out.push_back(&d);
+      continue;
+    }
+    const power::LaneDesignInfo* found = nullptr;
+    for (const power::LaneDesignInfo& d : power::kLaneDesignTable) {
+      if (item == d.name) found = &d;
+    }
+    if (found == nullptr) {
+      throw UsageError(fmt::format("{}: unknown lane design '{}' (known: {}, all)", option, item, lane_design_names()));
+    }
+    out.push_back(found);
+  }
+  if (out.empty()) throw UsageError(fmt::format("{}: no lane design given", option));
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (out[i] == out[j]) throw UsageError(fmt::format("{}: '{}' given twice", option, out[i]->name));
+    }
+  }
+  return out;
+}
+
+std::string lane_design_names() {
+  std::string names;
+  for (const power::LaneDesignInfo& d : power::kLaneDesignTable) {
+    names += (names.empty() ? "" : ", ") + std::string(d.name);
+  }
+  return names;
+}
+
 namespace {
+
+// The DPU's area per sub-block from a hierarchical record's `modules` (nibble_synth.py --hier):
+// each module with its submodules; the binary32 rounder of the block product is what the
+// core's nibble_f32_round instances leave after the multiplier's, adder's and scale
+// decoders' own rounders; the core's own cells split into flops (registers) and the rest.
+std::vector<SubBlock> sub_blocks(const nlohmann::json& modules) {
+  auto area = [&](const char* m) { return modules.contains(m) ? modules[m].at("area").get<double>() : 0.0; };
+  auto own = [&](const char* m) { return modules.contains(m) ? modules[m].at("own_area").get<double>() : 0.0; };
+  auto flops = [&](const char* m) { return modules.contains(m) ? modules[m].at("own_flop_area").get<double>() : 0.0; };
+  const double nested_rounders = (area("nibble_f32_mul") - own("nibble_f32_mul")) +
+                                 (area("nibble_f32_add") - own("nibble_f32_add")) +
+                                 (area("nibble_scale_decode") - own("nibble_scale_decode"));
+  return {
+      {"element decode", area("nibble_decode")},
+      {"lane multiply", area("nibble_lane")},
+      {"adder tree", area("nibble_adder_tree")},
+      {"scale decode", area("nibble_scale_decode")},
+      {"scale multiply", area("nibble_f32_mul")},
+      {"|P| x sig, exponent, glue", own("nibble_dpu_core") - flops("nibble_dpu_core") + own("nibble_dpu") -
+                                        flops("nibble_dpu")},
+      {"block rounding", area("nibble_f32_round") - nested_rounders},
+      {"FP32 accumulate add", area("nibble_f32_add")},
+      {"registers", flops("nibble_dpu_core") + flops("nibble_dpu")},
+  };
+}
 
 std::vector<const Unit*> parse_units(const std::string& text) {
   std::vector<const Unit*> out;
@@ -172,9 +245,10 @@ std::vector<const Unit*> parse_units(const std::string& text) {
 }
 
 // given_configs / given_lanes: the option was on the command line (not its default).
-void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
+void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool given_designs) {
   const std::vector<const Unit*> units = parse_units(a.units);
   const std::vector<const Config*> configs = parse_configs(a.configs);
+  const std::vector<const power::LaneDesignInfo*> designs = parse_lane_designs(a.lane_designs, "--lane-design");
   if (a.lanes != "16" && a.lanes != "32") {
     throw UsageError(fmt::format("--lanes: must be 16 or 32, got '{}'", a.lanes));
   }
@@ -191,6 +265,10 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
   }
   if (!a.tile.empty() && !has_dpu) {
     throw UsageError("--tile: applies to the DPU only (add dpu to --unit)");
+  }
+  if (given_designs && !has_dpu) throw UsageError("--lane-design: applies to the DPU only (add dpu to --unit)");
+  if (a.breakdown && (!has_dpu || !a.tile.empty())) {
+    throw UsageError("--breakdown: applies to the DPU only (--unit dpu, no --tile)");
   }
   const bool dpu_only = units.size() == 1 && has_dpu;
   int rows = 0, cols = 0;
@@ -241,19 +319,27 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
       rows_out.push_back(r);
       continue;
     }
-    for (const Config* c : configs) {
-      Row r;
-      r.unit = u;
-      r.config = c;
-      r.top = top;
-      r.name = dpu_only ? c->name : fmt::format("{}:{}", u->name, c->name);
-      r.label = dpu_only ? c->label : fmt::format("{} {}", u->label, c->label);
-      rows_out.push_back(r);
+    // Lane designs apply to the DPU (and tile); other units are built once per mask.
+    const std::vector<const power::LaneDesignInfo*> unit_designs =
+        dpu ? designs : std::vector<const power::LaneDesignInfo*>{nullptr};
+    for (const power::LaneDesignInfo* d : unit_designs) {
+      for (const Config* c : configs) {
+        Row r;
+        r.unit = u;
+        r.config = c;
+        r.design = d;
+        r.top = top;
+        r.name = dpu_only ? c->name : fmt::format("{}:{}", u->name, c->name);
+        r.label = dpu_only ? c->label : fmt::format("{} {}", u->label, c->label);
+        if (d != nullptr && designs.size() > 1) {
+          r.name = fmt::format("{}:{}", d->name, r.name);
+          r.label = fmt::format("{} {}", d->name, r.label);
+        }
+        rows_out.push_back(r);
+      }
     }
   }
-  for (size_t i = 0; i < rows_out.size(); ++i) {
-    Row& r = rows_out[i];
-    const fs::path rec = tmp / fmt::format("{}.json", i);
+  auto synth_command = [&](const Row& r, const fs::path& rec) {
     std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {}", shell_quote(python),
                                   shell_quote(driver.string()), r.top, shell_quote(yosys),
                                   shell_quote(rec.string()));
@@ -261,6 +347,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
       cmd += fmt::format(" --param {} --param Lanes={}",
                          shell_quote(fmt::format("FormatMask={}", r.config->mask)), a.lanes);
     }
+    if (r.design != nullptr) cmd += fmt::format(" --param LaneDesign={}", static_cast<unsigned>(r.design->id));
     if (r.top == "nibble_tile") cmd += fmt::format(" --param Rows={} --param Cols={}", rows, cols);
     if (!a.liberty.empty()) cmd += " --liberty " + shell_quote(fs::absolute(a.liberty).string());
     if (!a.keep.empty()) {
@@ -271,8 +358,13 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
       cmd += " --work " + shell_quote((fs::absolute(a.keep) / dir).string());
     }
     if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
-    fmt::print(stderr, "nibble area: synthesizing {} {} ...\n", r.top,
-               r.config != nullptr ? r.config->label : "");
+    return cmd;
+  };
+  for (size_t i = 0; i < rows_out.size(); ++i) {
+    Row& r = rows_out[i];
+    const fs::path rec = tmp / fmt::format("{}.json", i);
+    const std::string cmd = synth_command(r, rec);
+    fmt::print(stderr, "nibble area: synthesizing {} {} ...\n", r.top, r.label);
     std::string output;
     const int rc = run_command(cmd, output);
     if (rc != 0 || !fs::exists(rec)) {
@@ -290,24 +382,57 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
     r.seconds = j.at("seconds").get<double>();
     r.area_unit = j.at("area_unit").get<std::string>();
     r.depth_unit = j.at("depth_unit").get<std::string>();
+    if (a.breakdown) {
+      const fs::path hrec = tmp / fmt::format("{}.hier.json", i);
+      fmt::print(stderr, "nibble area: synthesizing {} {} hierarchically ...\n", r.top, r.label);
+      std::string hout;
+      const int hrc = run_command(synth_command(r, hrec) + " --hier", hout);
+      if (hrc != 0 || !fs::exists(hrec)) {
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+        throw UsageError(fmt::format("hierarchical synthesis of {} {} failed (exit {}):\n{}", r.top, r.label, hrc, hout));
+      }
+      std::ifstream hin(hrec);
+      const nlohmann::json h = nlohmann::json::parse(hin);
+      r.hier_area = h.at("area").get<double>();
+      r.blocks = sub_blocks(h.at("modules"));
+    }
   }
   std::error_code ec;
   fs::remove_all(tmp, ec);
 
   // Each row against its own unit's E2M1-only row (none for a unit without format masks).
+  // (and its own lane design); with several designs, also against the smallest E2M1-only DPU.
   auto base_of = [&](const Row& r) -> const Row* {
     for (const Row& b : rows_out) {
-      if (b.unit == r.unit && b.config != nullptr && std::string(b.config->name) == "e2m1" && b.area > 0) {
+      if (b.unit == r.unit && b.design == r.design && b.config != nullptr &&
+          std::string(b.config->name) == "e2m1" && b.area > 0) {
         return &b;
       }
     }
     return nullptr;
   };
+  auto min_base_of = [&](const Row& r) -> const Row* {
+    const Row* best = nullptr;
+    for (const Row& b : rows_out) {
+      if (b.unit == r.unit && b.config != nullptr && std::string(b.config->name) == "e2m1" && b.area > 0 &&
+          (best == nullptr || b.area < best->area)) {
+        best = &b;
+      }
+    }
+    return best;
+  };
+  const bool several_designs = designs.size() > 1 && has_dpu;
   const bool ge = rows_out.front().area_unit == "GE";
   const std::string unit = ge ? "kGE" : "um^2";
   auto area_shown = [&](double area) { return ge ? area / 1000.0 : area; };
   auto delta = [&](const Row& r) -> std::string {
     const Row* base = base_of(r);
+    if (base == nullptr) return "-";
+    return fmt::format("{:+.1f}%", 100.0 * (r.area - base->area) / base->area);
+  };
+  auto min_delta = [&](const Row& r) -> std::string {
+    const Row* base = min_base_of(r);
     if (base == nullptr) return "-";
     return fmt::format("{:+.1f}%", 100.0 * (r.area - base->area) / base->area);
   };
@@ -322,18 +447,50 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
     } else {
       what += fmt::format("{}, {} lanes", u->top, a.lanes);
     }
+    if (std::string(u->name) == "dpu" && designs.size() == 1) {
+      what += fmt::format(", lane design {}", designs.front()->name);
+    }
   }
   size_t label_width = 16;
   for (const Row& r : rows_out) label_width = std::max(label_width, r.label.size());
   fmt::print("area of {} ({}; liberty {})\n", what, ge ? "generic NAND2-equivalent cells" : "user library",
              a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty);
-  fmt::print("{:<{}} {:>12} {:>10} {:>8} {:>7} {:>8} {:>7}\n", dpu_only ? "config" : "unit / config",
-             label_width, "area " + unit, "vs E2M1", "cells", "flops", "depth", "synth s");
+  fmt::print("{:<{}} {:>12} {:>10}{} {:>8} {:>7} {:>8} {:>7}\n", dpu_only ? "config" : "unit / config",
+             label_width, "area " + unit, "vs E2M1", several_designs ? fmt::format(" {:>12}", "vs min E2M1") : "",
+             "cells", "flops", "depth", "synth s");
   for (const Row& r : rows_out) {
-    fmt::print("{:<{}} {:>12.{}f} {:>10} {:>8} {:>7} {:>8} {:>7.1f}\n", r.label, label_width,
-               area_shown(r.area), ge ? 2 : 0, delta(r), r.cells, r.flops,
-               r.depth < 0 ? std::string("-") : fmt::format("{:.{}f}", r.depth, ge ? 0 : 2),
-               r.seconds);
+    fmt::print("{:<{}} {:>12.{}f} {:>10}{} {:>8} {:>7} {:>8} {:>7.1f}\n", r.label, label_width,
+               area_shown(r.area), ge ? 2 : 0, delta(r),
+               several_designs ? fmt::format(" {:>12}", r.design != nullptr ? min_delta(r) : "-") : "", r.cells,
+               r.flops, r.depth < 0 ? std::string("-") : fmt::format("{:.{}f}", r.depth, ge ? 0 : 2), r.seconds);
+  }
+  if (several_designs) {
+    fmt::print("vs E2M1: against the same lane design's E2M1-only DPU; vs min E2M1: against the smallest "
+               "E2M1-only DPU above\n");
+  }
+  if (a.breakdown) {
+    fmt::print("\narea per sub-block ({}), from a hierarchical synthesis of each row (no optimization across "
+               "module boundaries)\n",
+               unit);
+    fmt::print("{:<{}}", "sub-block", 26);
+    for (const Row& r : rows_out) fmt::print(" {:>{}}", r.label, std::max<size_t>(10, r.label.size()));
+    fmt::print("\n");
+    for (size_t b = 0; b < rows_out.front().blocks.size(); ++b) {
+      fmt::print("{:<{}}", rows_out.front().blocks[b].name, 26);
+      for (const Row& r : rows_out) {
+        fmt::print(" {:>{}.{}f}", area_shown(r.blocks[b].area), std::max<size_t>(10, r.label.size()), ge ? 2 : 0);
+      }
+      fmt::print("\n");
+    }
+    fmt::print("{:<{}}", "total (hierarchical)", 26);
+    for (const Row& r : rows_out) {
+      fmt::print(" {:>{}.{}f}", area_shown(r.hier_area), std::max<size_t>(10, r.label.size()), ge ? 2 : 0);
+    }
+    fmt::print("\n{:<{}}", "total (flattened, above)", 26);
+    for (const Row& r : rows_out) {
+      fmt::print(" {:>{}.{}f}", area_shown(r.area), std::max<size_t>(10, r.label.size()), ge ? 2 : 0);
+    }
+    fmt::print("\n");
   }
   fmt::print("depth: ABC stime critical path of the mapped logic between flops/ports ({})\n",
              rows_out.front().depth_unit == "levels" ? "cell levels, unit-delay library" : "ns, library delays");
@@ -366,6 +523,14 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
       e["config"] = r.name;
       e["label"] = r.label;
       e["format_mask"] = r.config != nullptr ? nlohmann::json(r.config->mask) : nlohmann::json(nullptr);
+      if (r.design != nullptr) e["lane_design"] = r.design->name;
+      if (const Row* mb = min_base_of(r); several_designs && r.design != nullptr && mb != nullptr) {
+        e["percent_vs_min_e2m1"] = 100.0 * (r.area - mb->area) / mb->area;
+      }
+      if (a.breakdown) {
+        e["hier_area"] = r.hier_area;
+        for (const SubBlock& b : r.blocks) e["sub_blocks"][b.name] = b.area;
+      }
       if (!dpu_only) {
         e["unit"] = r.unit->name;
         e["top"] = r.top;
@@ -385,13 +550,13 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes) {
   }
   if (!a.csv_out.empty()) {
     std::ofstream out = open_output(a.csv_out, "--csv");
-    out << "config,label,format_mask,top,lanes,rows,cols,area,area_unit,percent_vs_e2m1,cells,flops,depth,"
+    out << "config,label,format_mask,lane_design,top,lanes,rows,cols,area,area_unit,percent_vs_e2m1,cells,flops,depth,"
            "depth_unit\n";
     for (const Row& r : rows_out) {
       const Row* base = base_of(r);
       const bool tile = r.top == "nibble_tile";
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.label,
-                         r.config != nullptr ? r.config->mask : "", r.top, lanes_of(r), tile ? rows : 1,
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.label,
+                         r.config != nullptr ? r.config->mask : "", r.design != nullptr ? r.design->name : "", r.top, lanes_of(r), tile ? rows : 1,
                          tile ? cols : 1, r.area, r.area_unit,
                          base != nullptr ? fmt::format("{:.3f}", 100.0 * (r.area - base->area) / base->area)
                                          : std::string(),
@@ -419,6 +584,12 @@ void add_area_command(CLI::App& app) {
                              ->capture_default_str();
   CLI::Option* lanes =
       sub->add_option("--lanes", args->lanes, "lanes per DPU / quantizer block: 16 or 32")->capture_default_str();
+  CLI::Option* designs =
+      sub->add_option("--lane-design", args->lane_designs,
+                      "comma-separated lane designs of the DPU (or tile): " + lane_design_names() + ", or all")
+          ->capture_default_str();
+  sub->add_flag("--breakdown", args->breakdown,
+                "also synthesize each DPU hierarchically and print its area per sub-block");
   sub->add_option("--tile", args->tile, "synthesize nibble_tile with M x N DPUs instead (e.g. 2x2)");
   sub->add_option("--liberty", args->liberty,
                   "a Liberty library (.lib or .lib.gz) instead of the generic one: areas in um^2");
@@ -431,7 +602,9 @@ void add_area_command(CLI::App& app) {
   sub->add_option("--cache", args->cache,
                   "reuse/store synthesis results in DIR (keyed by RTL, flow, library and parameters; "
                   "shared with nibble energy)");
-  sub->callback([args, configs, lanes] { run_area(*args, configs->count() > 0, lanes->count() > 0); });
+  sub->callback([args, configs, lanes, designs] {
+    run_area(*args, configs->count() > 0, lanes->count() > 0, designs->count() > 0);
+  });
 }
 
 }  // namespace nibble::cli

@@ -1,5 +1,5 @@
-// `nibble energy`: activity-based energy of the DPU per format configuration. Each
-// configuration is synthesized by the area flow (rtl/synth/nibble_synth.py, the same netlist
+// `nibble energy`: activity-based energy of the DPU per lane design (--lane-design) and format
+// configuration. Each configuration is synthesized by the area flow (rtl/synth/nibble_synth.py, the same netlist
 // `nibble area` measures), its mapped netlist simulated gate by gate (nibble::power::GateSim)
 // on block streams whose codes and scales come from golden's quantizer over Gaussian,
 // Student-t, RHT-rotated or user tensors, and every cell-output toggle weighted by the cell's
@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
 #include <random>
 #include <algorithm>
 #include <sstream>
@@ -40,6 +41,7 @@ using power::Distribution;
 
 struct EnergyArgs {
   std::string configs = "e2m1,e2m1+e1m2,all,int4";
+  std::string lane_designs = std::string(power::info(power::kDefaultLaneDesign).name);
   std::string dists = "gaussian,student-t,rht";
   std::string tensor_a, tensor_b;
   std::string liberty;
@@ -95,6 +97,7 @@ uint32_t finite_operand(const FpMac& m, std::mt19937_64& rng) {
 }
 
 struct Result {
+  const power::LaneDesignInfo* design;
   const Config* config;
   Format format;
   std::string dist;
@@ -102,6 +105,7 @@ struct Result {
   power::EnergyReport e;
   double area = 0;
   std::string area_unit;
+  long flops = 0;
 };
 
 Distribution parse_dist(const std::string& s) {
@@ -137,6 +141,7 @@ std::vector<float> read_rows(const std::string& spec, int64_t k) {
 
 void run_energy(const EnergyArgs& a) {
   const std::vector<const Config*> configs = parse_configs(a.configs);
+  const std::vector<const power::LaneDesignInfo*> designs = parse_lane_designs(a.lane_designs, "--lane-design");
   std::vector<std::string> dists;
   {
     std::stringstream ss(a.dists);
@@ -289,8 +294,12 @@ void run_energy(const EnergyArgs& a) {
       const Config& c = *parse_configs("e2m1").front();
       const fs::path net = tmp / "dpu_e2m1.netlist.json";
       fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} ...\n", c.label);
-      const nlohmann::json rec = synthesize("nibble_dpu", "", {fmt::format("FormatMask={}", c.mask), "Lanes=16"},
-                                            fmt::format("nibble_dpu {}", c.label), net);
+      const power::LaneDesignInfo& d = *designs.front();
+      const nlohmann::json rec =
+          synthesize("nibble_dpu", "",
+                     {fmt::format("FormatMask={}", c.mask), "Lanes=16",
+                      fmt::format("LaneDesign={}", static_cast<unsigned>(d.id))},
+                     fmt::format("nibble_dpu {} {}", d.name, c.label), net);
       power::GateSim sim(cells.string(), net.string());
       power::DpuNetlist dpu(sim);
       power::StreamSpec s;
@@ -310,6 +319,7 @@ void run_energy(const EnergyArgs& a) {
       fmt::print("{:<18} {:>7} {:>11.4g} {:>12.2f} {:>14} {:>14}\n", "4-bit MAC (DPU)", sim.num_cells(), per_mac,
                  per_mac / base, "-", "-");
       cal.push_back({{"block", "4-bit MAC (DPU)"}, {"top", "nibble_dpu"}, {"config", c.name}, {"format_mask", c.mask},
+                     {"lane_design", d.name},
                      {"lanes", 16}, {"operands", "gaussian"}, {"cells", sim.num_cells()}, {"flops", sim.num_flops()},
                      {"area", rec.at("area")}, {"area_unit", rec.at("area_unit")}, {"energy_per_op", per_mac},
                      {"energy_per_block", per_mac * 16.0}, {"energy_unit", e.unit}, {"horowitz_45nm_pj", nullptr}});
@@ -318,8 +328,9 @@ void run_energy(const EnergyArgs& a) {
     fmt::print("integer blocks: uniformly random operands. MACs: acc <= fma(a, b, acc), one FP32 accumulator register "
                "(rtl/synth/calib_fpmac.v), random finite operands (E4M3: any non-NaN code; BF16: exponents 2^-9..2^8, "
                "random mantissa), the sum running from reset.\n");
-    fmt::print("4-bit MAC (DPU): E2M1-only nibble_dpu, 16 lanes (cells: all 16 lanes), Gaussian operands quantized by "
-               "golden, energy per block / 16: one FP32 accumulate per 16 MACs.\n");
+    fmt::print("4-bit MAC (DPU): E2M1-only nibble_dpu, 16 lanes, lane design {} (cells: all 16 lanes), Gaussian "
+               "operands quantized by golden, energy per block / 16: one FP32 accumulate per 16 MACs.\n",
+               designs.front()->name);
     fmt::print("c: composed, Horowitz FP16 mult 1.1 + FP32 add 0.9 pJ (no BF16 or FP8 entry in the table).\n");
     fmt::print("per MAC: E4M3 / 4-bit {:.2f}x, BF16 / 4-bit {:.2f}x, BF16 / E4M3 {:.2f}x\n",
                mac_energy["e4m3"] / mac_energy["dpu"], mac_energy["bf16"] / mac_energy["dpu"],
@@ -335,44 +346,48 @@ void run_energy(const EnergyArgs& a) {
   }
 
   std::vector<Result> results;
-  for (const Config* c : configs) {
-    const fs::path net = tmp / fmt::format("{}.netlist.json", c->name);
-    fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} ...\n", c->label);
-    const nlohmann::json r = synthesize("nibble_dpu", "", {fmt::format("FormatMask={}", c->mask), "Lanes=16"},
-                                        fmt::format("nibble_dpu {}", c->label), net);
-    power::GateSim sim(cells.string(), net.string());
-    power::DpuNetlist dpu(sim);
-    for (Format f : kAllFormats) {
-      if (((std::stoul(std::string(c->mask).substr(3), nullptr, 2) >> static_cast<unsigned>(f)) & 1u) == 0) continue;
-      for (const std::string& d : dists) {
-        power::StreamSpec s;
-        s.dist = d == "user" ? Distribution::kUser : parse_dist(d);
-        s.format = f;
-        s.lanes = dpu.lanes();
-        s.k = a.k;
-        s.blocks = a.blocks;
-        s.seed = a.seed;
-        s.student_t_dof = a.dof;
-        if (s.dist == Distribution::kUser) {
-          s.user_a = &user_a;
-          s.user_b = user_b.empty() ? nullptr : &user_b;
+  for (const power::LaneDesignInfo* ld : designs) {
+    for (const Config* c : configs) {
+      const fs::path net = tmp / fmt::format("{}_{}.netlist.json", ld->name, c->name);
+      fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} {} ...\n", ld->name, c->label);
+      const nlohmann::json r = synthesize("nibble_dpu", "",
+                                          {fmt::format("FormatMask={}", c->mask), "Lanes=16",
+                                           fmt::format("LaneDesign={}", static_cast<unsigned>(ld->id))},
+                                          fmt::format("nibble_dpu {} {}", ld->name, c->label), net);
+      power::GateSim sim(cells.string(), net.string());
+      power::DpuNetlist dpu(sim);
+      for (Format f : kAllFormats) {
+        if (((std::stoul(std::string(c->mask).substr(3), nullptr, 2) >> static_cast<unsigned>(f)) & 1u) == 0) continue;
+        for (const std::string& d : dists) {
+          power::StreamSpec s;
+          s.dist = d == "user" ? Distribution::kUser : parse_dist(d);
+          s.format = f;
+          s.lanes = dpu.lanes();
+          s.k = a.k;
+          s.blocks = a.blocks;
+          s.seed = a.seed;
+          s.student_t_dof = a.dof;
+          if (s.dist == Distribution::kUser) {
+            s.user_a = &user_a;
+            s.user_b = user_b.empty() ? nullptr : &user_b;
+          }
+          std::vector<power::DpuBlock> blocks;
+          try {
+            blocks = power::make_stream(s);
+          } catch (const std::exception& e) {
+            throw UsageError(fmt::format("operand stream ({}, {}): {}", d, name(f), e.what()));
+          }
+          dpu.reset();
+          // warm-up: the pipeline filled with this stream before counting
+          for (size_t i = 0; i < 4 && i < blocks.size(); ++i) dpu.step(&blocks[i]);
+          sim.clear_activity();
+          for (const power::DpuBlock& b : blocks) dpu.step(&b);
+          Result res{ld, c, f, d, blocks.size(), sim.energy(a.clock_ns), r.at("area").get<double>(),
+                     r.at("area_unit").get<std::string>(), r.at("flops").get<long>()};
+          results.push_back(res);
+          fmt::print(stderr, "  {} {} {} {}: {:.4g} {} per block\n", ld->name, c->label, name(f), d,
+                     res.e.total() / static_cast<double>(res.blocks), res.e.unit);
         }
-        std::vector<power::DpuBlock> blocks;
-        try {
-          blocks = power::make_stream(s);
-        } catch (const std::exception& e) {
-          throw UsageError(fmt::format("operand stream ({}, {}): {}", d, name(f), e.what()));
-        }
-        dpu.reset();
-        // warm-up: the pipeline filled with this stream before counting
-        for (size_t i = 0; i < 4 && i < blocks.size(); ++i) dpu.step(&blocks[i]);
-        sim.clear_activity();
-        for (const power::DpuBlock& b : blocks) dpu.step(&b);
-        Result res{c, f, d, blocks.size(), sim.energy(a.clock_ns), r.at("area").get<double>(),
-                   r.at("area_unit").get<std::string>()};
-        results.push_back(res);
-        fmt::print(stderr, "  {} {} {}: {:.4g} {} per block\n", c->label, name(f), d,
-                   res.e.total() / static_cast<double>(res.blocks), res.e.unit);
       }
     }
   }
@@ -380,34 +395,50 @@ void run_energy(const EnergyArgs& a) {
   const std::string unit = results.front().e.unit;
   const bool generic = unit == "E_NAND2";
   auto per_block = [](const Result& r) { return r.e.total() / static_cast<double>(r.blocks); };
-  fmt::print("energy of nibble_dpu, 16 lanes, one 16-element block per cycle ({}; liberty {}{})\n",
+  const bool several = designs.size() > 1;
+  auto label = [&](const Result& r) {
+    return several ? fmt::format("{} {}", r.design->name, r.config->label) : std::string(r.config->label);
+  };
+  size_t lw = 16;
+  for (const Result& r : results) lw = std::max(lw, label(r).size());
+  fmt::print("energy of nibble_dpu, 16 lanes{}, one 16-element block per cycle ({}; liberty {}{})\n",
+             several ? "" : fmt::format(", lane design {}", designs.front()->name),
              generic ? "generic library: E_NAND2 = one NAND2 output toggle" : "pJ",
              a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty,
              generic ? "" : fmt::format(", leakage at {} ns per cycle", a.clock_ns));
-  fmt::print("{:<16} {:<6} {:<16} {:>11} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7}\n", "config", "format", "operands",
+  fmt::print("{:<{}} {:<6} {:<16} {:>11} {:>10} {:>9} {:>9} {:>9} {:>9} {:>7}\n", "config", lw, "format", "operands",
              "per block", "per MAC", "logic", "flops", "clock", "leakage", "toggle");
   for (const Result& r : results) {
     const double nb = static_cast<double>(r.blocks);
-    fmt::print("{:<16} {:<6} {:<16} {:>11.4g} {:>10.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.3g} {:>7.4f}\n", r.config->label,
+    fmt::print("{:<{}} {:<6} {:<16} {:>11.4g} {:>10.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>9.3g} {:>7.4f}\n", label(r), lw,
                name(r.format), r.dist, per_block(r), per_block(r) / 16.0, r.e.logic / nb, r.e.flops / nb,
                r.e.clock / nb, r.e.leakage / nb, r.e.toggle_rate);
   }
   fmt::print("logic/flops/clock/leakage: per block; toggle: cell-output toggles per cell per cycle (zero-delay, no glitches)\n");
 
   // Headline: the same workload (E2M1 operands, each distribution) on every configuration
-  // that runs it, vs E2M1-only.
-  std::map<std::string, double> base;
+  // that runs it, vs the same lane design's E2M1-only DPU (and, with several designs, vs the
+  // E2M1-only DPU of least energy).
+  std::map<std::pair<const power::LaneDesignInfo*, std::string>, double> base;
+  std::map<std::string, double> min_base;
   for (const Result& r : results) {
-    if (std::string(r.config->name) == "e2m1") base[r.dist] = per_block(r);
+    if (std::string(r.config->name) != "e2m1") continue;
+    base[{r.design, r.dist}] = per_block(r);
+    if (min_base.count(r.dist) == 0 || per_block(r) < min_base[r.dist]) min_base[r.dist] = per_block(r);
   }
   if (!base.empty()) {
-    fmt::print("\nheadline: energy per block of E2M1 operands (INT4-only: INT4 operands), vs E2M1-only\n");
-    fmt::print("{:<16} {:<16} {:>11} {:>10} {:>9}\n", "config", "operands", "per block", "per MAC", "vs E2M1");
+    fmt::print("\nheadline: energy per block of E2M1 operands (INT4-only: INT4 operands), vs E2M1-only{}\n",
+               several ? " of the same lane design, and vs the least E2M1-only" : "");
+    fmt::print("{:<{}} {:<16} {:>11} {:>10} {:>9}{}\n", "config", lw, "operands", "per block", "per MAC", "vs E2M1",
+               several ? fmt::format(" {:>12}", "vs min E2M1") : "");
     for (const Result& r : results) {
       const bool show = r.format == Format::kE2M1 || std::string(r.config->name) == "int4";
-      if (!show || base.count(r.dist) == 0) continue;
-      fmt::print("{:<16} {:<16} {:>11.4g} {:>10.4g} {:>+8.1f}%\n", r.config->label, r.dist, per_block(r),
-                 per_block(r) / 16.0, 100.0 * (per_block(r) - base[r.dist]) / base[r.dist]);
+      if (!show || base.count({r.design, r.dist}) == 0) continue;
+      const double b = base[{r.design, r.dist}];
+      fmt::print("{:<{}} {:<16} {:>11.4g} {:>10.4g} {:>+8.1f}%{}\n", label(r), lw, r.dist, per_block(r),
+                 per_block(r) / 16.0, 100.0 * (per_block(r) - b) / b,
+                 several ? fmt::format(" {:>+11.1f}%", 100.0 * (per_block(r) - min_base[r.dist]) / min_base[r.dist])
+                         : "");
     }
     fmt::print("published: MixFP4 (arXiv 2605.31035) adding E1M2 next to E2M1 in a tensor core: +{:.1f}% power\n",
                kMixFp4PowerPercent);
@@ -429,6 +460,7 @@ void run_energy(const EnergyArgs& a) {
       e["config"] = r.config->name;
       e["label"] = r.config->label;
       e["format_mask"] = r.config->mask;
+      e["lane_design"] = r.design->name;
       e["format"] = std::string(name(r.format));
       e["operands"] = r.dist;
       e["blocks"] = r.blocks;
@@ -441,18 +473,19 @@ void run_energy(const EnergyArgs& a) {
       e["toggle_rate"] = r.e.toggle_rate;
       e["area"] = r.area;
       e["area_unit"] = r.area_unit;
+      e["flops"] = r.flops;
       j["results"].push_back(e);
     }
     write_output(a.json_out, "--json", j.dump(2) + "\n");
   }
   if (!a.csv_out.empty()) {
     std::ofstream out = open_output(a.csv_out, "--csv");
-    out << "config,label,format_mask,format,operands,blocks,energy_unit,energy_per_block,energy_per_mac,logic,flops,"
-           "clock,leakage,toggle_rate\n";
+    out << "config,label,format_mask,lane_design,format,operands,blocks,energy_unit,energy_per_block,energy_per_mac,"
+           "logic,flops,clock,leakage,toggle_rate\n";
     for (const Result& r : results) {
       const double nb = static_cast<double>(r.blocks);
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.config->name, r.config->label, r.config->mask,
-                         name(r.format), r.dist, r.blocks, unit, per_block(r), per_block(r) / 16.0, r.e.logic / nb,
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.config->name, r.config->label,
+                         r.config->mask, r.design->name, name(r.format), r.dist, r.blocks, unit, per_block(r), per_block(r) / 16.0, r.e.logic / nb,
                          r.e.flops / nb, r.e.clock / nb, r.e.leakage / nb, r.e.toggle_rate);
     }
     finish_output(out, a.csv_out);
@@ -468,6 +501,9 @@ void add_energy_command(CLI::App& app) {
       "Activity-based energy of the synthesized DPU per format configuration, on golden-quantized operand "
       "streams (docs/area-energy.md)");
   sub->add_option("--configs", args->configs, "comma-separated: e2m1, e2m1+e1m2, all (= e2m1+e1m2+int4), int4, e1m2")
+      ->capture_default_str();
+  sub->add_option("--lane-design", args->lane_designs,
+                  "comma-separated lane designs of the DPU: " + lane_design_names() + ", or all (--calibration: the first)")
       ->capture_default_str();
   sub->add_option("--dists", args->dists, "synthetic operands: gaussian, student-t, rht (Student-t after a 16-point RHT)")
       ->capture_default_str();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nibble/io/shell.h"
+#include "nibble/power/lane_design.h"
 #include "nibble/report/report.h"
 
 namespace nibble::cli {
@@ -30,5 +31,10 @@ std::string default_synth_dir();  // NIBBLE_SOURCE_DIR/rtl/synth or the configur
 int run_command(const std::string& cmd, std::string& output);
 // "e2m1,e2m1+e1m2,..." -> configurations; UsageError on an unknown name.
 std::vector<const Config*> parse_configs(const std::string& text);
+// "split-late-sign,common-unit" or "all" -> lane designs (power::kLaneDesignTable); UsageError on
+// an unknown name. `option` names the flag in messages.
+std::vector<const power::LaneDesignInfo*> parse_lane_designs(const std::string& text, const char* option);
+// The lane designs' names, comma-separated (for help and error messages).
+std::string lane_design_names();
 
 }  // namespace nibble::cli

@@ -1,17 +1,25 @@
-// One 4-bit code of a run-time selected format -> sign and magnitude in the common fixed
-// point of the formats in FormatMask (unit 2^unit_exp(FormatMask); with all three formats
-// the unit is 2^-2 and the magnitudes reach E2M1 24, E1M2 7, INT4 32 for code -8).
+// One 4-bit code of a run-time selected format -> sign and magnitude field in the form the
+// lane design LaneDesign multiplies (nibble_pkg::LaneDesignTable):
+//   common unit (own_unit = 0): the magnitude in the common fixed point of FormatMask (unit
+//     2^unit_exp(FormatMask); with all three formats 2^-2, magnitudes up to E2M1 24, E1M2 7,
+//     INT4 32 for code -8);
+//   own unit (own_unit = 1, split = 0): the magnitude in the format's own unit 2^lsb_exp(f)
+//     (E2M1 12, E1M2 7, INT4 8 at most);
+//   split (split = 1): {shift, sig} with magnitude = sig << shift in the format's own unit:
+//     a minifloat's sig is its significand with the hidden bit ({e != 0, m}) and shift is
+//     e - 1 (0 for subnormals); an integer's sig is |code| below 2^man_bits, and the most
+//     negative code (INT4 -8) is sig 1, shift man_bits.
 //
 // Each enabled format's decoder is generated from its row of nibble_pkg::FormatTable:
 //   sign-magnitude minifloat: units = e == 0 ? m : (2^man_bits + m) << (e - 1)
 //   two's complement:         units = |code| (-8 decodes to 8)
-// then shifted from the format's unit to the common unit. A disabled format, and a select
-// value that names no format, decode to +0: the decoder for a format outside FormatMask is
-// not built. Negative zero (minifloat code 0x8) decodes to neg_o = 1, mag_o = 0.
-// Purely combinational.
+// A disabled format, and a select value that names no format, decode to +0: the decoder for
+// a format outside FormatMask is not built. Negative zero (minifloat code 0x8) decodes to
+// neg_o = 1 and a zero magnitude. Purely combinational.
 module nibble_decode import nibble_pkg::*; #(
   parameter format_mask_t FormatMask = FormatMaskAll,
-  localparam int unsigned MagWidth = common_mag_width(FormatMask)
+  parameter lane_design_e LaneDesign = DefaultLaneDesign,
+  localparam int unsigned MagWidth = lane_mag_width(LaneDesign, FormatMask)
 ) (
   input  logic [CodeWidth-1:0] code_i,
   input  format_e              format_i,
@@ -19,41 +27,76 @@ module nibble_decode import nibble_pkg::*; #(
   output logic [MagWidth-1:0]  mag_o
 );
 
-  localparam int UnitExp = unit_exp(FormatMask);
+  localparam int unsigned Split      = LaneDesignTable[LaneDesign].split;
+  localparam int unsigned SigWidth   = split_sig_width(FormatMask);
+  localparam int unsigned ShiftWidth = split_shift_width(FormatMask);
 
   logic [NumFormats-1:0] neg_by_format;
   logic [MagWidth-1:0]   mag_by_format [NumFormats];
 
   for (genvar f = 0; f < NumFormats; f++) begin : gen_format
     if (FormatMask[f]) begin : gen_enabled
-      // Shift from this format's unit to the common unit.
-      localparam int unsigned Shift = unsigned'(lsb_exp(format_e'(f)) - UnitExp);
       localparam int unsigned ManBits = FormatTable[f].man_bits;
       localparam int unsigned ExpBits = FormatTable[f].exp_bits;
 
-      logic [MagWidth-1:0] units;
+      if (Split != 0) begin : gen_split
+        logic [SigWidth-1:0]   sig;
+        logic [ShiftWidth-1:0] shift;
 
-      if (FormatTable[f].encoding == EncTwosComplement) begin : gen_twos_complement
-        logic [CodeWidth-1:0] abs_code;
-        always_comb begin
-          abs_code = code_i[CodeWidth-1] ? CodeWidth'(-code_i) : code_i;
-          units    = MagWidth'(abs_code);
-        end
-      end else begin : gen_minifloat
-        logic [ExpBits-1:0] exp_field;
-        logic [ManBits-1:0] man_field;
-        always_comb begin
-          exp_field = code_i[ManBits+:ExpBits];
-          man_field = code_i[ManBits-1:0];
-          units     = MagWidth'(man_field);
-          if (exp_field != '0) begin
-            units = MagWidth'({1'b1, man_field}) << (exp_field - ExpBits'(1));
+        if (FormatTable[f].encoding == EncTwosComplement) begin : gen_twos_complement
+          logic [CodeWidth-1:0] abs_code;
+          always_comb begin
+            abs_code = code_i[CodeWidth-1] ? CodeWidth'(-code_i) : code_i;
+            sig      = SigWidth'(abs_code[ManBits-1:0]);
+            shift    = '0;
+            // Only the most negative code has a magnitude of 2^ManBits.
+            if (abs_code[ManBits]) begin
+              sig   = SigWidth'(1);
+              shift = ShiftWidth'(ManBits);
+            end
+          end
+        end else begin : gen_minifloat
+          logic [ExpBits-1:0] exp_field;
+          logic [ManBits-1:0] man_field;
+          always_comb begin
+            exp_field = code_i[ManBits+:ExpBits];
+            man_field = code_i[ManBits-1:0];
+            sig       = SigWidth'({exp_field != '0, man_field});
+            shift     = (exp_field != '0) ? ShiftWidth'(exp_field - ExpBits'(1)) : '0;
           end
         end
+
+        assign mag_by_format[f] = {shift, sig};
+      end else begin : gen_units
+        // Shift from this format's unit to the unit the design decodes to.
+        localparam int unsigned Shift = unsigned'(lsb_exp(format_e'(f)) -
+                                                  elem_unit_exp(LaneDesign, FormatMask,
+                                                                format_e'(f)));
+        logic [MagWidth-1:0] units;
+
+        if (FormatTable[f].encoding == EncTwosComplement) begin : gen_twos_complement
+          logic [CodeWidth-1:0] abs_code;
+          always_comb begin
+            abs_code = code_i[CodeWidth-1] ? CodeWidth'(-code_i) : code_i;
+            units    = MagWidth'(abs_code);
+          end
+        end else begin : gen_minifloat
+          logic [ExpBits-1:0] exp_field;
+          logic [ManBits-1:0] man_field;
+          always_comb begin
+            exp_field = code_i[ManBits+:ExpBits];
+            man_field = code_i[ManBits-1:0];
+            units     = MagWidth'(man_field);
+            if (exp_field != '0) begin
+              units = MagWidth'({1'b1, man_field}) << (exp_field - ExpBits'(1));
+            end
+          end
+        end
+
+        assign mag_by_format[f] = units << Shift;
       end
 
       assign neg_by_format[f] = code_i[CodeWidth-1];
-      assign mag_by_format[f] = units << Shift;
     end else begin : gen_disabled
       assign neg_by_format[f] = 1'b0;
       assign mag_by_format[f] = '0;

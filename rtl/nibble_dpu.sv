@@ -1,12 +1,14 @@
 // The block dot-product unit: golden dot.h's contract, one k-block per cycle.
 //
 // For each block (Lanes code pairs, one scale per operand) it computes
-//   P   = sum_i qa_i * qb_i                exact, in the common fixed point (nibble_decode,
+//   P   = sum_i qa_i * qb_i                exact, in units of 2^(ua + ub) (nibble_decode,
 //                                          nibble_lane, nibble_adder_tree)
 //   s   = fl(sa * sb)                      scales decoded per their run-time scale format
 //                                          (nibble_scale_decode), multiplied in nibble_f32_mul
-//   r   = fl(P * 2^(2 * unit) * s)         one rounding (nibble_f32_round)
+//   r   = fl(P * 2^(ua + ub) * s)          one rounding (nibble_f32_round)
 //   acc = fl(acc + r)                      nibble_f32_add; acc starts at +0 on first_i
+// The units ua, ub and the lanes' datapath are the lane design's (LaneDesign, a row of
+// nibble_pkg::LaneDesignTable; every design gives the same results bit for bit).
 // This module is the decoders; the arithmetic and its pipeline are nibble_dpu_core.
 // Formats are selected per operand and per block at run time (mixed formats included); only
 // the formats in FormatMask are built. A partial block is presented zero-padded (code 0 is
@@ -24,7 +26,8 @@
 // until the next accumulated block).
 module nibble_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
   parameter int unsigned  Lanes      = 16,
-  parameter format_mask_t FormatMask = FormatMaskAll
+  parameter format_mask_t FormatMask = FormatMaskAll,
+  parameter lane_design_e LaneDesign = DefaultLaneDesign
 ) (
   input  logic                          clk_i,
   input  logic                          rst_ni,
@@ -48,7 +51,7 @@ module nibble_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
 
 `include "nibble_assert.svh"
 
-  localparam int unsigned MagWidth = common_mag_width(FormatMask);
+  localparam int unsigned MagWidth = lane_mag_width(LaneDesign, FormatMask);
 
   logic [Lanes-1:0]               neg_a, neg_b;
   logic [Lanes-1:0][MagWidth-1:0] mag_a, mag_b;
@@ -56,7 +59,8 @@ module nibble_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
 
   for (genvar i = 0; i < Lanes; i++) begin : gen_decode
     nibble_decode #(
-      .FormatMask(FormatMask)
+      .FormatMask(FormatMask),
+      .LaneDesign(LaneDesign)
     ) u_decode_a (
       .code_i  (codes_a_i[i]),
       .format_i(format_a_i),
@@ -65,7 +69,8 @@ module nibble_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
     );
 
     nibble_decode #(
-      .FormatMask(FormatMask)
+      .FormatMask(FormatMask),
+      .LaneDesign(LaneDesign)
     ) u_decode_b (
       .code_i  (codes_b_i[i]),
       .format_i(format_b_i),
@@ -88,13 +93,16 @@ module nibble_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
 
   nibble_dpu_core #(
     .Lanes     (Lanes),
-    .FormatMask(FormatMask)
+    .FormatMask(FormatMask),
+    .LaneDesign(LaneDesign)
   ) u_core (
     .clk_i,
     .rst_ni,
     .valid_i,
     .first_i,
     .last_i,
+    .format_a_i,
+    .format_b_i,
     .neg_a_i    (neg_a),
     .mag_a_i    (mag_a),
     .neg_b_i    (neg_b),

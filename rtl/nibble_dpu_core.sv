@@ -1,15 +1,20 @@
 // The arithmetic of the block dot-product unit on decoded operands: exact block sum, scale
 // product, one rounding, accumulation, in the three pipeline stages nibble_dpu documents.
 //
-// Operands arrive decoded: per lane a sign and a magnitude in the common fixed point of
-// FormatMask (nibble_decode), per operand the decode scale as binary32
-// (nibble_scale_decode). nibble_dpu wraps it with its own decoders; nibble_tile shares one
-// set of decoders per A row and per B column among the cores of the array.
+// Operands arrive decoded: per lane a sign and a magnitude field in the form of LaneDesign
+// (nibble_decode with the same FormatMask and LaneDesign), per operand its element format and
+// the decode scale as binary32 (nibble_scale_decode). nibble_dpu wraps it with its own
+// decoders; nibble_tile shares one set of decoders per A row and per B column among the cores
+// of the array.
 //
-// Per block:  P = sum_i (-1)^(na_i ^ nb_i) ma_i * mb_i          exact (nibble_lane, tree)
+// Per block:  P = sum_i (-1)^(na_i ^ nb_i) |qa_i| * |qb_i|      exact (nibble_lane, tree)
 //             s = fl(sa * sb)                                   nibble_f32_mul
-//             r = fl(P * 2^(2 * unit_exp(FormatMask)) * s)      nibble_f32_round, once
+//             r = fl(P * 2^(ua + ub) * s)                       nibble_f32_round, once
 //             acc = fl((first ? +0 : acc) + r)                  nibble_f32_add
+// where |q| is in units of 2^u: u = unit_exp(FormatMask) for every format with
+// LaneCommonUnit (a constant), u = lsb_exp(format) otherwise (golden's block_product:
+// sf.exp + lsb_exp(fa) + lsb_exp(fb)), added to the block exponent in stage 2. With
+// late_sign the lanes pass ~|p| for negative products and stage 1 adds their count.
 // A non-finite s gives r = NaN (s NaN, or s = +-Inf with P = 0) or +-Inf, as golden's
 // block_product does; NaNs are the canonical F32QuietNaN.
 //
@@ -19,7 +24,8 @@
 module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
   parameter int unsigned  Lanes      = 16,
   parameter format_mask_t FormatMask = FormatMaskAll,
-  localparam int unsigned MagWidth   = common_mag_width(FormatMask)
+  parameter lane_design_e LaneDesign = DefaultLaneDesign,
+  localparam int unsigned MagWidth   = lane_mag_width(LaneDesign, FormatMask)
 ) (
   input  logic                           clk_i,
   input  logic                           rst_ni,
@@ -27,6 +33,8 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
   input  logic                           valid_i,
   input  logic                           first_i,    // first block of a dot product
   input  logic                           last_i,     // last block of a dot product
+  input  format_e                        format_a_i, // element formats (own-unit designs)
+  input  format_e                        format_b_i,
   input  logic [Lanes-1:0]               neg_a_i,    // lane i is element k0 + i
   input  logic [Lanes-1:0][MagWidth-1:0] mag_a_i,
   input  logic [Lanes-1:0]               neg_b_i,
@@ -41,31 +49,38 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
 
 `include "nibble_assert.svh"
 
-  localparam int unsigned ProdWidth = product_width(FormatMask);
-  localparam int unsigned PsumWidth = partial_sum_width(FormatMask, Lanes);
+  localparam int unsigned ProdWidth = lane_product_width(LaneDesign, FormatMask);
+  localparam int unsigned PsumWidth = lane_partial_sum_width(LaneDesign, FormatMask, Lanes);
+  localparam logic        OwnUnit   = LaneDesignTable[LaneDesign].own_unit != 0;
+  localparam logic        LateSign  = LaneDesignTable[LaneDesign].late_sign != 0;
   // |P| * significand(s), exact.
   localparam int unsigned BlockMagWidth = PsumWidth + F32SigWidth;
-  // Exponent of the block product's LSB: scale_exp - 150 + 2 * unit, within [-153, 104].
+  // Exponent of the block product's LSB: scale_exp - 150 + ua + ub, within [-154, 104].
   localparam int unsigned BlockExpWidth = 10;
+  // The constant part: -150, plus 2 * unit_exp for the common unit.
   localparam logic signed [BlockExpWidth-1:0] BlockExpOffset =
-      BlockExpWidth'(2 * unit_exp(FormatMask)) - BlockExpWidth'(F32Bias + F32ManBits);
+      BlockExpWidth'(OwnUnit ? 0 : 2 * unit_exp(FormatMask)) -
+      BlockExpWidth'(F32Bias + F32ManBits);
 
   // ---------------------------------------------------------------------------------------
   // Stage 1: exact block sum and scale product
   // ---------------------------------------------------------------------------------------
   logic signed [ProdWidth-1:0] prods [Lanes];
-  logic signed [PsumWidth-1:0] psum;
+  logic [Lanes-1:0]            late_neg;
+  logic signed [PsumWidth-1:0] tree_sum, psum;
   f32_t                        scale;
 
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane
     nibble_lane #(
-      .FormatMask(FormatMask)
+      .FormatMask(FormatMask),
+      .LaneDesign(LaneDesign)
     ) u_lane (
-      .neg_a_i(neg_a_i[i]),
-      .mag_a_i(mag_a_i[i]),
-      .neg_b_i(neg_b_i[i]),
-      .mag_b_i(mag_b_i[i]),
-      .prod_o (prods[i])
+      .neg_a_i   (neg_a_i[i]),
+      .mag_a_i   (mag_a_i[i]),
+      .neg_b_i   (neg_b_i[i]),
+      .mag_b_i   (mag_b_i[i]),
+      .prod_o    (prods[i]),
+      .late_neg_o(late_neg[i])
     );
   end
 
@@ -74,8 +89,25 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
     .InWidth(ProdWidth)
   ) u_adder_tree (
     .operands_i(prods),
-    .sum_o     (psum)
+    .sum_o     (tree_sum)
   );
+
+  // late_sign: each negative lane passed -|p| - 1; P is exact in PsumWidth bits, so the sum
+  // modulo 2^PsumWidth is P.
+  if (LateSign) begin : gen_late_sign
+    logic [$clog2(Lanes+1)-1:0] num_late_neg;
+    always_comb begin
+      num_late_neg = '0;
+      for (int unsigned i = 0; i < Lanes; i++) begin
+        num_late_neg = num_late_neg + $clog2(Lanes+1)'(late_neg[i]);
+      end
+      psum = tree_sum + PsumWidth'(num_late_neg);
+    end
+  end else begin : gen_sign
+    logic unused_late_neg;
+    assign unused_late_neg = ^late_neg;
+    assign psum = tree_sum;
+  end
 
   nibble_f32_mul u_scale_mul (
     .a_i  (scale_a_i),
@@ -87,13 +119,16 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
   logic                        s1_last_d, s1_last_q;
   logic signed [PsumWidth-1:0] s1_psum_d, s1_psum_q;
   f32_t                        s1_scale_d, s1_scale_q;
+  format_e                     s1_format_a_d, s1_format_a_q, s1_format_b_d, s1_format_b_q;
 
   always_comb begin
-    s1_valid_d = valid_i;
-    s1_first_d = valid_i ? first_i : s1_first_q;
-    s1_last_d  = valid_i ? last_i : s1_last_q;
-    s1_psum_d  = valid_i ? psum : s1_psum_q;
-    s1_scale_d = valid_i ? scale : s1_scale_q;
+    s1_valid_d    = valid_i;
+    s1_first_d    = valid_i ? first_i : s1_first_q;
+    s1_last_d     = valid_i ? last_i : s1_last_q;
+    s1_psum_d     = valid_i ? psum : s1_psum_q;
+    s1_scale_d    = valid_i ? scale : s1_scale_q;
+    s1_format_a_d = valid_i ? format_a_i : s1_format_a_q;
+    s1_format_b_d = valid_i ? format_b_i : s1_format_b_q;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -106,14 +141,34 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
 
   // Datapath registers: loaded with valid, never read without it; no reset needed.
   always_ff @(posedge clk_i) begin
-    s1_first_q <= s1_first_d;
-    s1_last_q  <= s1_last_d;
-    s1_psum_q  <= s1_psum_d;
-    s1_scale_q <= s1_scale_d;
+    s1_first_q    <= s1_first_d;
+    s1_last_q     <= s1_last_d;
+    s1_psum_q     <= s1_psum_d;
+    s1_scale_q    <= s1_scale_d;
+    s1_format_a_q <= s1_format_a_d;
+    s1_format_b_q <= s1_format_b_d;
+  end
+
+  // The formats' unit exponents, ua + ub (own-unit designs; constant-folded to zero and the
+  // format registers removed by synthesis for LaneCommonUnit).
+  logic signed [BlockExpWidth-1:0] units_exp;
+
+  always_comb begin
+    units_exp = '0;
+    if (OwnUnit) begin
+      for (int unsigned f = 0; f < NumFormats; f++) begin
+        if (FormatMask[f] && s1_format_a_q == format_e'(f)) begin
+          units_exp = units_exp + BlockExpWidth'(lsb_exp(format_e'(f)));
+        end
+        if (FormatMask[f] && s1_format_b_q == format_e'(f)) begin
+          units_exp = units_exp + BlockExpWidth'(lsb_exp(format_e'(f)));
+        end
+      end
+    end
   end
 
   // ---------------------------------------------------------------------------------------
-  // Stage 2: r = round(P * 2^(2 * unit) * s)
+  // Stage 2: r = round(P * 2^(ua + ub) * s)
   // ---------------------------------------------------------------------------------------
   logic                              block_neg, scale_nan, scale_inf;
   logic [PsumWidth-1:0]              psum_abs;
@@ -129,7 +184,7 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
     block_mag = BlockMagWidth'(psum_abs) *
                 BlockMagWidth'(f32_significand(s1_scale_q[F32Width-2:0]));
     block_exp = BlockExpWidth'(f32_scale_exp(s1_scale_q[F32Width-2-:F32ExpBits])) +
-                BlockExpOffset;
+                BlockExpOffset + units_exp;
   end
 
   nibble_f32_round #(
@@ -220,8 +275,9 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
   // The exact block sum fits its register (the package's width rule).
 `ifdef NIBBLE_ASSERTIONS
   // The largest |P| (every lane at the largest magnitude product) fits the signed tree output.
-  localparam longint unsigned MaxPsum = longint'(Lanes) * longint'(common_max_units(FormatMask)) *
-                                        longint'(common_max_units(FormatMask));
+  localparam longint unsigned MaxPsum = longint'(Lanes) *
+                                        longint'(elem_max_units(LaneDesign, FormatMask)) *
+                                        longint'(elem_max_units(LaneDesign, FormatMask));
 `endif
   `NIBBLE_ASSERT_INIT(PsumWidthExact_A, MaxPsum < (64'(1) << (PsumWidth - 1)))
   `NIBBLE_ASSERT_KNOWN(AccValidKnown_A, acc_valid_o)

@@ -27,6 +27,7 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
   parameter int unsigned  Cols       = 4,
   parameter int unsigned  Lanes      = 16,
   parameter format_mask_t FormatMask = FormatMaskAll,
+  parameter lane_design_e LaneDesign = DefaultLaneDesign,
   localparam int unsigned RowWidth   = (Rows > 1) ? $clog2(Rows) : 1
 ) (
   input  logic                                      clk_i,
@@ -55,7 +56,7 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
 `include "nibble_assert.svh"
 
   localparam int unsigned NumDpus  = Rows * Cols;
-  localparam int unsigned MagWidth = common_mag_width(FormatMask);
+  localparam int unsigned MagWidth = lane_mag_width(LaneDesign, FormatMask);
   localparam logic [RowWidth-1:0] LastRow = RowWidth'(Rows - 1);
 
   logic                     accept;
@@ -77,7 +78,8 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
   for (genvar m = 0; m < Rows; m++) begin : gen_decode_a
     for (genvar i = 0; i < Lanes; i++) begin : gen_lane
       nibble_decode #(
-        .FormatMask(FormatMask)
+        .FormatMask(FormatMask),
+        .LaneDesign(LaneDesign)
       ) u_decode (
         .code_i  (codes_a_i[m][i]),
         .format_i(format_a_i),
@@ -95,7 +97,8 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
   for (genvar n = 0; n < Cols; n++) begin : gen_decode_b
     for (genvar i = 0; i < Lanes; i++) begin : gen_lane
       nibble_decode #(
-        .FormatMask(FormatMask)
+        .FormatMask(FormatMask),
+        .LaneDesign(LaneDesign)
       ) u_decode (
         .code_i  (codes_b_i[n][i]),
         .format_i(format_b_i),
@@ -117,13 +120,16 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
     for (genvar n = 0; n < Cols; n++) begin : gen_col
       nibble_dpu_core #(
         .Lanes     (Lanes),
-        .FormatMask(FormatMask)
+        .FormatMask(FormatMask),
+        .LaneDesign(LaneDesign)
       ) u_dpu (
         .clk_i,
         .rst_ni,
         .valid_i    (accept),
         .first_i    (in_first_i),
         .last_i     (in_last_i),
+        .format_a_i,
+        .format_b_i,
         .neg_a_i    (neg_a[m]),
         .mag_a_i    (mag_a[m]),
         .neg_b_i    (neg_b[n]),

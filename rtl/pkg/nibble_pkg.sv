@@ -167,6 +167,118 @@ package nibble_pkg;
   endfunction
 
   // --------------------------------------------------------------------------------------
+  // Lane designs: how a lane represents its two elements and their product
+  // --------------------------------------------------------------------------------------
+  // Every design computes the same exact block sum P * 2^(block LSB exponent) (golden's
+  // block_partial_sum, then block_product's sf.exp + lsb_exp(fa) + lsb_exp(fb)); they differ
+  // in where the units' exponents go and how wide the lane datapath is. Mirrored by
+  // kLaneDesignTable in power/include/nibble/power/lane_design.h (checked equal by
+  // tests/rtl/pkg_lane_test.cpp). A DPU, tile or core takes one as its LaneDesign parameter.
+  localparam int unsigned NumLaneDesigns     = 4;
+  localparam int unsigned LaneDesignSelWidth = 2;
+
+  typedef enum logic [LaneDesignSelWidth-1:0] {
+    LaneCommonUnit      = 2'd0,  // every format in the finest enabled unit
+    LaneOwnUnit         = 2'd1,  // each format in its own unit, the units in the block exponent
+    LaneSplit           = 2'd2,  // own units; significand x significand, then one shift
+    LaneSplitLateSign   = 2'd3   // LaneSplit; negation as ~p in the lane, + #negative after the tree
+  } lane_design_e;
+
+  typedef struct packed {
+    // 1: an element is an integer in its own format's unit and the block exponent gets
+    //    lsb_exp(fa) + lsb_exp(fb) at run time; 0: in the common unit of the mask, the block
+    //    exponent a constant 2 * unit_exp.
+    int unsigned own_unit;
+    // 1: an element is sig << shift (a minifloat's significand with its hidden bit and
+    //    exponent - 1; an integer's low bits, or 1 << man_bits for the most negative code);
+    //    the lane multiplies significands and shifts the product by the shifts' sum.
+    int unsigned split;
+    // 1: a negative lane passes ~|p| (= -|p| - 1) and the core adds the number of negative
+    //    lanes to the tree's sum, one adder for all lanes instead of one negation per lane.
+    int unsigned late_sign;
+  } lane_design_info_t;
+
+  // THE lane-design table.
+  localparam lane_design_info_t [NumLaneDesigns-1:0] LaneDesignTable = '{
+    0: '{own_unit: 0, split: 0, late_sign: 0},
+    1: '{own_unit: 1, split: 0, late_sign: 0},
+    2: '{own_unit: 1, split: 1, late_sign: 0},
+    3: '{own_unit: 1, split: 1, late_sign: 1}
+  };
+
+  // The design a DPU, core or tile is built with unless told otherwise: the smallest
+  // measured (docs/results/area-energy.md).
+  localparam lane_design_e DefaultLaneDesign = LaneSplitLateSign;
+
+  // Exponent of the unit format f is decoded in.
+  function automatic int elem_unit_exp(lane_design_e d, format_mask_t mask, format_e f);
+    if (LaneDesignTable[d].own_unit != 0) return lsb_exp(f);
+    return unit_exp(mask);
+  endfunction
+
+  // Largest decoded magnitude of any enabled format, in the units the design decodes to.
+  function automatic int unsigned elem_max_units(lane_design_e d, format_mask_t mask);
+    int unsigned m = 0;
+    for (int unsigned f = 0; f < NumFormats; f++) begin
+      if (mask[f]) begin
+        m = unsigned'(maximum(int'(m), int'(max_decode_units(format_e'(f))
+                                            << (lsb_exp(format_e'(f)) -
+                                                elem_unit_exp(d, mask, format_e'(f))))));
+      end
+    end
+    return m;
+  endfunction
+
+  // A split element's significand bits: a minifloat's mantissa and hidden bit; an integer's
+  // magnitude bits below the sign (its most negative code is 1 << man_bits).
+  function automatic int unsigned split_sig_bits(format_e f);
+    if (FormatTable[f].encoding == EncTwosComplement) return FormatTable[f].man_bits;
+    return FormatTable[f].man_bits + 1;
+  endfunction
+
+  // A split element's largest shift: exponent field - 1 at its top (2^exp_bits - 2) for a
+  // minifloat, man_bits for an integer.
+  function automatic int unsigned split_max_shift(format_e f);
+    if (FormatTable[f].encoding == EncTwosComplement) return FormatTable[f].man_bits;
+    return (1 << FormatTable[f].exp_bits) - 2;
+  endfunction
+
+  function automatic int unsigned split_sig_width(format_mask_t mask);
+    int unsigned w = 0;
+    for (int unsigned f = 0; f < NumFormats; f++) begin
+      if (mask[f]) w = unsigned'(maximum(int'(w), int'(split_sig_bits(format_e'(f)))));
+    end
+    return w;
+  endfunction
+
+  // At least one bit (a mask whose formats never shift carries a constant-zero shift).
+  function automatic int unsigned split_shift_width(format_mask_t mask);
+    int unsigned s = 0;
+    for (int unsigned f = 0; f < NumFormats; f++) begin
+      if (mask[f]) s = unsigned'(maximum(int'(s), int'(split_max_shift(format_e'(f)))));
+    end
+    return unsigned'(maximum(1, $clog2(s + 1)));
+  endfunction
+
+  // Width of a decoded element's magnitude field: {shift, sig} for a split design, the
+  // magnitude in units otherwise.
+  function automatic int unsigned lane_mag_width(lane_design_e d, format_mask_t mask);
+    if (LaneDesignTable[d].split != 0) return split_shift_width(mask) + split_sig_width(mask);
+    return unsigned'($clog2(elem_max_units(d, mask) + 1));
+  endfunction
+
+  // Width of one signed lane product (units 2^(elem_unit_exp(fa) + elem_unit_exp(fb))).
+  function automatic int unsigned lane_product_width(lane_design_e d, format_mask_t mask);
+    return unsigned'($clog2(elem_max_units(d, mask) * elem_max_units(d, mask) + 1)) + 1;
+  endfunction
+
+  // Width of the exact signed sum of `lanes` lane products.
+  function automatic int unsigned lane_partial_sum_width(lane_design_e d, format_mask_t mask,
+                                                         int unsigned lanes);
+    return lane_product_width(d, mask) + unsigned'($clog2(lanes));
+  endfunction
+
+  // --------------------------------------------------------------------------------------
   // Timing of the datapath units (documented in rtl/README.md)
   // --------------------------------------------------------------------------------------
   // nibble_dpu: a block presented with valid_i in cycle t is in acc_o in cycle t + DpuLatency.

@@ -7,6 +7,7 @@ library; prints (or writes) a JSON record of area, cells, flops and logic depth.
   nibble_synth.py --top nibble_quantizer --param FormatMask=3'b001 --param Lanes=16
   nibble_synth.py --top nibble_rht16
   nibble_synth.py --top rca --source tests/synth/calib.v --param N=8
+  nibble_synth.py --top nibble_dpu --param FormatMask=7 --param LaneDesign=0 --hier
 
 Sources: by default the files of rtl/ the top needs (packages first: DATAPATH for the DPU
 and tile, UNITS for nibble_quantizer and nibble_rht16), passed through sv_compat.py into a
@@ -31,6 +32,11 @@ Reported: area (the Liberty area unit: NAND2 equivalents for nibble_generic.lib,
 real library), cells, flops (instances of Liberty cells with an ff group), depth = ABC's
 stime delay of the combinational network between flops and ports, in library time units:
 with nibble_generic.lib every cell has unit delay, so it is the number of cell levels.
+
+--hier keeps the hierarchy (`synth` without -flatten; ABC then maps each module on its own,
+so nothing is optimized across module boundaries and the total differs a little from the
+flattened netlist's) and adds `modules`: per RTL module its instance count in the top, its
+area per instance with its submodules and without them, and the area of its own flops.
 """
 import argparse
 import gzip
@@ -115,7 +121,7 @@ def norm_value(v):
     return int(v) if re.fullmatch(r"\s*\d+\s*", v) else v
 
 
-def cache_key(top, params, lib_text, sources):
+def cache_key(top, params, lib_text, sources, hier=False):
     """Everything a synthesis result depends on: the flow's own files, the RTL (or given
     sources), the library text, the top and the parameters."""
     h = hashlib.sha256()
@@ -128,11 +134,81 @@ def cache_key(top, params, lib_text, sources):
             h.update(f.read())
     h.update(lib_text.encode())
     h.update(json.dumps([top, [(k, norm_value(v)) for k, v in params]]).encode())
+    if hier:
+        h.update(b"hier")
     return h.hexdigest()[:24]
 
 
+def module_name(ident):
+    """The RTL module a Yosys module name stands for: `\\nibble_lane`,
+    `$paramod\\nibble_lane\\FormatMask=...` and `$paramod$<hash>\\nibble_lane` -> nibble_lane."""
+    parts = ident.split("\\")
+    if ident.startswith("$paramod") and len(parts) >= 2:
+        return parts[1]
+    return parts[-1]
+
+
+def cell_areas(lib_text):
+    """Cell name -> its Liberty area."""
+    areas = {}
+    for m in re.finditer(r'\bcell\s*\(\s*"?([\w$]+)"?\s*\)\s*\{', lib_text):
+        a = re.search(r"\barea\s*:\s*([\d.eE+-]+)", lib_text[m.end(): m.end() + 2000])
+        if a:
+            areas[m.group(1)] = float(a.group(1))
+    return areas
+
+
+def hier_modules(stat, top, flops, areas):
+    """Per-module areas from a hierarchical `stat -liberty`: {RTL module: {count, area (per
+    instance, with submodules), own_area, own_flop_area}}, counts being instances in top."""
+    mods = {}
+    for sec in re.split(r"^=== ", stat, flags=re.M)[1:]:
+        ident = sec.split(" ===", 1)[0].strip()
+        if ident == "design hierarchy":
+            continue
+        cells = {}
+        cm = re.search(r"Number of cells:\s*\d+\n((?:\s+\S+\s+\d+\n)*)", sec)
+        for line in (cm.group(1).splitlines() if cm else []):
+            name, count = line.split()
+            cells[name] = int(count)
+        am = re.search(r"Chip area for module .*:\s*([\d.eE+-]+)\s*$", sec, flags=re.M)
+        mods[ident] = {"own": float(am.group(1)) if am else 0.0, "cells": cells}
+    incl = {}
+
+    def inclusive(ident):
+        if ident not in incl:
+            a = mods[ident]["own"]
+            for c, n in mods[ident]["cells"].items():
+                if c in mods:
+                    a += n * inclusive(c)
+            incl[ident] = a
+        return incl[ident]
+
+    counts = {}
+
+    def visit(ident, n):
+        counts[ident] = counts.get(ident, 0) + n
+        for c, k in mods[ident]["cells"].items():
+            if c in mods:
+                visit(c, n * k)
+
+    tops = [i for i in mods if module_name(i) == top]
+    if tops:
+        visit(tops[0], 1)
+    out = {}
+    for ident, n in counts.items():
+        name = module_name(ident)
+        e = out.setdefault(name, {"count": 0, "area": 0.0, "own_area": 0.0, "own_flop_area": 0.0})
+        e["count"] += n
+        e["area"] += n * inclusive(ident)
+        e["own_area"] += n * mods[ident]["own"]
+        e["own_flop_area"] += n * sum(k * areas.get(c, 0.0) for c, k in mods[ident]["cells"].items()
+                                      if c in flops)
+    return out
+
+
 def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=False,
-             netlist=None, cache=None):
+             netlist=None, cache=None, hier=False):
     """One synthesis. netlist: also write the mapped netlist (Yosys JSON) there. cache: a
     directory of earlier results (record + netlist, keyed by cache_key); a hit skips Yosys."""
     t0 = time.time()
@@ -143,7 +219,7 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
             if not os.path.isfile(s):
                 raise FlowError("source not found: %s" % s)
         key = cache_key(top, params, lib_text0,
-                        [os.path.abspath(s) for s in sources] if sources else None)
+                        [os.path.abspath(s) for s in sources] if sources else None, hier)
         rec_path = os.path.join(cache, key + ".json")
         net_path = os.path.join(cache, key + ".netlist.json")
         if os.path.isfile(rec_path) and os.path.isfile(net_path):
@@ -154,7 +230,8 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
                 shutil.copyfile(net_path, netlist)
             return rec
         os.makedirs(cache, exist_ok=True)
-        rec = run_flow(top, params, liberty, sources, work, yosys, keep, net_path + ".tmp")
+        rec = run_flow(top, params, liberty, sources, work, yosys, keep, net_path + ".tmp",
+                       hier=hier)
         os.replace(net_path + ".tmp", net_path)
         with open(rec_path + ".tmp", "w") as f:
             json.dump(rec, f, indent=1, sort_keys=True)
@@ -199,12 +276,14 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
             # the top hierarchy marked (chparam may rename it). No SAT-based resource sharing
             # for the quantizer and RHT units: `share` runs for hours on their hundreds of
             # binary32 operators (the DPU keeps it, so its netlists are unchanged).
-            "synth -flatten -noshare" if top in UNIT_TOPS else "synth -flatten",
+            ("synth -noshare" if top in UNIT_TOPS else "synth") if hier else
+            ("synth -flatten -noshare" if top in UNIT_TOPS else "synth -flatten"),
             "dfflibmap -liberty %s" % lib,
             "abc -liberty %s -script %s" % (lib, ABC_SCRIPT),
             "opt_clean",
             ("write_json %s" % os.path.abspath(netlist)) if netlist else "",
-            "tee -o %s stat -liberty %s" % (os.path.join(work, "stat.txt"), lib),
+            "tee -o %s stat -liberty %s%s" % (os.path.join(work, "stat.txt"), lib,
+                                              (" -top %s" % top) if hier else ""),
             "",
         ])
         ys = os.path.join(work, "synth.ys")
@@ -225,6 +304,11 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
             stat = f.read()
         with open(log) as f:
             log_text = f.read()
+        flops = flop_cells(lib_text)
+        modules = None
+        if hier:
+            modules = hier_modules(stat, top, flops, cell_areas(lib_text))
+            stat = stat[stat.index("=== design hierarchy ==="):]
         area = float(re.search(r"Chip area for (?:module|top module) '[^']*':\s*([\d.eE+-]+)",
                                stat).group(1))
         cells_by_type = {}
@@ -233,7 +317,6 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
         for line in m.group(2).splitlines():
             name, count = line.split()
             cells_by_type[name] = int(count)
-        flops = flop_cells(lib_text)
         nflops = sum(c for n, c in cells_by_type.items() if n in flops)
         delays = [float(x) for x in re.findall(r"Delay\s*=\s*([\d.]+)\s*ps", log_text)]
         depth = max(delays) / 1000.0 if delays else None  # ps -> library time unit (ns)
@@ -250,6 +333,10 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
             "cells_by_type": cells_by_type,
             "seconds": round(time.time() - t0, 2),
             "work": work if keep else None,
+        } if modules is None else {
+            "top": top, "params": {k: v for k, v in params}, "liberty": os.path.abspath(liberty),
+            "area": area, "area_unit": area_unit(lib_text), "hier": True, "modules": modules,
+            "seconds": round(time.time() - t0, 2), "work": work if keep else None,
         }
     finally:
         if own_work and not keep:
@@ -267,6 +354,8 @@ def main():
     ap.add_argument("--json", help="write the record here (default: stdout)")
     ap.add_argument("--netlist", help="also write the mapped netlist (Yosys JSON) here")
     ap.add_argument("--cache", help="reuse/store results (record + netlist) in this directory")
+    ap.add_argument("--hier", action="store_true",
+                    help="keep the hierarchy and report per-module areas (no flattening)")
     a = ap.parse_args()
     params = []
     for p in a.param:
@@ -276,7 +365,7 @@ def main():
         params.append((k, v))
     try:
         rec = run_flow(a.top, params, a.liberty, a.source or None, a.work, a.yosys,
-                       keep=a.work is not None, netlist=a.netlist, cache=a.cache)
+                       keep=a.work is not None, netlist=a.netlist, cache=a.cache, hier=a.hier)
     except FlowError as e:
         print("nibble_synth: error: %s" % e, file=sys.stderr)
         return 2

@@ -1,7 +1,9 @@
 // nibble_dpu against golden's block-scaled dot product (dot.h): the accumulator after every
 // block against block_partial_sum / block_product / accumulate, and finished dot products
-// against dot_rows on golden-quantized tensors. Six DPU configurations run side by side
-// (tb_dpu.sv); each block goes to every configuration whose lanes and formats fit it.
+// against dot_rows on golden-quantized tensors. Twelve DPU configurations run side by side
+// (tb_dpu.sv): the default lane design at 32 lanes and at 16 lanes for every format mask, and
+// each other lane design at 16 lanes, all formats and E2M1 alone; each block goes to every
+// configuration whose lanes and formats fit it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +21,7 @@
 #include "Vtb_dpu.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
+#include "nibble/power/lane_design.h"
 #include "nibble/quantize.h"
 #include "nibble/scale.h"
 #include "nibble/vectors.h"
@@ -27,10 +30,18 @@
 namespace nibble::rtl_test {
 namespace {
 
-constexpr unsigned kNumDpus = 6;
+constexpr unsigned kNumDpus = 12;
 constexpr unsigned kMaxLanes = 32;
-constexpr unsigned kDpuLanes[kNumDpus] = {32, 16, 16, 16, 16, 16};
-constexpr unsigned kDpuMasks[kNumDpus] = {0b111, 0b111, 0b001, 0b010, 0b100, 0b011};
+constexpr unsigned kDpuLanes[kNumDpus] = {32, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+constexpr unsigned kDpuMasks[kNumDpus] = {0b111, 0b111, 0b001, 0b010, 0b100, 0b011,
+                                          0b111, 0b001, 0b111, 0b001, 0b111, 0b001};
+// tb_dpu.sv's DpuDesignOffsets: instance i has lane design (default + offset) mod count.
+constexpr unsigned kDpuDesignOffsets[kNumDpus] = {0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 3, 3};
+
+power::LaneDesign dpu_design(unsigned dpu) {
+  return static_cast<power::LaneDesign>((static_cast<unsigned>(power::kDefaultLaneDesign) + kDpuDesignOffsets[dpu]) %
+                                        power::kLaneDesignTable.size());
+}
 
 struct Block {
   std::vector<uint8_t> a, b;  // same length, at most kMaxLanes
@@ -92,13 +103,13 @@ class DpuChecker {
   void drive(const DotProduct& d, size_t k) {
     Vtb_dpu& m = sim_.model();
     const Block& blk = d.blocks[k];
-    uint8_t valid = 0;
+    uint16_t valid = 0;
     const uint32_t sa = blk.scale_a, sb = blk.scale_b;
     const int32_t p = block_partial_sum(blk.a.data(), d.fa, blk.b.data(), d.fb, blk.a.size());
     const float r = block_product(p, d.fa, d.fb, decode_scale(d.sfa, sa), decode_scale(d.sfb, sb));
     for (unsigned i = 0; i < kNumDpus; ++i) {
       if (!fits(i, d)) continue;
-      valid = static_cast<uint8_t>(valid | (1u << i));
+      valid = static_cast<uint16_t>(valid | (1u << i));
       golden_acc_[i] = accumulate(k == 0 ? 0.0f : golden_acc_[i], r);
       pending_[i].push_back({f32_bits(golden_acc_[i]), k + 1 == d.blocks.size(), &d, k, sim_.cycles()});
     }
@@ -180,7 +191,7 @@ class DpuChecker {
     std::snprintf(scales, sizeof scales, "scale_a 0x%08x (%s) scale_b 0x%08x (%s)", blk.scale_a,
                   std::string(name(d.sfa)).c_str(), blk.scale_b, std::string(name(d.sfb)).c_str());
     ADD_FAILURE() << "first mismatch: dpu " << dpu << " (" << kDpuLanes[dpu] << " lanes, mask 0x" << std::hex
-                  << kDpuMasks[dpu] << std::dec << "), " << d.what << ", block " << e.block << " of "
+                  << kDpuMasks[dpu] << std::dec << ", lane design " << power::info(dpu_design(dpu)).name << "), " << d.what << ", block " << e.block << " of "
                   << d.blocks.size() << ", " << name(d.fa) << " x " << name(d.fb) << "\n  codes a " << codes_a
                   << "\n  codes b " << codes_b << "\n  " << scales << "\n  rtl acc " << hex32(rtl)
                   << " last " << last << ", golden acc " << hex32(e.acc) << " last " << e.last;

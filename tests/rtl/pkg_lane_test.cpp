@@ -1,11 +1,13 @@
-// nibble_pkg against golden's format tables, and every code pair of every format pair
-// through nibble_lane (for each format mask) against golden's decode.
+// nibble_pkg against golden's format tables and power/lane_design.h's lane-design table, and
+// every code pair of every format pair through nibble_decode + nibble_lane (for each lane
+// design and format mask) against golden's decode.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
 #include "Vtb_lanes.h"
 #include "nibble/formats.h"
+#include "nibble/power/lane_design.h"
 #include "nibble/scale.h"
 #include "rtl_harness.h"
 
@@ -13,6 +15,7 @@ namespace nibble::rtl_test {
 namespace {
 
 constexpr unsigned kNumMasks = 5;  // tb_lanes.sv: E2M1, E1M2, INT4, E2M1+E1M2, all
+constexpr unsigned kNumDesigns = power::kLaneDesignTable.size();
 
 int64_t sign_extend(uint64_t v, unsigned width) {
   const uint64_t sign = uint64_t{1} << (width - 1);
@@ -89,6 +92,18 @@ TEST_F(RtlLanes, PackageTableEqualsGolden) {
   }
   // The all-format common fixed point the datapath is specified with (units of 2^-2).
   EXPECT_EQ(golden_unit_exp(0b111), -2);
+  // The lane-design table against power/lane_design.h.
+  EXPECT_EQ(m.num_lane_designs_o, kNumDesigns);
+  EXPECT_EQ(m.default_lane_design_o, static_cast<unsigned>(power::kDefaultLaneDesign));
+  for (const power::LaneDesignInfo& d : power::kLaneDesignTable) {
+    const unsigned i = static_cast<unsigned>(d.id);
+    SCOPED_TRACE(std::string(d.name));
+    EXPECT_EQ(field(m.own_unit_o, 8 * i, 8), d.own_unit ? 1u : 0u);
+    EXPECT_EQ(field(m.split_o, 8 * i, 8), d.split ? 1u : 0u);
+    EXPECT_EQ(field(m.late_sign_o, 8 * i, 8), d.late_sign ? 1u : 0u);
+    checked += 3;
+  }
+  checked += 2;
   std::printf("[ cases    ] %d table entries compared\n", checked);
   ASSERT_GT(checked, 0);
 }
@@ -109,22 +124,34 @@ TEST_F(RtlLanes, EveryCodePairOfEveryFormatPair) {
           m.eval();
           const int64_t golden = static_cast<int64_t>(decode(fa, static_cast<uint8_t>(a)).signed_units()) *
                                  decode(fb, static_cast<uint8_t>(b)).signed_units();
-          for (unsigned k = 0; k < kNumMasks; ++k) {
-            const unsigned mask = static_cast<unsigned>(field(m.mask_o, 8 * k, 8));
-            const int64_t rtl = sign_extend(field(m.prod_o, 16 * k, 16), 16);
-            int64_t expected = 0;  // a format outside the mask is tied off to zero
-            if (in_mask(mask, fa) && in_mask(mask, fb)) {
-              const int shift = lsb_exp(fa) + lsb_exp(fb) - 2 * golden_unit_exp(mask);
-              expected = golden * (int64_t{1} << shift);
-              ++checked;
-            } else {
-              ++tied_off;
-            }
-            if (rtl != expected && !reported) {
-              reported = true;
-              ADD_FAILURE() << "first mismatch: mask 0x" << std::hex << mask << " " << name(fa) << " code 0x" << a
-                            << " x " << name(fb) << " code 0x" << b << ": rtl 0x" << (rtl & 0xFFFF) << " golden 0x"
-                            << (expected & 0xFFFF) << std::dec << " (" << rtl << " vs " << expected << ")";
+          for (const power::LaneDesignInfo& d : power::kLaneDesignTable) {
+            for (unsigned k = 0; k < kNumMasks; ++k) {
+              const unsigned mask = static_cast<unsigned>(field(m.mask_o, 8 * k, 8));
+              const unsigned e = static_cast<unsigned>(d.id) * kNumMasks + k;
+              // The lane's product in units of 2^(ua + ub); a late-sign lane's late_neg_o is
+              // part of it.
+              const int64_t rtl = sign_extend(field(m.prod_o, 16 * e, 16), 16) +
+                                  static_cast<int64_t>(field(m.late_neg_o, e, 1));
+              if (!d.late_sign && field(m.late_neg_o, e, 1) != 0 && !reported) {
+                reported = true;
+                ADD_FAILURE() << d.name << ": late_neg_o set";
+              }
+              int64_t expected = 0;  // a format outside the mask is tied off to zero
+              if (in_mask(mask, fa) && in_mask(mask, fb)) {
+                const int ua = d.own_unit ? lsb_exp(fa) : golden_unit_exp(mask);
+                const int ub = d.own_unit ? lsb_exp(fb) : golden_unit_exp(mask);
+                expected = golden * (int64_t{1} << (lsb_exp(fa) + lsb_exp(fb) - ua - ub));
+                ++checked;
+              } else {
+                ++tied_off;
+              }
+              if (rtl != expected && !reported) {
+                reported = true;
+                ADD_FAILURE() << "first mismatch: " << d.name << " mask 0x" << std::hex << mask << " " << name(fa)
+                              << " code 0x" << a << " x " << name(fb) << " code 0x" << b << ": rtl 0x"
+                              << (rtl & 0xFFFF) << " golden 0x" << (expected & 0xFFFF) << std::dec << " (" << rtl
+                              << " vs " << expected << ")";
+              }
             }
           }
         }
@@ -133,8 +160,8 @@ TEST_F(RtlLanes, EveryCodePairOfEveryFormatPair) {
   }
   std::printf("[ cases    ] %llu lane products checked, %llu tied-off lanes checked zero\n",
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(tied_off));
-  // 9 format pairs x 256 (all) + 4 x 256 (E2M1+E1M2) + 3 x 256 (single formats).
-  EXPECT_EQ(checked, 16u * 256u);
+  // Per design: 9 format pairs x 256 (all) + 4 x 256 (E2M1+E1M2) + 3 x 256 (single formats).
+  EXPECT_EQ(checked, kNumDesigns * 16u * 256u);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
-// Test bench top for dpu_test.cpp: six nibble_dpu configurations built once, on shared
-// inputs. Instance 0 has 32 lanes and every format; instances 1..5 have 16 lanes (they see
-// lanes 15:0) and the format masks all, E2M1, E1M2, INT4, E2M1+E1M2. valid_i has one bit
-// per instance: the test raises only those whose lanes and formats fit the block.
+// Test bench top for dpu_test.cpp: twelve nibble_dpu configurations built once, on shared
+// inputs. Instances 0..5 have the default lane design: instance 0 has 32 lanes and every
+// format; instances 1..5 have 16 lanes (they see lanes 15:0) and the format masks all, E2M1,
+// E1M2, INT4, E2M1+E1M2. Instances 6..11 are each other lane design, (DefaultLaneDesign + k)
+// mod NumLaneDesigns for k = 1, 2, 3, with 16 lanes, at all formats and at E2M1 alone. valid_i
+// has one bit per instance: the test raises only those whose lanes and formats fit the block.
 module tb_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
-  localparam int unsigned NumDpus  = 6,
+  localparam int unsigned NumDpus  = 12,
   localparam int unsigned MaxLanes = 32
 ) (
   input  logic                               clk_i,
@@ -24,17 +26,23 @@ module tb_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
   output logic [NumDpus-1:0][F32Width-1:0]   acc_o
 );
 
-  localparam int unsigned  DpuLanes [NumDpus] = '{32, 16, 16, 16, 16, 16};
+  localparam int unsigned  DpuLanes [NumDpus] = '{32, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
   localparam format_mask_t DpuMasks [NumDpus] = '{
     FormatMaskAll, FormatMaskAll, FormatMaskE2M1, FormatMaskE1M2, FormatMaskInt4,
-    FormatMaskMinifloat
+    FormatMaskMinifloat, FormatMaskAll, FormatMaskE2M1, FormatMaskAll, FormatMaskE2M1,
+    FormatMaskAll, FormatMaskE2M1
   };
+  // 0 for the default design, k for the k-th design after it.
+  localparam int unsigned  DpuDesignOffsets [NumDpus] = '{0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 3, 3};
 
   for (genvar i = 0; i < NumDpus; i++) begin : gen_dpu
     localparam int unsigned Lanes = DpuLanes[i];
+    localparam lane_design_e Design =
+        lane_design_e'((int'(DefaultLaneDesign) + DpuDesignOffsets[i]) % NumLaneDesigns);
     nibble_dpu #(
       .Lanes     (Lanes),
-      .FormatMask(DpuMasks[i])
+      .FormatMask(DpuMasks[i]),
+      .LaneDesign(Design)
     ) u_dpu (
       .clk_i,
       .rst_ni,

@@ -8,8 +8,9 @@
 //     scale formats and codes (NaN, Inf, zero and subnormal scales among them), partial
 //     blocks, dot products of 1-4 blocks, random idle cycles with garbage on the inputs;
 //   - golden-quantized Gaussian / Student-t / RHT-rotated operand streams (the energy runs').
-// The netlists (one per mask) and the cell models come from the ctest fixture
-// `synth_netlists` (tests/synth/synth_tests.py netlists) in NIBBLE_NETLIST_DIR.
+// The netlists (one per lane design and mask the fixture builds) and the cell models come from
+// the ctest fixture `synth_netlists` (tests/synth/synth_tests.py netlists) in
+// NIBBLE_NETLIST_DIR; a lane design x mask without a netlist there is skipped.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -18,12 +19,14 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
 #include "nibble/power/dpu_stream.h"
 #include "nibble/power/gate_sim.h"
+#include "nibble/power/lane_design.h"
 #include "nibble/scale.h"
 
 namespace nibble::power {
@@ -193,16 +196,18 @@ std::vector<DpuBlock> random_blocks(unsigned mask, unsigned lanes, size_t dots, 
   return out;
 }
 
-class NetlistDpu : public ::testing::TestWithParam<unsigned> {};
+class NetlistDpu : public ::testing::TestWithParam<std::tuple<LaneDesign, unsigned>> {};
 
 TEST_P(NetlistDpu, MatchesGolden) {
-  const unsigned mask = GetParam();
+  const LaneDesign design = std::get<0>(GetParam());
+  const unsigned mask = std::get<1>(GetParam());
   const fs::path dir = netlist_dir();
   ASSERT_FALSE(dir.empty()) << "NIBBLE_NETLIST_DIR is not set (ctest sets it; fixture synth_netlists)";
-  const fs::path netlist = dir / ("dpu16_m" + std::to_string(mask) + ".netlist.json");
+  const fs::path netlist =
+      dir / ("dpu16_d" + std::to_string(static_cast<unsigned>(design)) + "_m" + std::to_string(mask) + ".netlist.json");
   if (!fs::exists(netlist)) {
-    GTEST_SKIP() << "no netlist for mask " << mask << " in " << dir << " (the fixture builds masks "
-                 << "listed in NIBBLE_NETLIST_MASKS)";
+    GTEST_SKIP() << "no netlist for lane design " << info(design).name << ", mask " << mask << " in " << dir
+                 << " (the fixture builds the design:mask pairs listed in NIBBLE_NETLIST_CONFIGS)";
   }
   GateSim sim((dir / "generic.cells.json").string(), netlist.string());
   const uint64_t seed = test_seed() + mask;
@@ -222,13 +227,24 @@ TEST_P(NetlistDpu, MatchesGolden) {
       checker.run(make_stream(s), 5);
     }
   }
-  std::printf("mask %u: %llu accumulator outputs checked against golden (%zu cells, %zu flops)\n", mask,
-              static_cast<unsigned long long>(checker.checked()), sim.num_cells(), sim.num_flops());
+  std::printf("lane design %s, mask %u: %llu accumulator outputs checked against golden (%zu cells, %zu flops)\n",
+              std::string(info(design).name).c_str(), mask, static_cast<unsigned long long>(checker.checked()),
+              sim.num_cells(), sim.num_flops());
   EXPECT_GT(checker.checked(), 1000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Masks, NetlistDpu, ::testing::Values(1u, 3u, 7u, 4u, 2u),
-                         [](const ::testing::TestParamInfo<unsigned>& i) { return "mask" + std::to_string(i.param); });
+INSTANTIATE_TEST_SUITE_P(
+    DesignsAndMasks, NetlistDpu,
+    ::testing::Combine(::testing::Values(LaneDesign::kCommonUnit, LaneDesign::kOwnUnit, LaneDesign::kSplit,
+                                         LaneDesign::kSplitLateSign),
+                       ::testing::Values(1u, 3u, 7u, 4u, 2u)),
+    [](const ::testing::TestParamInfo<std::tuple<LaneDesign, unsigned>>& i) {
+      std::string name(power::info(std::get<0>(i.param)).name);
+      for (char& c : name) {
+        if (c == '-') c = '_';
+      }
+      return name + "_mask" + std::to_string(std::get<1>(i.param));
+    });
 
 }  // namespace
 }  // namespace nibble::power
