@@ -7,23 +7,24 @@
 // bit [15:0][31:0] (element i in bits 32i+31..32i), codes as bit [15:0][3:0] (code i in
 // bits 4i+3..4i), the layout of the RTL's packed ports. Enum values are golden's
 // (docs/golden-c-api.md); they match nibble_pkg::format_e, scale_format_e and
-// nibble_quant_pkg::scale_mode_e, rounding_e.
+// nibble_quant_pkg::scale_mode_e, rounding_e. The constants carry a Nibble prefix so that
+// they do not collide with those packages' enum items when both are imported.
 package nibble_golden_dpi;
 
   localparam int NibbleOk = 0;
 
-  localparam int FmtE2M1 = 0;
-  localparam int FmtE1M2 = 1;
-  localparam int FmtInt4 = 2;
-  localparam int ScaleFmtE4M3 = 0;
-  localparam int ScaleFmtUE8M0 = 1;
-  localparam int ScaleFmtFP32 = 2;
-  localparam int ScaleModeFP32 = 0;
-  localparam int ScaleModeNVFP4 = 1;
-  localparam int ScaleModeMXFloor = 2;
-  localparam int ScaleModeMXCeil = 3;
-  localparam int RoundNearestEven = 0;
-  localparam int RoundStochastic = 1;
+  localparam int NibbleFmtE2M1 = 0;
+  localparam int NibbleFmtE1M2 = 1;
+  localparam int NibbleFmtInt4 = 2;
+  localparam int NibbleScaleFmtE4M3 = 0;
+  localparam int NibbleScaleFmtUE8M0 = 1;
+  localparam int NibbleScaleFmtFP32 = 2;
+  localparam int NibbleScaleModeFP32 = 0;
+  localparam int NibbleScaleModeNVFP4 = 1;
+  localparam int NibbleScaleModeMXFloor = 2;
+  localparam int NibbleScaleModeMXCeil = 3;
+  localparam int NibbleRoundNearestEven = 0;
+  localparam int NibbleRoundStochastic = 1;
 
   // The C API's version (NIBBLE_GOLDEN_API_VERSION of the linked library).
   import "DPI-C" function int nibble_golden_api_version();
