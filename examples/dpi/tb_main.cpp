@@ -1,4 +1,4 @@
-// The C++ harness of tb_quantizer_dpi: clock, reset, and the end of the run. The seed
+// The C++ harness of tb_golden_dpi: clock, reset, and the end of the run. The seed
 // (+seed=<n>, default 0x5eed2026) also seeds Verilator's random initial register values.
 #include <verilated.h>
 
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "Vtb_quantizer_dpi.h"
+#include "Vtb_golden_dpi.h"
 
 int main(int argc, char** argv) {
   auto ctx = std::make_unique<VerilatedContext>();
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   const unsigned long long seed = arg.empty() ? 0x5eed2026ull : std::strtoull(arg.c_str() + 6, nullptr, 0);
   ctx->randReset(2);
   ctx->randSeed(static_cast<int>(seed & 0x7fffffff));
-  auto tb = std::make_unique<Vtb_quantizer_dpi>(ctx.get());
+  auto tb = std::make_unique<Vtb_golden_dpi>(ctx.get());
 
   const long kMaxCycles = 100000;
   tb->clk_i = 0;
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   }
   tb->final();
   if (!ctx->gotFinish()) {
-    std::fprintf(stderr, "tb_quantizer_dpi: no $finish after %ld cycles\n", cycle);
+    std::fprintf(stderr, "tb_golden_dpi: no $finish after %ld cycles\n", cycle);
     return 1;
   }
   return 0;

@@ -1,14 +1,19 @@
-// A testbench that checks a design against golden through DPI-C: the project's
-// nibble_quantizer (16 lanes, every format) against nibble_golden_dpi's block quantizer.
+// A testbench that checks designs against golden through DPI-C: the project's block
+// quantizer and block dot-product unit (16 lanes, every format) against nibble_golden_dpi.
 //
-// Every cycle it draws a block configuration (format, scale mode, rounding, B) and 16
-// binary32 inputs from a seeded xorshift64 generator (+seed=<n>, printed), asks golden
-// for the block's codes, scale code and per-tensor scales, drives the DUT with the
-// same inputs (the per-tensor scales and, under stochastic rounding, golden's random
-// bits included), and compares the DUT's outputs QuantLatency cycles later. It ends
-// with $fatal on any mismatch or if nothing was compared, else prints the count and
-// calls $finish. Clock and reset come from the harness (tb_main.cpp).
-module tb_quantizer_dpi
+// Every cycle, from a seeded xorshift64 generator (+seed=<n>, printed):
+//   nibble_quantizer  a block configuration (format, scale mode, rounding, B) and 16
+//                     binary32 inputs; golden gives the codes, scale code and per-tensor
+//                     scales, and the DUT gets the same inputs (the per-tensor scales and,
+//                     under stochastic rounding, golden's random bits included);
+//   nibble_dpu        two random blocks of codes with random formats, scale formats and
+//                     scale codes, in dot products of 1..4 blocks; golden's block step
+//                     gives the accumulator after each block.
+// Each DUT's outputs are compared with golden's in order, QuantLatency / DpuLatency cycles
+// later (NaNs by NaN-ness: golden's host NaNs are not canonical, the RTL's are). The run
+// ends with $fatal on any mismatch or if either DUT compared nothing, else prints the
+// counts and calls $finish. Clock and reset come from the harness (tb_main.cpp).
+module tb_golden_dpi
   import nibble_pkg::*;
   import nibble_f32_pkg::*;
   import nibble_quant_pkg::*;
@@ -59,6 +64,35 @@ module tb_quantizer_dpi
     .codes_o
   );
 
+  logic                              dpu_valid_q, dpu_first_q, dpu_last_q;
+  format_e                           dpu_format_a_q, dpu_format_b_q;
+  scale_format_e                     dpu_scale_format_a_q, dpu_scale_format_b_q;
+  logic [Lanes-1:0][CodeWidth-1:0]   dpu_codes_a_q, dpu_codes_b_q;
+  logic [ScaleCodeWidth-1:0]         dpu_scale_a_q, dpu_scale_b_q;
+  logic                              acc_valid_o, acc_last_o;
+  f32_t                              acc_o;
+
+  nibble_dpu #(
+    .Lanes(Lanes)
+  ) u_dpu (
+    .clk_i,
+    .rst_ni,
+    .valid_i         (dpu_valid_q),
+    .first_i         (dpu_first_q),
+    .last_i          (dpu_last_q),
+    .format_a_i      (dpu_format_a_q),
+    .format_b_i      (dpu_format_b_q),
+    .scale_format_a_i(dpu_scale_format_a_q),
+    .scale_format_b_i(dpu_scale_format_b_q),
+    .codes_a_i       (dpu_codes_a_q),
+    .codes_b_i       (dpu_codes_b_q),
+    .scale_a_i       (dpu_scale_a_q),
+    .scale_b_i       (dpu_scale_b_q),
+    .acc_valid_o,
+    .acc_last_o,
+    .acc_o
+  );
+
   // --- Seeded stimulus ---------------------------------------------------------------------
   longint unsigned seed;
   longint unsigned rng_q;
@@ -83,12 +117,27 @@ module tb_quantizer_dpi
     return v;
   endfunction
 
+  // A random scale code of a scale format: any 8-bit code (NaN codes included), or an FP32
+  // scale between 2^-27 and 2^27.
+  function automatic logic [31:0] stimulus_scale(input int scale_format, input longint unsigned r);
+    if (scale_format == NibbleScaleFmtFP32) return {1'b0, 8'(100 + 32'(r[15:8]) % 55), r[38:16]};
+    return {24'd0, r[7:0]};
+  endfunction
+
+  function automatic bit same_f32(input logic [31:0] a, input logic [31:0] b);
+    return a == b || (a[30:23] == 8'hFF && a[22:0] != 0 && b[30:23] == 8'hFF && b[22:0] != 0);
+  endfunction
+
   int unsigned issued, compared, nonzero, mismatches, dpi_checks;
+  int unsigned dpu_compared, dpu_nonzero, dpu_mismatches;
+  int unsigned dpu_blocks_left_q;
+  logic [31:0] golden_acc_q;
   expected_t expected_q[$];
+  logic [31:0] expected_acc_q[$];
 
   initial begin
     if (!$value$plusargs("seed=%d", seed)) seed = 64'h5eed2026;
-    $display("tb_quantizer_dpi: seed %0d = 0x%0h (+seed=<n>), golden C API version %0d", seed, seed,
+    $display("tb_golden_dpi: seed %0d = 0x%0h (+seed=<n>), golden C API version %0d", seed, seed,
              nibble_golden_api_version());
     rng_q = seed | 64'd1;  // xorshift's state must not be zero
     // The element conversions through DPI: every code of every format decodes to a value
@@ -116,6 +165,7 @@ module tb_quantizer_dpi
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       valid_q <= 1'b0;
+      dpu_valid_q <= 1'b0;
     end else if (issued < NumBlocks) begin
       automatic longint unsigned r = xorshift64(rng_q);
       automatic int fmt = int'(32'(r[1:0]) % 3);
@@ -153,10 +203,51 @@ module tb_quantizer_dpi
       want.scale = scale;
       want.codes = codes;
       expected_q.push_back(want);
+
+      // The DPU: one block of a dot product of 1..4 blocks, golden's accumulator beside it.
+      begin
+        automatic bit first = dpu_blocks_left_q == 0;
+        automatic int unsigned left = first ? 32'(r[49:48]) : dpu_blocks_left_q - 1;
+        automatic int fa, fb, sfa, sfb;
+        automatic bit [15:0][3:0] ca, cb;
+        automatic int unsigned sa, sb, acc;
+        r = xorshift64(r);
+        fa = int'(32'(r[1:0]) % 3);
+        fb = int'(32'(r[3:2]) % 3);
+        sfa = int'(32'(r[5:4]) % 3);
+        sfb = int'(32'(r[7:6]) % 3);
+        ca = r;
+        r = xorshift64(r);
+        cb = r;
+        r = xorshift64(r);
+        sa = stimulus_scale(sfa, r);
+        r = xorshift64(r);
+        sb = stimulus_scale(sfb, r);
+        if (nibble_dpi_block_dot16(fa, sfa, ca, sa, fb, sfb, cb, sb, first ? 32'd0 : golden_acc_q, acc)
+              != NibbleOk) begin
+          $fatal(1, "golden rejected DPU block %0d: %s", issued, nibble_last_error());
+        end
+        dpu_valid_q          <= 1'b1;
+        dpu_first_q          <= first;
+        dpu_last_q           <= left == 0;
+        dpu_format_a_q       <= format_e'(fa);
+        dpu_format_b_q       <= format_e'(fb);
+        dpu_scale_format_a_q <= scale_format_e'(sfa);
+        dpu_scale_format_b_q <= scale_format_e'(sfb);
+        dpu_codes_a_q        <= ca;
+        dpu_codes_b_q        <= cb;
+        dpu_scale_a_q        <= sa;
+        dpu_scale_b_q        <= sb;
+        dpu_blocks_left_q    <= left;
+        golden_acc_q         <= acc;
+        expected_acc_q.push_back(acc);
+      end
+
       rng_q      <= r;
       issued     <= issued + 1;
     end else begin
       valid_q <= 1'b0;
+      dpu_valid_q <= 1'b0;
     end
   end
 
@@ -172,13 +263,27 @@ module tb_quantizer_dpi
       compared <= compared + 1;
       if (want.codes != '0) nonzero <= nonzero + 1;
     end
-    if (rst_ni && issued == NumBlocks && expected_q.size() == 0 && !valid_o) begin
-      if (compared == 0 || nonzero == 0 || mismatches != 0 || dpi_checks == 0) begin
-        $fatal(1, "tb_quantizer_dpi: FAIL: %0d blocks compared (%0d with non-zero codes), %0d mismatches, %0d DPI checks",
-               compared, nonzero, mismatches, dpi_checks);
+    if (rst_ni && acc_valid_o) begin
+      automatic logic [31:0] want = expected_acc_q.pop_front();
+      if (!same_f32(acc_o, want)) begin
+        dpu_mismatches <= dpu_mismatches + 1;
+        $display("MISMATCH DPU block %0d: acc %h, golden %h", dpu_compared, acc_o, want);
       end
-      $display("tb_quantizer_dpi: PASS: %0d blocks compared, 0 mismatches (%0d with non-zero codes), %0d DPI element checks",
-               compared, nonzero, dpi_checks);
+      dpu_compared <= dpu_compared + 1;
+      if (want[30:0] != 0) dpu_nonzero <= dpu_nonzero + 1;
+    end
+    if (rst_ni && issued == NumBlocks && expected_q.size() == 0 && expected_acc_q.size() == 0 && !valid_o &&
+        !acc_valid_o) begin
+      if (compared == 0 || nonzero == 0 || mismatches != 0 || dpi_checks == 0 || dpu_compared == 0 ||
+          dpu_nonzero == 0 || dpu_mismatches != 0) begin
+        $display("tb_golden_dpi: quantizer %0d blocks compared (%0d with non-zero codes), %0d mismatches",
+                 compared, nonzero, mismatches);
+        $display("tb_golden_dpi: DPU %0d blocks compared (%0d non-zero), %0d mismatches", dpu_compared,
+                 dpu_nonzero, dpu_mismatches);
+        $fatal(1, "tb_golden_dpi: FAIL (%0d DPI element checks)", dpi_checks);
+      end
+      $display("tb_golden_dpi: PASS: quantizer %0d blocks compared, 0 mismatches (%0d with non-zero codes); DPU %0d blocks compared, 0 mismatches (%0d non-zero); %0d DPI element checks",
+               compared, nonzero, dpu_compared, dpu_nonzero, dpi_checks);
       $finish;
     end
   end
