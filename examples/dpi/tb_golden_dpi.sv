@@ -133,13 +133,34 @@ module tb_golden_dpi
   int unsigned dpu_blocks_left_q;
   logic [31:0] golden_acc_q;
   expected_t expected_q[$];
-  logic [31:0] expected_acc_q[$];
+  logic [32:0] expected_acc_q[$];  // {last, accumulator}
 
   initial begin
     if (!$value$plusargs("seed=%d", seed)) seed = 64'h5eed2026;
     $display("tb_golden_dpi: seed %0d = 0x%0h (+seed=<n>), golden C API version %0d", seed, seed,
              nibble_golden_api_version());
     rng_q = seed | 64'd1;  // xorshift's state must not be zero
+    // The DPI package's constants name golden's values, and equal the RTL packages' enums.
+    if (nibble_format_name(NibbleFmtE2M1) != "e2m1" || nibble_format_name(NibbleFmtE1M2) != "e1m2" ||
+        nibble_format_name(NibbleFmtInt4) != "int4" || nibble_scale_format_name(NibbleScaleFmtE4M3) != "e4m3" ||
+        nibble_scale_format_name(NibbleScaleFmtUE8M0) != "ue8m0" ||
+        nibble_scale_format_name(NibbleScaleFmtFP32) != "fp32" ||
+        nibble_scale_mode_name(NibbleScaleModeFP32) != "fp32" ||
+        nibble_scale_mode_name(NibbleScaleModeNVFP4) != "nvfp4" ||
+        nibble_scale_mode_name(NibbleScaleModeMXFloor) != "mx-floor" ||
+        nibble_scale_mode_name(NibbleScaleModeMXCeil) != "mx-ceil" ||
+        nibble_rounding_name(NibbleRoundNearestEven) != "rne" ||
+        nibble_rounding_name(NibbleRoundStochastic) != "sr") begin
+      $fatal(1, "nibble_golden_dpi's constants do not match golden's names");
+    end
+    if (NibbleFmtE2M1 != int'(FmtE2M1) || NibbleFmtE1M2 != int'(FmtE1M2) || NibbleFmtInt4 != int'(FmtInt4) ||
+        NibbleScaleFmtE4M3 != int'(ScaleE4M3) || NibbleScaleFmtUE8M0 != int'(ScaleUE8M0) ||
+        NibbleScaleFmtFP32 != int'(ScaleFP32) || NibbleScaleModeFP32 != int'(ModeFP32) ||
+        NibbleScaleModeNVFP4 != int'(ModeNVFP4) || NibbleScaleModeMXFloor != int'(ModeMXFloor) ||
+        NibbleScaleModeMXCeil != int'(ModeMXCeil) || NibbleRoundNearestEven != int'(RoundNearestEven) ||
+        NibbleRoundStochastic != int'(RoundStochastic)) begin
+      $fatal(1, "nibble_golden_dpi's constants differ from nibble_pkg's and nibble_quant_pkg's enums");
+    end
     // The element conversions through DPI: every code of every format decodes to a value
     // that encodes back to the same code (INT4 -8 saturates to -7; -0 is code 0x8).
     for (int f = 0; f < 3; f++) begin
@@ -240,7 +261,7 @@ module tb_golden_dpi
         dpu_scale_b_q        <= sb;
         dpu_blocks_left_q    <= left;
         golden_acc_q         <= acc;
-        expected_acc_q.push_back(acc);
+        expected_acc_q.push_back({left == 0, acc});
       end
 
       rng_q      <= r;
@@ -264,10 +285,11 @@ module tb_golden_dpi
       if (want.codes != '0) nonzero <= nonzero + 1;
     end
     if (rst_ni && acc_valid_o) begin
-      automatic logic [31:0] want = expected_acc_q.pop_front();
-      if (!same_f32(acc_o, want)) begin
+      automatic logic [32:0] want = expected_acc_q.pop_front();
+      if (!same_f32(acc_o, want[31:0]) || acc_last_o != want[32]) begin
         dpu_mismatches <= dpu_mismatches + 1;
-        $display("MISMATCH DPU block %0d: acc %h, golden %h", dpu_compared, acc_o, want);
+        $display("MISMATCH DPU block %0d: acc %h last %b, golden %h last %b", dpu_compared, acc_o, acc_last_o,
+                 want[31:0], want[32]);
       end
       dpu_compared <= dpu_compared + 1;
       if (want[30:0] != 0) dpu_nonzero <= dpu_nonzero + 1;

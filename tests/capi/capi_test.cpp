@@ -76,11 +76,11 @@ TEST(CApi, VersionEnumsAndNamesMatchGolden) {
     EXPECT_EQ(std::string(nibble_block_shape_name(as_int(b))), name(b));
     ++cases;
   }
-  EXPECT_EQ(nibble_format_name(NIBBLE_FMT_COUNT), nullptr);
-  EXPECT_EQ(nibble_scale_format_name(-1), nullptr);
-  EXPECT_EQ(nibble_scale_mode_name(NIBBLE_SCALE_MODE_COUNT), nullptr);
-  EXPECT_EQ(nibble_rounding_name(NIBBLE_ROUND_COUNT), nullptr);
-  EXPECT_EQ(nibble_block_shape_name(NIBBLE_BLOCK_COUNT), nullptr);
+  EXPECT_STREQ(nibble_format_name(NIBBLE_FMT_COUNT), "");
+  EXPECT_STREQ(nibble_scale_format_name(-1), "");
+  EXPECT_STREQ(nibble_scale_mode_name(NIBBLE_SCALE_MODE_COUNT), "");
+  EXPECT_STREQ(nibble_rounding_name(NIBBLE_ROUND_COUNT), "");
+  EXPECT_STREQ(nibble_block_shape_name(NIBBLE_BLOCK_COUNT), "");
   std::printf("%d enum values\n", cases);
   EXPECT_EQ(cases, 15);
 }

@@ -19,7 +19,7 @@ const char* name_of(const std::array<E, N>& all, int v) {
     for (size_t i = 0; i < N; ++i) n[i] = std::string(name(all[i]));
     return n;
   }();
-  return v >= 0 && static_cast<size_t>(v) < N ? names[static_cast<size_t>(v)].c_str() : nullptr;
+  return v >= 0 && static_cast<size_t>(v) < N ? names[static_cast<size_t>(v)].c_str() : "";
 }
 
 constexpr std::array<Rounding, 2> kAllRoundings = {Rounding::kNearestEven, Rounding::kStochastic};

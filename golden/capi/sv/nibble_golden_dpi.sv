@@ -31,6 +31,13 @@ package nibble_golden_dpi;
   // The calling thread's message for its last call ("" after a success).
   import "DPI-C" function string nibble_last_error();
 
+  // Golden's names of the enum values ("e2m1", "ue8m0", "mx-floor", "sr"; "" out of range),
+  // to check the constants above.
+  import "DPI-C" function string nibble_format_name(input int format);
+  import "DPI-C" function string nibble_scale_format_name(input int scale_format);
+  import "DPI-C" function string nibble_scale_mode_name(input int scale_mode);
+  import "DPI-C" function string nibble_rounding_name(input int rounding);
+
   // code (0..15) -> the exact value's bit pattern.
   import "DPI-C" function int nibble_dpi_element_decode(
       input int format, input int code, output int unsigned value_bits);

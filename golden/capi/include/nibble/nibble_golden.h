@@ -105,7 +105,7 @@ NIBBLE_GOLDEN_EXPORT const char* nibble_last_error(void);
  * len > 0). Returns the message's full length. */
 NIBBLE_GOLDEN_EXPORT size_t nibble_last_error_copy(char* buf, size_t len);
 /* Names as used on Nibble's command lines ("e2m1", "ue8m0", "mx-floor", "sr", "1x16"),
- * or NULL for a value out of range. */
+ * or "" for a value out of range (never NULL: SystemVerilog imports them as string). */
 NIBBLE_GOLDEN_EXPORT const char* nibble_format_name(int format);
 NIBBLE_GOLDEN_EXPORT const char* nibble_scale_format_name(int scale_format);
 NIBBLE_GOLDEN_EXPORT const char* nibble_scale_mode_name(int scale_mode);
