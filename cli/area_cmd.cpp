@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "nibble/io/json.h"
 #include "synth_flow.h"
 
 namespace nibble::cli {
@@ -373,8 +374,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       throw UsageError(fmt::format("synthesis of {} {} failed (exit {}):\n{}", r.top,
                                    r.config != nullptr ? r.config->label : "", rc, output));
     }
-    std::ifstream in(rec);
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = io::read_json_file(rec.string());
     r.area = j.at("area").get<double>();
     r.cells = j.at("cells").get<long>();
     r.flops = j.at("flops").get<long>();
@@ -392,8 +392,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
         fs::remove_all(tmp, ec);
         throw UsageError(fmt::format("hierarchical synthesis of {} {} failed (exit {}):\n{}", r.top, r.label, hrc, hout));
       }
-      std::ifstream hin(hrec);
-      const nlohmann::json h = nlohmann::json::parse(hin);
+      const nlohmann::json h = io::read_json_file(hrec.string());
       r.hier_area = h.at("area").get<double>();
       r.blocks = sub_blocks(h.at("modules"));
     }

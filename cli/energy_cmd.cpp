@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "nibble/io/json.h"
 #include "nibble/formats.h"
 #include "nibble/io/tensor_file.h"
 #include "nibble/power/dpu_stream.h"
@@ -210,8 +211,7 @@ void run_energy(const EnergyArgs& a) {
     if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
     std::string out;
     if (run_command(cmd, out) != 0 || !fs::exists(net)) throw UsageError(fmt::format("synthesis of {} failed:\n{}", what, out));
-    std::ifstream rin(rec);
-    return nlohmann::json::parse(rin);
+    return io::read_json_file(rec.string());
   };
 
   if (a.calibration) {
@@ -513,7 +513,19 @@ void add_energy_command(CLI::App& app) {
   sub->add_option("--blocks", args->blocks, "blocks simulated per configuration, format and operand set")
       ->capture_default_str();
   sub->add_option("--k", args->k, "dot-product length of the synthetic streams (multiple of 16)")->capture_default_str();
-  sub->add_option("--dof", args->dof, "Student-t degrees of freedom")->capture_default_str();
+  sub->add_option("--dof", args->dof, "Student-t degrees of freedom (finite, > 2: the variance must exist)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            try {
+              size_t used = 0;
+              const double d = std::stod(v, &used);
+              if (used == v.size() && std::isfinite(d) && d > 2) return std::string();
+            } catch (const std::exception&) {
+            }
+            return "--dof must be a finite number above 2, got '" + v + "'";
+          },
+          "DOF > 2"));
   sub->add_option("--seed", args->seed, "seed of the synthetic tensors")->capture_default_str();
   sub->add_option("--clock-ns", args->clock_ns, "clock period for leakage energy (real libraries)")->capture_default_str();
   sub->add_option("--liberty", args->liberty, "a Liberty library (.lib or .lib.gz): energies in pJ");

@@ -10,18 +10,18 @@
 #include <queue>
 #include <regex>
 
+#include "nibble/io/json.h"
+
 namespace nibble::power {
 namespace {
 
 using nlohmann::json;
 
 json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw NetlistError(fmt::format("cannot open {}", path));
   try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw NetlistError(fmt::format("{}: not JSON: {}", path, e.what()));
+    return io::read_json_file(path);
+  } catch (const io::JsonError& e) {
+    throw NetlistError(e.what());
   }
 }
 

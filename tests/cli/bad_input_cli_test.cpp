@@ -172,6 +172,10 @@ const std::vector<BadInput>& table() {
       // Long commands whose unusable outputs used to be found only after the work.
       {"area --json DIR/absent/a.json", "--json: cannot open 'DIR/absent/a.json' for writing"},
       {"energy --csv DIR/absent/e.csv", "--csv: cannot open 'DIR/absent/e.csv' for writing"},
+      {"energy --dof 0", "--dof must be a finite number above 2, got '0'"},
+      {"energy --dof -1", "--dof must be a finite number above 2, got '-1'"},
+      {"energy --dof nan", "--dof must be a finite number above 2, got 'nan'"},
+      {"energy --dof inf", "--dof must be a finite number above 2, got 'inf'"},
 #if NIBBLE_HAVE_SYSTEMC
       {"gemm --backend golden --m 4294967296 --k 4294967296", "operand A: too large"},
       {"gemm --backend golden --m 65536 --n 65536 --k 16", "C [M x N]: 65536 x 65536"},
