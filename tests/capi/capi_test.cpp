@@ -282,10 +282,12 @@ TEST(CApi, QuantizeDequantizeEveryConfiguration) {
             const std::vector<float> want_deq = dequantize(want);
             for (size_t i = 0; i < deq.size(); ++i) ASSERT_TRUE(same_f32(deq[i], want_deq[i])) << i;
 
-            // The first block alone, as a one-block tensor.
+            // One block alone, as a one-block tensor (its own values: the tensor above
+            // may hold fewer than a block's).
             const int64_t bh = block_rows(b), bw = block_cols(b);
             if (rht == 0 || bw % rht == 0) {
-              std::vector<float> blk(x.begin(), x.begin() + bh * bw);
+              std::vector<float> blk(static_cast<size_t>(bh * bw));
+              for (float& v : blk) v = random_value(rng, rht == 0);
               const QuantizedTensor one = quantize(blk.data(), bh, bw, g);
               std::vector<uint8_t> codes(blk.size());
               uint32_t scale = 0;
