@@ -450,8 +450,10 @@ const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, 
   return "128x128";
 }
 
-void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel,
-          GemmTiles tiles) {
+namespace {
+
+void run_gemm(const DeviceQuantized& a, const DeviceQuantized& b, const detail::OutputPtr& c, cudaStream_t stream,
+              GemmKernel kernel, GemmTiles tiles) {
   if (a.cols != b.cols) {
     throw std::invalid_argument("gemm: contraction lengths differ (" + std::to_string(a.cols) + " vs " +
                                 std::to_string(b.cols) + ")");
@@ -471,6 +473,22 @@ void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStre
     return;
   }
   step == 32 ? launch_int8<32>(g, a.rows, b.rows, stream) : launch_int8<16>(g, a.rows, b.rows, stream);
+}
+
+}  // namespace
+
+void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel,
+          GemmTiles tiles) {
+  detail::OutputPtr out;
+  out.f32 = c;
+  run_gemm(a, b, out, stream, kernel, tiles);
+}
+
+void gemm_bf16(const DeviceQuantized& a, const DeviceQuantized& b, uint16_t* c, cudaStream_t stream,
+               GemmKernel kernel, GemmTiles tiles) {
+  detail::OutputPtr out;
+  out.bf16 = c;
+  run_gemm(a, b, out, stream, kernel, tiles);
 }
 
 std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel,

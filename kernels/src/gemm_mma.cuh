@@ -50,10 +50,11 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
 
 // The epilogue of every GEMM version: out = fl(acc * fl(ga * gb)) for a warp's
 // MI x NI m16n8 accumulator fragments, stored where they lie inside C (rows and
-// columns past its edges are dropped), every NaN stored as the canonical one.
-// A thread's two outputs of adjacent columns go out as one 8-byte store where
-// C keeps them 8-byte aligned (N even, C itself 8-byte aligned): a warp's
-// store then fills eight 32-byte sectors, instead of half of each in two.
+// columns past its edges are dropped), every NaN stored as the canonical one;
+// in BF16 where g.c_bf16 is set, each out rounded by round_to_bf16.
+// A thread's two outputs of adjacent columns go out as one store (8 bytes, or
+// 4 in BF16) where C keeps them aligned (N even, C itself aligned): a warp's
+// store then fills whole 32-byte sectors, instead of half of each in two.
 // kTransposed: g's operands are the call's swapped, so g's output (m, n) is
 // the call's C[n][m] (GEMM v3's Args::c_transposed); a warp's store there
 // fills four sectors of four rows.
@@ -62,7 +63,9 @@ __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[
                                               int64_t n_base, int group, int quad) {
   const float gab = __fmul_rn(g.a.tensor[kTensorDecode], g.b.tensor[kTensorDecode]);
   const int64_t n_total = g.b.rows;
-  const bool pairs = !kTransposed && n_total % 2 == 0 && reinterpret_cast<uintptr_t>(g.c) % 8 == 0;
+  const bool bf16 = g.c_bf16 != nullptr;
+  const bool pairs = !kTransposed && n_total % 2 == 0 &&
+                     (bf16 ? reinterpret_cast<uintptr_t>(g.c_bf16) % 4 : reinterpret_cast<uintptr_t>(g.c) % 8) == 0;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
@@ -75,7 +78,16 @@ __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[
         const float v1 = math::canonical(__fmul_rn(acc[mi][ni][2 * h + 1], gab));
         if (m >= g.a.rows) continue;
         const auto at = [&](int64_t col) { return kTransposed ? col * g.a.rows + m : m * n_total + col; };
-        if (pairs && n < n_total) {  // n even, N even: n + 1 < N
+        if (bf16) {
+          const uint32_t h0 = math::bits_of(math::round_to_bf16(v0)) >> 16;
+          const uint32_t h1 = math::bits_of(math::round_to_bf16(v1)) >> 16;
+          if (pairs && n < n_total) {  // n even, N even: n + 1 < N
+            *reinterpret_cast<uint32_t*>(g.c_bf16 + at(n)) = h0 | (h1 << 16);
+          } else {
+            if (n < n_total) g.c_bf16[at(n)] = static_cast<uint16_t>(h0);
+            if (n + 1 < n_total) g.c_bf16[at(n + 1)] = static_cast<uint16_t>(h1);
+          }
+        } else if (pairs && n < n_total) {
           *reinterpret_cast<float2*>(g.c + at(n)) = make_float2(v0, v1);
         } else {
           if (n < n_total) g.c[at(n)] = v0;

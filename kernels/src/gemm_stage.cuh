@@ -14,6 +14,7 @@
 #include "nibble/cuda/quant_math.h"
 #include "nibble/cuda/quantize.h"
 #include "cp_async.cuh"
+#include "gemm_output.h"
 
 namespace nibble::cuda::detail {
 
@@ -52,7 +53,8 @@ struct Args {
   int64_t k_blocks;
   uint32_t magic;     // bits of 1.5 * 2^(23+u)
   float magic_value;  // 1.5 * 2^(23+u)
-  float* c;
+  float* c;           // C in FP32, or null where c_bf16 holds it
+  uint16_t* c_bf16;   // C in BF16 (each output's FP32 value by round_to_bf16), or null
   // Whether a and b are the call's operands swapped (C^T = B A^T: GEMM v3's
   // 64 x 128 tiles, and UE8M0 scales folded into the call's other operand),
   // so that output (m, n) is the call's C[n][m] (store_tile in gemm_v3.cu).
@@ -245,7 +247,7 @@ inline int k_step(const DeviceQuantized& a, const DeviceQuantized& b) {
 // The arguments every version starts from: operands, K, the k-blocks of the
 // contract (the shorter of the two block widths), the INT8 path's magic
 // constant, the output.
-inline Args args_of(const DeviceQuantized& a, const DeviceQuantized& b, float* c) {
+inline Args args_of(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c) {
   Args g{};
   g.a = operand_of(a);
   g.b = operand_of(b);
@@ -254,7 +256,8 @@ inline Args args_of(const DeviceQuantized& a, const DeviceQuantized& b, float* c
   g.k_blocks = (a.cols + step - 1) / step;
   g.magic_value = 1.5f * math::exp2_f32(23 + lsb_exp(a.config.format) + lsb_exp(b.config.format));
   g.magic = math::bits_of(g.magic_value);
-  g.c = c;
+  g.c = c.f32;
+  g.c_bf16 = c.bf16;
   return g;
 }
 

@@ -248,7 +248,7 @@ void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
 
 }  // namespace
 
-void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream) {
+void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream) {
   const Args g = args_of(a, b, c);
   const int step = k_step(a, b);
   if (e4m3_scales(a, b)) {

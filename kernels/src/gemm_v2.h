@@ -4,10 +4,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gemm_output.h"
 #include "nibble/cuda/quantize.h"
 
 namespace nibble::cuda::detail {
 
-void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream);
+void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream);
 
 }  // namespace nibble::cuda::detail

@@ -1089,7 +1089,8 @@ Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b,
   return path == Ue8m0Path::kFolded ? Ue8m0Path::kFoldedA : path == Ue8m0Path::kFoldedA ? Ue8m0Path::kFolded : path;
 }
 
-void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles) {
+void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
+             GemmTiles tiles) {
   const int sms = sm_count();
   const Plan p = plan_for(a, b, tiles, sms);
   const bool half = p.half();

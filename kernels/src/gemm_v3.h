@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gemm_output.h"
 #include "nibble/cuda/gemm.h"
 #include "nibble/cuda/quantize.h"
 
@@ -14,7 +15,7 @@ namespace nibble::cuda::detail {
 // formats, block shapes and scale modes then runs there.
 bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 
-void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmTiles tiles);
+void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream, GemmTiles tiles);
 
 // The tiles that call runs on the current device: `tiles` where it names a
 // shape, else GemmTiles's rule (v3::auto_tiles).

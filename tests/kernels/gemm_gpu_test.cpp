@@ -27,7 +27,9 @@
 #include "nibble/cuda/gemm_v2_layout.h"
 #include "nibble/cuda/gemm_v3_layout.h"
 #include "nibble/cuda/quantize.h"
+#include "nibble/cuda/check.h"
 #include "nibble/dot.h"
+#include "nibble/fp32.h"
 #include "shared_memory_poison.h"
 
 namespace nibble {
@@ -1102,6 +1104,77 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   EXPECT_EQ(compared, 12 * outputs.size());
   EXPECT_GT(nontrivial, compared / 2);
   EXPECT_EQ(mismatches, 0u);
+}
+
+// gemm_bf16 stores golden's FP32 output rounded by golden round_to_bf16, bit
+// for bit, and nothing outside C: on every kernel version and v3 tile shape,
+// for N odd and even (single and paired stores), for C at an odd element
+// offset (no paired stores), for outputs of at most 64 rows (v3's transposed
+// stores), with NaN/Inf/huge blocks in A (round_to_bf16's carry into Inf and
+// canonical NaN).
+TEST(GpuGemm, Bf16OutputIsGoldenRoundedToBf16) {
+  NIBBLE_REQUIRE_GPU();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  struct Case {
+    int64_t m, n, k;
+    Format fa, fb;
+    ScaleMode mode;
+    size_t offset;  // C's first element in its buffer
+  };
+  const Case cases[] = {{200, 136, 96, Format::kE2M1, Format::kE2M1, ScaleMode::kFP32, 0},
+                        {150, 97, 64, Format::kE1M2, Format::kInt4, ScaleMode::kNVFP4, 0},
+                        {129, 64, 160, Format::kE2M1, Format::kE1M2, ScaleMode::kMXFloor, 1},
+                        {48, 300, 128, Format::kInt4, Format::kE2M1, ScaleMode::kFP32, 0},
+                        {40, 77, 48, Format::kE1M2, Format::kE1M2, ScaleMode::kMXCeil, 1}};
+  constexpr uint16_t kGuard = 0x7BADu;
+  size_t compared = 0, nontrivial = 0, mismatches = 0, guard_changes = 0;
+  uint64_t index = 900;
+  for (const Case& t : cases) {
+    QuantConfig ca, cb;
+    ca.format = t.fa;
+    cb.format = t.fb;
+    ca.scale = cb.scale = t.mode;
+    const std::vector<float> a = test::wide_range_tensor(t.m, t.k, test::kKernelTestSeed + index, true);
+    const std::vector<float> b = test::wide_range_tensor(t.n, t.k, test::kKernelTestSeed + index + 1, false);
+    ++index;
+    cuda::DeviceBuffer<float> da(a), db(b);
+    cuda::DeviceQuantized qa = cuda::allocate_quantized(t.m, t.k, ca);
+    cuda::DeviceQuantized qb = cuda::allocate_quantized(t.n, t.k, cb);
+    cuda::quantize(da.data(), cuda::InputType::kFloat32, t.m, t.k, ca, &qa, nullptr);
+    cuda::quantize(db.data(), cuda::InputType::kFloat32, t.n, t.k, cb, &qb, nullptr);
+    const std::vector<float> want = gemm(quantize(a.data(), t.m, t.k, ca), quantize(b.data(), t.n, t.k, cb));
+    const size_t count = static_cast<size_t>(t.m * t.n);
+    std::vector<std::pair<cuda::GemmKernel, cuda::GemmTiles>> runs;
+    for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) runs.emplace_back(kernel, cuda::GemmTiles::kAuto);
+    if (v3_runs_own_kernel(qa, qb)) {
+      for (cuda::GemmTiles tiles : kForcedTiles) runs.emplace_back(cuda::GemmKernel::kV3, tiles);
+    }
+    for (const auto& [kernel, tiles] : runs) {
+      cuda::DeviceBuffer<uint16_t> c(std::vector<uint16_t>(count + t.offset + 8, kGuard));
+      cuda::gemm_bf16(qa, qb, c.data() + t.offset, nullptr, kernel, tiles);
+      NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<uint16_t> got = c.download();
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (i < t.offset || i >= t.offset + count) guard_changes += got[i] != kGuard ? 1 : 0;
+      }
+      for (size_t i = 0; i < count; ++i) {
+        const uint16_t expect = static_cast<uint16_t>(f32_bits(round_to_bf16(want[i])) >> 16);
+        const uint16_t have = got[t.offset + i];
+        ++compared;
+        nontrivial += std::isfinite(want[i]) && want[i] != 0.0f ? 1 : 0;
+        if (have != expect && ++mismatches <= 5) {
+          std::printf("%s %s %lldx%lldx%lld output %zu: got 0x%04x, want 0x%04x (FP32 %a)\n", cuda::name(kernel),
+                      cuda::gemm_tile_shape(qa, qb, kernel, tiles), static_cast<long long>(t.m),
+                      static_cast<long long>(t.n), static_cast<long long>(t.k), i, have, expect, want[i]);
+        }
+      }
+    }
+  }
+  std::printf("%zu BF16 outputs compared (%zu finite non-zero), %zu mismatching\n", compared, nontrivial, mismatches);
+  EXPECT_GT(compared, 0u);
+  EXPECT_GT(nontrivial, compared / 2);
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_EQ(guard_changes, 0u) << "gemm_bf16 wrote outside C";
 }
 
 TEST(GpuGemm, RefusesMismatchedOperandsLikeGolden) {

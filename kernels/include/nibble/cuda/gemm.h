@@ -92,6 +92,13 @@ const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, 
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream = nullptr,
           GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto);
 
+// The same GEMM with C stored in BF16: each output is the FP32 value above
+// rounded to nearest even (golden round_to_bf16), in the epilogue, for a
+// consumer that takes BF16 (the training harness): no FP32 C is written and
+// read again by a separate cast. `c` points to M x N BF16 bit patterns.
+void gemm_bf16(const DeviceQuantized& a, const DeviceQuantized& b, uint16_t* c, cudaStream_t stream = nullptr,
+               GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto);
+
 // Synchronous convenience: the M x N result on the host.
 std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b,
                                 GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto);
