@@ -66,6 +66,7 @@ struct RunFlags {
   int log_every = 50;
   std::string device = "auto";
   std::string graph = "auto";
+  std::string wgrad_stream = "auto";
   int gpus = 1;
 
   void add_to(CLI::App* cmd) {
@@ -96,6 +97,10 @@ struct RunFlags {
     cmd->add_option("--device", device, "auto, cuda or cpu (cpu: golden GEMMs, slow)")->capture_default_str();
     cmd->add_option("--graph", graph, "CUDA-graph capture of the step where no GEMM is quantized: auto, off")
         ->capture_default_str();
+    cmd->add_option("--wgrad-stream", wgrad_stream,
+                    "quantized weight-gradient GEMMs on a second CUDA stream, beside the rest of the backward "
+                    "(the same bits): auto, off")
+        ->capture_default_str();
     cmd->add_option("--gpus", gpus, "GPUs per run, data-parallel over NCCL (one process per GPU)")
         ->capture_default_str();
   }
@@ -108,7 +113,7 @@ struct RunFlags {
             num(lr), "--min-lr-ratio", num(min_lr_ratio), "--schedule",
             schedule, "--decay-fraction", num(decay_fraction), "--warmup", num(warmup),
             "--diag-every", num(diag_every), "--eval-every", num(eval_every), "--eval-bytes", num(eval_bytes),
-            "--log-every", num(log_every), "--device", device, "--graph", graph, "--gpus", num(gpus)};
+            "--log-every", num(log_every), "--device", device, "--graph", graph, "--wgrad-stream", wgrad_stream, "--gpus", num(gpus)};
   }
 
   tr::TrainConfig config(const tr::RunSeeds& seeds) const {
@@ -130,6 +135,7 @@ struct RunFlags {
     c.log_every = log_every;
     c.device = device;
     c.graph = graph;
+    c.wgrad_stream = wgrad_stream;
     c.gpus = gpus;
     c.seeds = seeds;
     c.data_dir = data;

@@ -41,6 +41,7 @@ TEST(TrainCli, BadRecipesAndFlagsExit2) {
   expect_usage_error("train --d-model 256 --heads 3 --out /tmp/x", "must divide --d-model");
   expect_usage_error("train --gpus 0 --out /tmp/x", "--gpus must be");
   expect_usage_error("train --graph always --out /tmp/x", "unknown --graph 'always'");
+  expect_usage_error("train --wgrad-stream sometimes --out /tmp/x", "unknown --wgrad-stream 'sometimes'");
 }
 
 fs::path scratch(const std::string& name) {

@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
 #include <unistd.h>
 
+#include "backend.h"
+#include "nibble/train/recipe.h"
 #include "nibble/train/summary.h"
 #include "nibble/train/trainer.h"
 
@@ -190,6 +194,69 @@ TEST(TrainerGpu, GraphedStepEqualsEagerAndInt4EqualsE1m2) {
   const TrainResult i4 = run_training(preset("ufp4-int4"), c, d, out_dir("gpu_int4"), log);
   EXPECT_FALSE(u.graphed);
   EXPECT_TRUE(bit_identical(u.loss, i4.loss));
+  // Weight gradients on the second stream (the default) give the bits of the
+  // one-stream backward, with gradient accumulation too (nvfp4: its last
+  // block's Wgrad stays on the first stream).
+  for (const char* name : {"e2m1", "nvfp4"}) {
+    c.batch = 4;
+    c.micro_batch = 2;
+    c.wgrad_stream = "auto";
+    const TrainResult two = run_training(preset(name), c, d, out_dir("gpu_two_streams"), log);
+    c.wgrad_stream = "off";
+    const TrainResult one = run_training(preset(name), c, d, out_dir("gpu_one_stream"), log);
+    EXPECT_TRUE(bit_identical(two.loss, one.loss)) << name;
+    ASSERT_FALSE(two.val_loss.empty());
+    EXPECT_EQ(two.val_loss.back().second, one.val_loss.back().second) << name;
+  }
+}
+
+// On a GPU: every GEMM of a linear layer through the CUDA kernels with a BF16
+// output (rounded in the GEMM's epilogue) gives golden's bits, and the same
+// bits as the FP32 output cast to BF16 by torch.
+TEST(TrainerGpu, CudaBf16GemmsEqualGolden) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device or no CUDA GEMM backend";
+  const std::unique_ptr<GemmBackend> gpu = make_cuda_backend();
+  const std::unique_ptr<GemmBackend> cpu = make_golden_backend();
+  std::printf("seed 5\n");
+  torch::manual_seed(5);
+  const auto on_gpu = torch::TensorOptions().device(torch::kCUDA, 0);
+  const torch::Tensor x = (torch::randn({96, 64}) * 3).to(on_gpu.dtype(torch::kBFloat16));
+  const torch::Tensor w = (torch::randn({80, 64}) * 0.05).to(on_gpu.dtype(torch::kFloat32));
+  const torch::Tensor dy = (torch::randn({96, 80}) * 1e-3).to(on_gpu.dtype(torch::kBFloat16));
+  struct Call {
+    Gemm g;
+    torch::Tensor a;
+    bool a_t;
+    torch::Tensor b;
+    bool b_t;
+  };
+  const Call calls[] = {{Gemm::kFprop, x, false, w, false}, {Gemm::kDgrad, dy, false, w, true},
+                        {Gemm::kWgrad, dy, true, x, true}};
+  int64_t compared = 0, nonzero = 0;
+  for (const char* name : {"e2m1", "ufp4", "nvfp4"}) {
+    const Recipe r = preset(name);
+    for (const Call& call : calls) {
+      const uint64_t seed = gemm_seed(3, 7, 1, call.g);
+      // Layer 0 of 2: quantized in every preset (nvfp4 keeps its last layer in BF16).
+      const auto ca = operand_config(r, call.g, Operand::kA, 0, 2, seed);
+      const auto cb = operand_config(r, call.g, Operand::kB, 0, 2, seed);
+      ASSERT_TRUE(ca && cb) << name << " " << train::name(call.g);
+      const GemmOperand a{call.a, call.a_t, *ca}, b{call.b, call.b_t, *cb};
+      const torch::Tensor fused = gpu->gemm(a, b, torch::kBFloat16).cpu();
+      const torch::Tensor cast = gpu->gemm(a, b, torch::kFloat32).to(torch::kBFloat16).cpu();
+      const torch::Tensor golden = cpu->gemm(a, b, torch::kBFloat16).cpu();
+      ASSERT_EQ(fused.scalar_type(), torch::kBFloat16);
+      EXPECT_EQ(fused.view(torch::kInt16).ne(golden.view(torch::kInt16)).sum().item<int64_t>(), 0)
+          << name << " " << train::name(call.g) << ": outputs differing from golden";
+      EXPECT_EQ(fused.view(torch::kInt16).ne(cast.view(torch::kInt16)).sum().item<int64_t>(), 0)
+          << name << " " << train::name(call.g) << ": outputs differing from the FP32 output cast by torch";
+      compared += fused.numel();
+      nonzero += fused.ne(0).sum().item<int64_t>();
+    }
+  }
+  std::printf("%lld BF16 outputs compared (%lld non-zero)\n", static_cast<long long>(compared),
+              static_cast<long long>(nonzero));
+  EXPECT_GT(nonzero, compared / 2);
 }
 
 TEST(Trainer, BadSizesAreRefused) {

@@ -39,6 +39,9 @@ void validate(const TrainConfig& c) {
     fail(fmt::format("unknown --device '{}'; valid: auto, cuda, cpu", c.device));
   }
   if (c.graph != "auto" && c.graph != "off") fail(fmt::format("unknown --graph '{}'; valid: auto, off", c.graph));
+  if (c.wgrad_stream != "auto" && c.wgrad_stream != "off") {
+    fail(fmt::format("unknown --wgrad-stream '{}'; valid: auto, off", c.wgrad_stream));
+  }
 }
 
 double lr_at(const TrainConfig& c, int64_t step) {

@@ -1,7 +1,8 @@
 // GEMM backends of the training harness (internal). One call computes
 // C = A * B^T with both operands quantized along their reduction axis, where an
 // operand is a 2-D torch tensor `src` taken as is (row-wise) or transposed
-// (column-wise: golden's quantize of src^T). Returns FP32 [rows(A), rows(B)].
+// (column-wise: golden's quantize of src^T). Returns [rows(A), rows(B)] in FP32,
+// or in BF16 (each FP32 output rounded to nearest even) where `out` asks.
 #pragma once
 
 #include <torch/torch.h>
@@ -22,7 +23,8 @@ struct GemmOperand {
 class GemmBackend {
  public:
   virtual ~GemmBackend() = default;
-  virtual torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b) = 0;
+  virtual torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b,
+                             torch::ScalarType out = torch::kFloat32) = 0;
   virtual const char* name() const = 0;
   // The device the GEMMs run on, as the driver names it (empty for the CPU).
   virtual std::string device_name() const { return {}; }

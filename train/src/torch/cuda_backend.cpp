@@ -1,7 +1,7 @@
 // The GPU backend: nibble::cuda quantize and the block-scaled GEMM, reading
 // torch's device tensors in place and running on torch's current CUDA stream.
 // Quantized operands live in buffers reused across calls (one per shape,
-// configuration and operand slot): every use is ordered on the one stream.
+// configuration, operand slot and stream): every use of one is ordered on its stream.
 #include <ATen/cuda/CUDAContext.h>
 
 #include <map>
@@ -17,12 +17,20 @@ namespace {
 
 class CudaBackend final : public GemmBackend {
  public:
-  torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b) override {
+  torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b, torch::ScalarType out) override {
+    if (out != torch::kFloat32 && out != torch::kBFloat16) {
+      throw std::invalid_argument("CUDA GEMM backend: the output must be FP32 or BF16");
+    }
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
     cuda::DeviceQuantized& qa = quantize(a, 0, stream);
     cuda::DeviceQuantized& qb = quantize(b, 1, stream);
-    torch::Tensor c = torch::empty({qa.rows, qb.rows}, a.src.options().dtype(torch::kFloat32));
-    cuda::gemm(qa, qb, c.data_ptr<float>(), stream);
+    torch::Tensor c = torch::empty({qa.rows, qb.rows}, a.src.options().dtype(out));
+    if (out == torch::kBFloat16) {
+      // Rounded in the GEMM's epilogue: no FP32 C written and read again by a cast.
+      cuda::gemm_bf16(qa, qb, static_cast<uint16_t*>(c.data_ptr()), stream);
+    } else {
+      cuda::gemm(qa, qb, c.data_ptr<float>(), stream);
+    }
     return c;
   }
   const char* name() const override { return "nibble::cuda kernels"; }
@@ -34,7 +42,7 @@ class CudaBackend final : public GemmBackend {
   }
 
  private:
-  using Key = std::tuple<int64_t, int64_t, int, int, int, int>;
+  using Key = std::tuple<int64_t, int64_t, int, int, int, int, cudaStream_t>;
 
   cuda::DeviceQuantized& quantize(const GemmOperand& op, int slot, cudaStream_t stream) {
     const torch::Tensor& x = op.src;
@@ -55,7 +63,7 @@ class CudaBackend final : public GemmBackend {
     const int64_t qrows = op.transposed ? cols : rows;
     const int64_t qcols = op.transposed ? rows : cols;
     const Key key{qrows, qcols, static_cast<int>(op.config.format), static_cast<int>(op.config.block),
-                  static_cast<int>(op.config.scale), slot};
+                  static_cast<int>(op.config.scale), slot, stream};
     auto it = pool_.find(key);
     if (it == pool_.end()) {
       // allocate_quantized zeroes the scales on the legacy stream: finish that first.

@@ -9,6 +9,15 @@
 namespace nibble::train {
 namespace {
 
+// ProcessGroupNCCL::shutdown where this libtorch has it (2.3 and later): a group
+// destroyed without it warns that the process group was never destroyed.
+template <class Group>
+auto shut_down(Group& g, int) -> decltype(g.shutdown(), void()) {
+  g.shutdown();
+}
+template <class Group>
+void shut_down(Group&, long) {}
+
 class NcclCollectives final : public Collectives {
  public:
   NcclCollectives(const std::string& rendezvous, int rank, int world) {
@@ -16,6 +25,10 @@ class NcclCollectives final : public Collectives {
     group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world,
                                                          c10d::ProcessGroupNCCL::Options::create());
   }
+  ~NcclCollectives() override { shut_down(*group_, 0); }
+  NcclCollectives(const NcclCollectives&) = delete;
+  NcclCollectives& operator=(const NcclCollectives&) = delete;
+
   void all_reduce_sum(torch::Tensor& t) override {
     std::vector<at::Tensor> one{t};
     // For NCCL, wait() makes the current stream wait for the reduction; the host does not block.

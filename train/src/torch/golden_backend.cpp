@@ -1,8 +1,11 @@
 // The CPU backend: golden quantize and golden gemm, the specification itself.
+#include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "backend.h"
 #include "nibble/dot.h"
+#include "nibble/fp32.h"
 
 namespace nibble::train {
 namespace {
@@ -16,12 +19,21 @@ QuantizedTensor quantize_operand(const GemmOperand& op) {
 
 class GoldenBackend final : public GemmBackend {
  public:
-  torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b) override {
+  torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b, torch::ScalarType type) override {
     const QuantizedTensor qa = quantize_operand(a);
     const QuantizedTensor qb = quantize_operand(b);
     std::vector<float> c = nibble::gemm(qa, qb);
-    torch::Tensor out = torch::empty({qa.rows, qb.rows}, torch::kFloat32);
-    std::copy(c.begin(), c.end(), out.data_ptr<float>());
+    torch::Tensor out;
+    if (type == torch::kBFloat16) {
+      out = torch::empty({qa.rows, qb.rows}, torch::kBFloat16);
+      auto* bits = static_cast<uint16_t*>(out.data_ptr());
+      for (size_t i = 0; i < c.size(); ++i) bits[i] = static_cast<uint16_t>(f32_bits(round_to_bf16(c[i])) >> 16);
+    } else if (type == torch::kFloat32) {
+      out = torch::empty({qa.rows, qb.rows}, torch::kFloat32);
+      std::copy(c.begin(), c.end(), out.data_ptr<float>());
+    } else {
+      throw std::invalid_argument("golden GEMM backend: the output must be FP32 or BF16");
+    }
     return out.to(a.src.device());
   }
   const char* name() const override { return "golden (CPU)"; }

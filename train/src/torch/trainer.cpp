@@ -15,7 +15,11 @@
 // device, and losses are read every `log_every` steps. Where no quantized GEMM
 // runs (the bf16 recipe) the whole step is captured once as a CUDA graph and
 // replayed; quantized GEMMs take a fresh seed per step as a kernel argument, so
-// their steps run eagerly.
+// their steps run eagerly. A quantized weight-gradient GEMM (a small output over
+// a long reduction: too few tiles to fill the GPU, and no split of the
+// reduction keeps the contract's order of adds) runs on a second stream, beside
+// the data-gradient GEMMs and the rest of the backward; its result is added to
+// the gradient there, as autograd would add it.
 #include <ATen/ATen.h>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -24,7 +28,9 @@
 
 #if NIBBLE_TRAIN_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 #endif
 
@@ -73,6 +79,10 @@ struct Session {
   int64_t step = 0;
   bool diag = false;
   std::vector<DiagEntry> entries;
+#if NIBBLE_TRAIN_CUDA
+  std::optional<c10::cuda::CUDAStream> wgrad_stream;  // set where quantized Wgrad GEMMs run beside the backward
+  bool wgrad_pending = false;  // work on wgrad_stream the current stream has not waited for
+#endif
 };
 Session* g_session = nullptr;
 
@@ -94,9 +104,11 @@ torch::Tensor run_gemm(Gemm g, int site, const torch::Tensor& a, bool a_t, const
   const auto cb = operand_config(s.recipe, g, Operand::kB, layer, s.n_layers, seed);
   torch::Tensor out;
   torch::Tensor out32;
-  if (ca && cb) {
+  if (ca && cb && s.diag) {  // the attenuation below reads the FP32 result
     out32 = s.backend->gemm({a, a_t, *ca}, {b, b_t, *cb});
     out = out32.to(torch::kBFloat16);
+  } else if (ca && cb) {
+    out = s.backend->gemm({a, a_t, *ca}, {b, b_t, *cb}, torch::kBFloat16);
   } else {
     out = torch::matmul(operand_view(a, a_t), operand_view(b_bf16, b_t).t());
   }
@@ -115,6 +127,44 @@ torch::Tensor run_gemm(Gemm g, int site, const torch::Tensor& a, bool a_t, const
   return out;
 }
 
+#if NIBBLE_TRAIN_CUDA
+// The Wgrad GEMM of linear `site` on the session's second stream, once the
+// current stream has produced dy and x2, added there to `grad` (w's gradient);
+// true where it was started, false where it runs as usual (no second stream,
+// a diagnostic step, or a BF16 Wgrad). The caching allocator is told that the
+// second stream reads dy and x2, so their memory is not reused before it has.
+bool wgrad_beside(int site, const torch::Tensor& dy, const torch::Tensor& x2, const torch::Tensor& grad) {
+  Session& s = *g_session;
+  if (!s.wgrad_stream || s.diag || !grad.defined()) return false;
+  if (!layer_quantized(s.recipe, site / 4, s.n_layers)) return false;
+  const c10::cuda::CUDAStream side = *s.wgrad_stream;
+  at::cuda::CUDAEvent ready;
+  ready.record(at::cuda::getCurrentCUDAStream());
+  ready.block(side);
+  {
+    c10::cuda::CUDAStreamGuard on_side(side);
+    torch::NoGradGuard no_grad;
+    // In FP32, as autograd's accumulation adds the returned gradient.
+    grad.add_(run_gemm(Gemm::kWgrad, site, dy, true, x2, x2, true));
+  }
+  for (const torch::Tensor* t : {&dy, &x2}) {
+    c10::cuda::CUDACachingAllocator::recordStream(t->storage().data_ptr(), side);
+  }
+  s.wgrad_pending = true;
+  return true;
+}
+
+// The current stream waits for the Wgrad GEMMs started beside it.
+void join_wgrad_stream() {
+  Session& s = *g_session;
+  if (!s.wgrad_pending) return;
+  at::cuda::CUDAEvent done;
+  done.record(*s.wgrad_stream);
+  done.block(at::cuda::getCurrentCUDAStream());
+  s.wgrad_pending = false;
+}
+#endif
+
 // Y = X W^T with the recipe's three GEMMs; x is BF16 [..., K], w FP32 [N, K] and
 // w_bf16 its BF16 copy (no gradient flows through the copy).
 class QuantLinear : public torch::autograd::Function<QuantLinear> {
@@ -123,6 +173,7 @@ class QuantLinear : public torch::autograd::Function<QuantLinear> {
                                const torch::Tensor& w_bf16, int64_t site) {
     ctx->save_for_backward({x, w, w_bf16});
     ctx->saved_data["site"] = site;
+    ctx->saved_data["grad"] = w.grad();  // a view of the flat gradient buffer
     const torch::Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous();
     const torch::Tensor y = run_gemm(Gemm::kFprop, static_cast<int>(site), x2, false, w, w_bf16, false);
     std::vector<int64_t> shape = x.sizes().vec();
@@ -138,9 +189,16 @@ class QuantLinear : public torch::autograd::Function<QuantLinear> {
     const int site = static_cast<int>(ctx->saved_data["site"].toInt());
     const torch::Tensor dy = grads[0].reshape({-1, w.size(0)}).to(torch::kBFloat16).contiguous();
     const torch::Tensor x2 = x.reshape({-1, x.size(-1)}).contiguous();
+#if NIBBLE_TRAIN_CUDA
+    // Started first, so that it runs beside the Dgrad GEMM; then autograd adds nothing to w.
+    const bool beside = wgrad_beside(site, dy, x2, ctx->saved_data["grad"].toTensor());
+#else
+    const bool beside = false;
+#endif
     const torch::Tensor dx = run_gemm(Gemm::kDgrad, site, dy, false, w, w_bf16, true);
-    const torch::Tensor dw = run_gemm(Gemm::kWgrad, site, dy, true, x2, x2, true);
-    return {dx.to(x.scalar_type()).view(x.sizes()), dw.to(w.scalar_type()), torch::Tensor(), torch::Tensor()};
+    const torch::Tensor dw =
+        beside ? torch::Tensor() : run_gemm(Gemm::kWgrad, site, dy, true, x2, x2, true).to(w.scalar_type());
+    return {dx.to(x.scalar_type()).view(x.sizes()), dw, torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -429,6 +487,9 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
   session.recipe = recipe;
   session.n_layers = c.model.layers;
   session.quant_seed = rank_quant_seed(c.seeds.quant, rank.index);
+#if NIBBLE_TRAIN_CUDA
+  if (use_cuda && c.wgrad_stream == "auto") session.wgrad_stream = at::cuda::getStreamFromPool(false, device.index());
+#endif
   g_session = &session;
   struct Reset {
     ~Reset() { g_session = nullptr; }
@@ -480,6 +541,9 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
       torch::NoGradGuard no_grad;
       step_loss.add_(loss.detach() / accum);
     }
+#if NIBBLE_TRAIN_CUDA
+    join_wgrad_stream();
+#endif
     torch::NoGradGuard no_grad;
     if (rank.world > 1) rank.all_reduce_mean({model.flat.grad, step_loss});
     step_norm.copy_(at::linalg_vector_norm(model.flat.grad, 2));
@@ -557,13 +621,15 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
 
   // Reads the losses of steps [chunk_begin, end) and logs them.
   auto flush_losses = [&](int64_t end) {
-    const torch::Tensor lh = loss_hist.narrow(0, 0, end - chunk_begin).to(torch::kCPU);
-    const torch::Tensor nh = norm_hist.narrow(0, 0, end - chunk_begin).to(torch::kCPU);
+    const torch::Tensor lh = loss_hist.narrow(0, 0, end - chunk_begin).to(torch::kCPU).contiguous();
+    const torch::Tensor nh = norm_hist.narrow(0, 0, end - chunk_begin).to(torch::kCPU).contiguous();
+    const float* losses = lh.data_ptr<float>();
+    const float* norms = nh.data_ptr<float>();
     const double seconds = elapsed_since_mark();
     if (chunk_begin >= timed_from) train_seconds += seconds;
     const double ms = seconds * 1000.0 / static_cast<double>(end - chunk_begin);
     for (int64_t s = chunk_begin; s < end; ++s) {
-      const float lv = lh[s - chunk_begin].item<float>();
+      const float lv = losses[s - chunk_begin];
       if (!std::isfinite(lv)) {
         throw std::runtime_error(fmt::format("{}: the loss is {} at step {}", recipe.name, lv, s));
       }
@@ -571,7 +637,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
       result.step_ms.push_back(ms);
       if (lead) {
         loss_csv << fmt::format("{},{:.9g},{:.6g},{:.6g},{:.3f}\n", s, lv, lr_at(c, s),
-                                nh[s - chunk_begin].item<float>(), ms);
+                                norms[s - chunk_begin], ms);
       }
     }
     chunk_begin = end;

@@ -46,6 +46,7 @@ struct TrainConfig {
   int log_every = 50;       // the host reads the losses every K steps (and at the end)
   std::string device = "auto";  // auto, cuda, cpu
   std::string graph = "auto";   // CUDA-graph capture of the step: auto (where no quantized GEMM runs), off
+  std::string wgrad_stream = "auto";  // quantized weight gradients on a second CUDA stream: auto, off
   int gpus = 1;             // data-parallel processes, one per GPU (NCCL)
   int rank = 0;             // this process's rank where gpus > 1
   std::string rendezvous;   // the ranks' rendezvous file where gpus > 1
