@@ -25,6 +25,15 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Work stopped where it can go on (a training run at its checkpoint once
+// --time-limit passed): main() prints "nibble: paused: MESSAGE" and exits with
+// kPausedStatus; the same command continues it.
+class Paused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+inline constexpr int kPausedStatus = 3;
+
 // The command line nibble was started with ("nibble" and its arguments, shell-quoted
 // where needed), recorded in the JSON results it writes; set by main().
 void set_command_line(int argc, char** argv);

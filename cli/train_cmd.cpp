@@ -67,6 +67,8 @@ struct RunFlags {
   std::string device = "auto";
   std::string graph = "auto";
   std::string wgrad_stream = "auto";
+  int64_t checkpoint_every = 0;
+  double time_limit = 0;
   int gpus = 1;
 
   void add_to(CLI::App* cmd) {
@@ -101,6 +103,14 @@ struct RunFlags {
                     "quantized weight-gradient GEMMs on a second CUDA stream, beside the rest of the backward "
                     "(the same bits): auto, off")
         ->capture_default_str();
+    cmd->add_option("--checkpoint-every", checkpoint_every,
+                    "write a resumable checkpoint every K steps (0: only where --time-limit stops the run); a run "
+                    "started where a checkpoint of the same experiment lies continues from it")
+        ->capture_default_str();
+    cmd->add_option("--time-limit", time_limit,
+                    "stop at a checkpoint once this many seconds have passed (0: no limit); the same command "
+                    "resumes (a sweep: runs not started by then wait for the next call)")
+        ->capture_default_str();
     cmd->add_option("--gpus", gpus, "GPUs per run, data-parallel over NCCL (one process per GPU)")
         ->capture_default_str();
   }
@@ -113,7 +123,8 @@ struct RunFlags {
             num(lr), "--min-lr-ratio", num(min_lr_ratio), "--schedule",
             schedule, "--decay-fraction", num(decay_fraction), "--warmup", num(warmup),
             "--diag-every", num(diag_every), "--eval-every", num(eval_every), "--eval-bytes", num(eval_bytes),
-            "--log-every", num(log_every), "--device", device, "--graph", graph, "--wgrad-stream", wgrad_stream, "--gpus", num(gpus)};
+            "--log-every", num(log_every), "--device", device, "--graph", graph, "--wgrad-stream", wgrad_stream,
+            "--checkpoint-every", num(checkpoint_every), "--gpus", num(gpus)};
   }
 
   tr::TrainConfig config(const tr::RunSeeds& seeds) const {
@@ -136,6 +147,8 @@ struct RunFlags {
     c.device = device;
     c.graph = graph;
     c.wgrad_stream = wgrad_stream;
+    c.checkpoint_every = checkpoint_every;
+    c.time_limit_s = time_limit;
     c.gpus = gpus;
     c.seeds = seeds;
     c.data_dir = data;
@@ -333,7 +346,14 @@ int available_gpus() { return tr::cuda_device_count(); }
 
 // Runs `children`, at most `slots.size()` at once, child i on GPU set slots[k];
 // returns each child's exit status.
-std::vector<int> run_children(std::vector<Child>& children, const std::vector<std::string>& slots) {
+// Status of a child run that was not started: the deadline had passed.
+constexpr int kNotStarted = -2;
+
+// Runs the children, at most one per slot (its CUDA_VISIBLE_DEVICES) at a time;
+// returns their exit statuses. With a deadline, each child is given the time
+// left as --time-limit, and those not started before it are kNotStarted.
+std::vector<int> run_children(std::vector<Child>& children, const std::vector<std::string>& slots,
+                              std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) {
   std::vector<int> status(children.size(), -1);
   std::vector<int> slot_of(children.size(), -1);
   std::vector<bool> busy(slots.size(), false);
@@ -341,6 +361,15 @@ std::vector<int> run_children(std::vector<Child>& children, const std::vector<st
   size_t running = 0;
   while (next < children.size() || running > 0) {
     while (next < children.size() && running < slots.size()) {
+      if (deadline) {
+        const double left = std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+        if (left < 1.0) {
+          status[next++] = kNotStarted;
+          continue;
+        }
+        children[next].args.push_back("--time-limit");
+        children[next].args.push_back(fmt::format("{:.0f}", left));
+      }
       const size_t k = static_cast<size_t>(std::find(busy.begin(), busy.end(), false) - busy.begin());
       children[next].env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + slots[k]);
       start(children[next]);
@@ -414,16 +443,28 @@ void train_one(const RunFlags& run, const tr::Recipe& recipe, const tr::RunSeeds
       c.args = {"train", "--recipe", recipe.name, "--out", out};
       for (const auto& a : run.to_args()) c.args.push_back(a);
       for (const auto& a : seed_args(seeds)) c.args.push_back(a);
+      if (run.time_limit > 0) {
+        c.args.push_back("--time-limit");
+        c.args.push_back(fmt::format("{}", run.time_limit));
+      }
       c.env = {fmt::format("{}={}", kRankEnv, r), fmt::format("{}={}", kRendezvousEnv, rendezvous),
                "CUDA_VISIBLE_DEVICES=" + devs[static_cast<size_t>(r)], "NCCL_NVLS_ENABLE=0",
                "TORCH_SYMM_MEM_DISABLE_MULTICAST=1", "NVSHMEM_DISABLE_NVLS=1"};
       if (r > 0) c.log = (fs::path(out) / fmt::format("rank{}.log", r)).string();
       start(c);
     }
-    int failed = 0;
-    for (auto& c : ranks) failed |= wait_for(c);
+    int failed = 0, paused = 0;
+    for (auto& c : ranks) {
+      const int st = wait_for(c);
+      paused += st == kPausedStatus ? 1 : 0;
+      failed |= st == kPausedStatus ? 0 : st;
+    }
     fs::remove(rendezvous, ec);
     if (failed != 0) throw std::runtime_error(fmt::format("a rank of the {}-GPU run failed (see {}/rank*.log)", cfg.gpus, out));
+    if (paused != 0) {
+      throw Paused(fmt::format("{}: stopped at a checkpoint after --time-limit {} s; the same command resumes it", out,
+                               run.time_limit));
+    }
     return;
   }
   if (rank_env != nullptr) {
@@ -434,6 +475,10 @@ void train_one(const RunFlags& run, const tr::Recipe& recipe, const tr::RunSeeds
   const tr::PreparedData data = load_data(run.data);
   try {
     const tr::TrainResult r = tr::run_training(recipe, cfg, data, out, std::cout);
+    if (r.paused) {
+      throw Paused(fmt::format("{}: stopped at a checkpoint after --time-limit {} s; the same command resumes it", out,
+                               cfg.time_limit_s));
+    }
     if (cfg.rank == 0) {
       fmt::print("train: final loss {:.4f}, val {:.4f} (bf16 forward {:.4f}); {:.0f} tokens/s{}; logs in {}\n",
                  r.loss.back(), r.val_loss.empty() ? 0.0 : r.val_loss.back().second,
@@ -495,10 +540,26 @@ void run_sweep(const RunFlags& run, const std::string& recipes, const std::strin
     fmt::print("train-sweep: {}/{} runs done in {:.0f} s (estimated total {:.0f} s)\n", done, pending.size(), elapsed,
                elapsed / static_cast<double>(done) * static_cast<double>(pending.size()));
   };
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (run.time_limit > 0) deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                              std::chrono::duration<double>(run.time_limit));
+  size_t paused = 0, not_started = 0;
   if (parallel == 1 && run.gpus == 1) {
     for (const auto* r : pending) {
+      tr::TrainConfig cfg = run.config(r->seeds);
+      if (deadline) {
+        const double left = std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+        if (left < 1.0) {
+          ++not_started;
+          continue;
+        }
+        cfg.time_limit_s = left;
+      }
       try {
-        tr::run_training(r->recipe, run.config(r->seeds), data, (fs::path(out) / r->dir).string(), std::cout);
+        if (tr::run_training(r->recipe, cfg, data, (fs::path(out) / r->dir).string(), std::cout).paused) {
+          ++paused;
+          continue;
+        }
       } catch (const tr::OutOfMemory& e) {
         throw UsageError(e.what());
       }
@@ -520,18 +581,29 @@ void run_sweep(const RunFlags& run, const std::string& recipes, const std::strin
     }
     fmt::print("train-sweep: {} at once on GPUs {}; each run's output in its train.log\n", slots.size(),
                fmt::join(slots, " | "));
-    const std::vector<int> status = run_children(children, slots);
+    const std::vector<int> status = run_children(children, slots, deadline);
     std::vector<std::string> failed;
     for (size_t i = 0; i < status.size(); ++i) {
-      if (status[i] != 0) failed.push_back(fmt::format("{} (exit {})", pending[i]->dir, status[i]));
+      if (status[i] == kPausedStatus) {
+        ++paused;
+      } else if (status[i] == kNotStarted) {
+        ++not_started;
+      } else if (status[i] != 0) {
+        failed.push_back(fmt::format("{} (exit {})", pending[i]->dir, status[i]));
+      }
     }
-    done = pending.size() - failed.size();
+    done = pending.size() - failed.size() - paused - not_started;
     if (done > 0) progress();
     if (!failed.empty()) {
       throw std::runtime_error(fmt::format("{} run(s) failed and are not recorded as finished: {}; run the same "
                                            "command again to retry them",
                                            failed.size(), fmt::join(failed, ", ")));
     }
+  }
+  if (paused + not_started > 0) {
+    throw Paused(fmt::format("--time-limit {} s: {} run(s) stopped at a checkpoint and {} not started; the same "
+                             "command continues them, then writes the summary",
+                             run.time_limit, paused, not_started));
   }
 
   std::vector<tr::RunRecord> records;

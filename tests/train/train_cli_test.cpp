@@ -42,6 +42,9 @@ TEST(TrainCli, BadRecipesAndFlagsExit2) {
   expect_usage_error("train --gpus 0 --out /tmp/x", "--gpus must be");
   expect_usage_error("train --graph always --out /tmp/x", "unknown --graph 'always'");
   expect_usage_error("train --wgrad-stream sometimes --out /tmp/x", "unknown --wgrad-stream 'sometimes'");
+  expect_usage_error("train --checkpoint-every -1 --out /tmp/x", "--checkpoint-every must be >= 0");
+  expect_usage_error("train --time-limit -5 --out /tmp/x", "--time-limit must be a finite number");
+  expect_usage_error("train --time-limit inf --out /tmp/x", "--time-limit must be a finite number");
 }
 
 fs::path scratch(const std::string& name) {

@@ -39,6 +39,10 @@ void validate(const TrainConfig& c) {
     fail(fmt::format("unknown --device '{}'; valid: auto, cuda, cpu", c.device));
   }
   if (c.graph != "auto" && c.graph != "off") fail(fmt::format("unknown --graph '{}'; valid: auto, off", c.graph));
+  if (c.checkpoint_every < 0) fail(fmt::format("--checkpoint-every must be >= 0, got {}", c.checkpoint_every));
+  if (!(c.time_limit_s >= 0) || !std::isfinite(c.time_limit_s)) {
+    fail(fmt::format("--time-limit must be a finite number of seconds >= 0, got {}", c.time_limit_s));
+  }
   if (c.wgrad_stream != "auto" && c.wgrad_stream != "off") {
     fail(fmt::format("unknown --wgrad-stream '{}'; valid: auto, off", c.wgrad_stream));
   }

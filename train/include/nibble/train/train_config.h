@@ -47,6 +47,8 @@ struct TrainConfig {
   std::string device = "auto";  // auto, cuda, cpu
   std::string graph = "auto";   // CUDA-graph capture of the step: auto (where no quantized GEMM runs), off
   std::string wgrad_stream = "auto";  // quantized weight gradients on a second CUDA stream: auto, off
+  int64_t checkpoint_every = 0;  // write a resumable checkpoint every K steps (0: only where time_limit_s stops)
+  double time_limit_s = 0;       // stop at a checkpoint after this much wall time (0: no limit)
   int gpus = 1;             // data-parallel processes, one per GPU (NCCL)
   int rank = 0;             // this process's rank where gpus > 1
   std::string rendezvous;   // the ranks' rendezvous file where gpus > 1
