@@ -62,6 +62,9 @@ void discard_outputs();
 // Why a new file cannot be written at `path` ("cannot open 'PATH' for writing: ..."), or
 // nothing; with `probe`, a file is created in its directory and removed again to find out.
 std::string output_defect(const std::string& path, bool probe);
+// A directory a command writes many files into (a flow's --keep or --cache): made where
+// missing, then probed with a file; "OPTION: cannot use directory 'DIR': ..." otherwise.
+void prepare_directory(const std::string& dir, const std::string& option);
 
 // Checks of option values (flags.cpp), run by CLI11 while it parses, so that a bad value
 // fails before any command starts ("--OPTION: ..."). writable_file: a file that can be

@@ -172,6 +172,9 @@ const std::vector<BadInput>& table() {
       // Long commands whose unusable outputs used to be found only after the work.
       {"area --json DIR/absent/a.json", "--json: cannot open 'DIR/absent/a.json' for writing"},
       {"energy --csv DIR/absent/e.csv", "--csv: cannot open 'DIR/absent/e.csv' for writing"},
+      {"area --keep DIR/x.npy", "--keep: cannot use directory 'DIR/x.npy'"},
+      {"area --cache DIR/x.npy/sub", "--cache: cannot use directory 'DIR/x.npy/sub'"},
+      {"energy --cache DIR/x.npy", "--cache: cannot use directory 'DIR/x.npy'"},
       {"energy --dof 0", "--dof must be a finite number above 2, got '0'"},
       {"energy --dof -1", "--dof must be a finite number above 2, got '-1'"},
       {"energy --dof nan", "--dof must be a finite number above 2, got 'nan'"},
