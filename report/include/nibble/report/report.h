@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nibble/io/kernel_bench_file.h"
+#include "nibble/published.h"
 
 namespace nibble::report {
 
@@ -108,10 +109,9 @@ struct TrainingData {
 };
 // `training_dir` holds summary.json and runs/.
 TrainingData read_training(const std::string& training_dir);
-// MixFP4 (arXiv 2605.31035): adding E1M2 next to E2M1 in a tensor core costs
-// +3.1 % area and +1.5 % power; printed beside Nibble's own figures.
-inline constexpr double kMixFp4AreaPercent = 3.1;
-inline constexpr double kMixFp4PowerPercent = 1.5;
+// MixFP4's published area and power (nibble/published.h), printed beside Nibble's own figures.
+using published::kMixFp4AreaPercent;
+using published::kMixFp4PowerPercent;
 
 struct AreaData {
   bool present = false;
