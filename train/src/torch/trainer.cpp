@@ -45,6 +45,7 @@
 #include "backend.h"
 #include "distributed.h"
 #include "nibble/train/summary.h"
+#include "nibble/train/sweep.h"
 #include "nibble/train/trainer.h"
 
 namespace nibble::train {
@@ -565,7 +566,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     for (int64_t s = chunk_begin; s < end; ++s) {
       const float lv = lh[s - chunk_begin].item<float>();
       if (!std::isfinite(lv)) {
-        throw std::runtime_error(fmt::format("{}: the loss is {} at step {}", recipe.name, lv, s));
+        throw std::runtime_error(divergence_message(recipe.name, lv, s));
       }
       result.loss.push_back(lv);
       result.step_ms.push_back(ms);
