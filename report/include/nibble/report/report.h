@@ -4,8 +4,9 @@
 //                   synthetic inputs (computed here with nibble::analysis)
 //   2 compounding   eta across depth (the chain), and per-layer attenuation from
 //                   recorded training diagnostics where present
-//   3 training      loss curves and the loss gap to BF16 per recipe (a sweep the caller ran
-//                   now, or recorded results)
+//   3 training      the scaling study (gap per size and arm with CIs, paired differences
+//                   beside the paper's effect), and the loss curves and gaps of the 6.4 M
+//                   sweep (the caller ran it now, or recorded) until a study size is complete
 //   4 hardware      area (and energy, where recorded) per format configuration
 //   5 trade-off     quality against cost, one point per configuration and recipe
 //   6 verification  recorded bit-exact case counts per layer, and a live check of
@@ -109,6 +110,15 @@ struct TrainingData {
 };
 // `training_dir` holds summary.json and runs/.
 TrainingData read_training(const std::string& training_dir);
+// The scaling study's summary (`nibble train-study summarize`, schema
+// nibble-train-study-summary/1): training_dir/study/summary.json.
+struct StudyData {
+  bool present = false;
+  std::string path;
+  nlohmann::json summary;
+  std::string problem;
+};
+StudyData read_study(const std::string& training_dir);
 // MixFP4's published area and power (nibble/published.h), printed beside Nibble's own figures.
 using published::kMixFp4AreaPercent;
 using published::kMixFp4PowerPercent;
