@@ -715,11 +715,14 @@ Section training_section(const ReportOptions& o, const Writer& w, const Training
   Section study_part;
   add_study(study_part, w, study, complete);
   Section s;
-  if (complete.empty() && training.present) {
+  if ((complete.empty() || o.training_fresh) && training.present) {
     s = sweep_section(o, w, training, gaps);
     s.intro_html = study_part.intro_html +
-                   "<p>No size of the study is complete yet, so the earlier 6.4 M-parameter sweep stays below it "
-                   "(its tables and curves follow the study's).</p>\n" + s.intro_html;
+                   (complete.empty() ? "<p>No size of the study is complete yet, so the earlier 6.4 M-parameter sweep "
+                                       "stays below it (its tables and curves follow the study's).</p>\n"
+                                     : "<p>The 6.4 M-parameter sweep below was run now on request (--training "
+                                       "fresh); the study above replaces it.</p>\n") +
+                   s.intro_html;
     s.source += "; scaling study: " + study.path;
   } else {
     s.id = "training";
