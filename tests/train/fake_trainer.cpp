@@ -40,14 +40,15 @@ TrainResult run_training(const Recipe& recipe, const TrainConfig& c, const Prepa
     std::ofstream(calls, std::ios::app) << recipe.name << " lr " << c.lr << " seed " << c.seeds.init << "\n";
   }
   std::ofstream(fs::path(out_dir) / "loss.csv") << "step,loss,lr,grad_norm,step_ms\n0,5.5,0.0001,1,1.000\n";
-  if (const char* d = std::getenv("NIBBLE_FAKE_DIVERGE"); d != nullptr && fmt::format("{}@{}", recipe.name, c.lr) == d) {
+  if (const char* d = std::getenv("NIBBLE_FAKE_DIVERGE");
+      d != nullptr && fmt::format("{}@{}", recipe.name, c.lr) == d) {
     throw std::runtime_error(divergence_message(recipe.name, NAN, 17));
   }
   const double base = 1.3 + 0.02 * std::fabs(std::log2(c.lr / 0.002)) + 0.001 * static_cast<double>(c.seeds.init);
-  const double gap = !recipe.quantized ? 0.0
-                     : recipe.name == "ufp4"  ? 0.008 + 0.001 * static_cast<double>(c.seeds.init % 2)
-                     : recipe.name == "e2m1"  ? 0.010
-                                              : 0.012;
+  const double gap = !recipe.quantized       ? 0.0
+                     : recipe.name == "ufp4" ? 0.008 + 0.001 * static_cast<double>(c.seeds.init % 2)
+                     : recipe.name == "e2m1" ? 0.010
+                                             : 0.012;
   TrainResult r;
   r.loss = {5.5f, static_cast<float>(base * (1 + gap))};
   r.step_ms = {1, 1};
@@ -55,9 +56,8 @@ TrainResult run_training(const Recipe& recipe, const TrainConfig& c, const Prepa
   r.val_loss_bf16 = {{c.steps, base * (1 + gap / 2)}};
   r.device = "fake";
   r.parameters = model_parameters(c.model);
-  std::ofstream(fs::path(out_dir) / "val.csv")
-      << fmt::format("step,val_loss,val_loss_bf16\n{},{:.9g},{:.9g}\n", c.steps, r.val_loss[0].second,
-                     r.val_loss_bf16[0].second);
+  std::ofstream(fs::path(out_dir) / "val.csv") << fmt::format("step,val_loss,val_loss_bf16\n{},{:.9g},{:.9g}\n",
+                                                              c.steps, r.val_loss[0].second, r.val_loss_bf16[0].second);
   std::ofstream(fs::path(out_dir) / "diag.csv") << "step,layer,linear,gemm,variant,alpha,cum_alpha\n";
   nlohmann::ordered_json j;
   j["schema"] = "nibble-train-run/2";

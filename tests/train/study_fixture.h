@@ -68,8 +68,8 @@ inline void write_finished_run(const std::filesystem::path& runs_dir, const trai
 inline void write_diverged_run(const std::filesystem::path& runs_dir, const train::StudyRun& run, int64_t step) {
   const std::filesystem::path dir = runs_dir / run.dir;
   write_file(dir / "loss.csv", "step,loss,lr,grad_norm,step_ms\n0,5.5,1e-05,1.0,10.000\n");
-  write_file(dir / "train.log", "train: ...\nnibble: error: " +
-                                    train::divergence_message(run.recipe.name, NAN, step) + "\n");
+  write_file(dir / "train.log",
+             "train: ...\nnibble: error: " + train::divergence_message(run.recipe.name, NAN, step) + "\n");
 }
 
 // A run that was started and not finished (interrupted): logs, no run.json.

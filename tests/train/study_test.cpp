@@ -154,13 +154,14 @@ TEST(StudyFile, BadFilesAreRefusedNamingTheKey) {
       ADD_FAILURE() << "accepted: " << row.to;
     } catch (const StudyError& e) {
       EXPECT_NE(std::string(e.what()).find("bad.json: "), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(row.message), std::string::npos) << e.what() << "\nexpected: " << row.message;
+      EXPECT_NE(std::string(e.what()).find(row.message), std::string::npos)
+          << e.what() << "\nexpected: " << row.message;
       ++refused;
     }
   }
   EXPECT_EQ(refused, static_cast<int>(rows.size()));
   EXPECT_THROW(load_study("/nonexistent/study.json"), StudyError);
-  EXPECT_THROW(parse_study("[[[[" + std::string(100, '[') , "deep.json"), StudyError);
+  EXPECT_THROW(parse_study("[[[[" + std::string(100, '['), "deep.json"), StudyError);
 }
 
 // ---- Statistics ----
@@ -362,6 +363,10 @@ TEST_F(StudySummary, GapsDifferencesAndVerdictsOfSyntheticRuns) {
   EXPECT_EQ(arms["nvfp4"]["runs"]["started"].get<int>(), 5);
   EXPECT_NEAR(arms["e2m1"]["attenuation"]["fprop"]["cum_alpha_last_layer"].get<double>(), std::pow(0.995, 24), 1e-7);
   EXPECT_NEAR(arms["ufp4"]["attenuation"]["wgrad"]["mean_alpha_per_layer"].get<double>(), 1.0005, 1e-9);
+  const auto& depth = arms["e2m1"]["attenuation"]["dgrad"]["cum_alpha_by_depth"];
+  ASSERT_EQ(depth.size(), 24u);  // 6 blocks x 4 linears, in depth order
+  EXPECT_NEAR(depth[0].get<double>(), 0.995, 1e-7);
+  EXPECT_NEAR(depth[11].get<double>(), std::pow(0.995, 12), 1e-7);
   EXPECT_EQ(z["attenuation_vs_gap"]["runs"].get<size_t>(), 23u);
   EXPECT_LT(z["attenuation_vs_gap"]["r"].get<double>(), 0);  // more shrinkage with the larger gaps here
 

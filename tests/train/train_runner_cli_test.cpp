@@ -104,7 +104,8 @@ TEST_F(Runner, TrainSweepRunsThroughTheSameRunner) {
   const std::string out = (dir_ / "sweep").string();
   const std::string args = "train-sweep --data " + (dir_ / "data").string() +
                            " --steps 20 --layers 1 --d-model 32 --heads 1 --ctx 16 --batch 2 --recipes e2m1 --seeds 0,1"
-                           " --last-n 1 --out " + out;
+                           " --last-n 1 --out " +
+                           out;
   CommandResult r = run_nibble(args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("train-sweep: 4 runs, 0 finished already, 4 to run"), std::string::npos) << r.output;

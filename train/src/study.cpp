@@ -47,7 +47,9 @@ class Reader {
     }
   }
 
-  static std::string join(const std::string& key, const std::string& sub) { return key.empty() ? sub : key + "." + sub; }
+  static std::string join(const std::string& key, const std::string& sub) {
+    return key.empty() ? sub : key + "." + sub;
+  }
 
   int64_t integer(const json& v, const std::string& key, int64_t lo, int64_t hi) const {
     if (!v.is_number_integer()) fail(key, "must be an integer, got " + v.dump());
@@ -128,10 +130,11 @@ void check_recipe(const Reader& r, const std::string& spec, const std::string& k
 Study parse_study(const std::string& text, const std::string& where) {
   const Reader r(where);
   const json j = parse_without_repeats(text, r);
-  r.expect_object(j, "", {"schema", "name", "description", "data", "notes", "sizes", "schedule", "lr_sweep", "arms",
-                          "ablations", "pairs", "seeds", "endpoint", "statistics"},
-                  {"schema", "name", "data", "sizes", "schedule", "lr_sweep", "arms", "pairs", "seeds", "endpoint",
-                   "statistics"});
+  r.expect_object(
+      j, "",
+      {"schema", "name", "description", "data", "notes", "sizes", "schedule", "lr_sweep", "arms", "ablations", "pairs",
+       "seeds", "endpoint", "statistics"},
+      {"schema", "name", "data", "sizes", "schedule", "lr_sweep", "arms", "pairs", "seeds", "endpoint", "statistics"});
   if (r.string(j["schema"], "schema") != "nibble-train-study/1") {
     r.fail("schema", "must be \"nibble-train-study/1\", got " + j["schema"].dump());
   }
@@ -235,9 +238,9 @@ Study parse_study(const std::string& text, const std::string& where) {
     StudyPair p{r.string(pairs[i]["a"], k + ".a"), r.string(pairs[i]["b"], k + ".b"),
                 r.string(pairs[i]["question"], k + ".question")};
     for (const std::string* arm : {&p.a, &p.b}) {
-      const bool known = std::find(s.arms.begin(), s.arms.end(), *arm) != s.arms.end() ||
-                         std::any_of(s.ablations.begin(), s.ablations.end(),
-                                     [&](const StudyAblation& a) { return a.spec == *arm; });
+      const bool known =
+          std::find(s.arms.begin(), s.arms.end(), *arm) != s.arms.end() ||
+          std::any_of(s.ablations.begin(), s.ablations.end(), [&](const StudyAblation& a) { return a.spec == *arm; });
       if (!known || *arm == s.baseline()) r.fail(k, fmt::format("'{}' is not a quantized arm or ablation", *arm));
     }
     if (p.a == p.b) r.fail(k, "compares an arm with itself");
@@ -246,21 +249,21 @@ Study parse_study(const std::string& text, const std::string& where) {
   s.seeds = r.seeds(j["seeds"], "seeds");
 
   const json& end = j["endpoint"];
-  r.expect_object(end, "endpoint", {"eval_bytes", "eval_every", "diag_every"}, {"eval_bytes", "eval_every", "diag_every"});
+  r.expect_object(end, "endpoint", {"eval_bytes", "eval_every", "diag_every"},
+                  {"eval_bytes", "eval_every", "diag_every"});
   // The endpoint is measured on at least a million held-out bytes.
   s.eval_bytes = r.integer(end["eval_bytes"], "endpoint.eval_bytes", 1000000, int64_t{1} << 40);
   s.eval_every = static_cast<int>(r.integer(end["eval_every"], "endpoint.eval_every", 0, 1 << 30));
   s.diag_every = static_cast<int>(r.integer(end["diag_every"], "endpoint.diag_every", 0, 1 << 30));
 
   const json& st = j["statistics"];
-  r.expect_object(st, "statistics",
-                  {"ci_level", "bootstrap_resamples", "bootstrap_seed", "ci_target_points", "ci_target_gap_fraction",
-                   "min_seeds"},
-                  {"ci_level", "bootstrap_resamples", "bootstrap_seed", "ci_target_points", "ci_target_gap_fraction",
-                   "min_seeds"});
+  r.expect_object(
+      st, "statistics",
+      {"ci_level", "bootstrap_resamples", "bootstrap_seed", "ci_target_points", "ci_target_gap_fraction", "min_seeds"},
+      {"ci_level", "bootstrap_resamples", "bootstrap_seed", "ci_target_points", "ci_target_gap_fraction", "min_seeds"});
   s.ci_level = r.number(st["ci_level"], "statistics.ci_level", 0.5, 0.999);
-  s.bootstrap_resamples = static_cast<int>(r.integer(st["bootstrap_resamples"], "statistics.bootstrap_resamples", 100,
-                                                     1000000));
+  s.bootstrap_resamples =
+      static_cast<int>(r.integer(st["bootstrap_resamples"], "statistics.bootstrap_resamples", 100, 1000000));
   s.bootstrap_seed = static_cast<uint64_t>(r.integer(st["bootstrap_seed"], "statistics.bootstrap_seed", 0, INT64_MAX));
   s.ci_target_points = r.number(st["ci_target_points"], "statistics.ci_target_points", 0, 100, true);
   s.ci_target_gap_fraction = r.number(st["ci_target_gap_fraction"], "statistics.ci_target_gap_fraction", 0, 10, true);
@@ -413,9 +416,12 @@ StudyRunStatus study_run_status(const fs::path& runs_dir, const StudyRun& run) {
       throw StudyError(e.what());
     }
     if (j.is_object() && j.value("status", "") == "finished") {
-      const nlohmann::json data =
-          j.contains("config") && j["config"].is_object() ? j["config"].value("data", nlohmann::json()) : nlohmann::json();
-      if (!data.is_string()) throw StudyError(fmt::format("{}: records no data fingerprint in config.data", rj.string()));
+      const nlohmann::json data = j.contains("config") && j["config"].is_object()
+                                      ? j["config"].value("data", nlohmann::json())
+                                      : nlohmann::json();
+      if (!data.is_string()) {
+        throw StudyError(fmt::format("{}: records no data fingerprint in config.data", rj.string()));
+      }
       try {
         run_state(dir, experiment_config(run.recipe, run.config, data.get<std::string>()));
         st.final_val_loss = j.at("final_val_loss").get<double>();
@@ -499,10 +505,11 @@ double chosen_lr(const Study& s, const StudySize& size, const fs::path& runs_dir
   std::vector<std::string> missing;
   for (const auto& p : points) missing.insert(missing.end(), p.missing.begin(), p.missing.end());
   if (!missing.empty()) {
-    throw StudyError(fmt::format("size {}: the learning-rate sweep is incomplete under {} ({} of {} runs missing: {}); "
-                                 "run `nibble train-study run --size {} --phase lr` first",
-                                 size.name, runs_dir.string(), missing.size(), s.lr_grid.size() * s.lr_seeds.size(),
-                                 fmt::join(missing, ", "), size.name));
+    throw StudyError(
+        fmt::format("size {}: the learning-rate sweep is incomplete under {} ({} of {} runs missing: {}); "
+                    "run `nibble train-study run --size {} --phase lr` first",
+                    size.name, runs_dir.string(), missing.size(), s.lr_grid.size() * s.lr_seeds.size(),
+                    fmt::join(missing, ", "), size.name));
   }
   const int best = best_lr(points);
   if (best < 0) throw StudyError(fmt::format("size {}: every run of the learning-rate sweep diverged", size.name));
@@ -510,15 +517,16 @@ double chosen_lr(const Study& s, const StudySize& size, const fs::path& runs_dir
 }
 
 std::string plan_text(const Study& s, const fs::path& runs_dir) {
-  std::string out = fmt::format("study {} ({}): {} sizes; runs under {}\n", s.name, s.path, s.sizes.size(),
-                                runs_dir.string());
+  std::string out =
+      fmt::format("study {} ({}): {} sizes; runs under {}\n", s.name, s.path, s.sizes.size(), runs_dir.string());
   size_t total = 0, finished = 0;
   for (const auto& size : s.sizes) {
-    out += fmt::format("\n{}: {} layers, d_model {}, {} heads, ctx {}, batch {} ({} tokens/step), {} steps, warm-up {}; "
-                       "{} quantized-linear parameters ({} in all); {} tokens, {:.2f} tokens/parameter\n",
-                       size.name, size.model.layers, size.model.d_model, size.model.heads, size.model.ctx, size.batch,
-                       size.batch * size.model.ctx, size.steps, size.warmup, size.parameters(),
-                       model_parameters(size.model), size.tokens(), size.tokens_per_parameter());
+    out += fmt::format(
+        "\n{}: {} layers, d_model {}, {} heads, ctx {}, batch {} ({} tokens/step), {} steps, warm-up {}; "
+        "{} quantized-linear parameters ({} in all); {} tokens, {:.2f} tokens/parameter\n",
+        size.name, size.model.layers, size.model.d_model, size.model.heads, size.model.ctx, size.batch,
+        size.batch * size.model.ctx, size.steps, size.warmup, size.parameters(), model_parameters(size.model),
+        size.tokens(), size.tokens_per_parameter());
     std::optional<double> lr;
     std::string lr_note;
     try {
@@ -543,7 +551,8 @@ std::string plan_text(const Study& s, const fs::path& runs_dir) {
     list("lr (bf16, every grid LR)", plan_lr_phase(s, size));
     list(("main, " + lr_note).c_str(), plan_main_phase(s, size, lr.value_or(s.lr_grid.front())));
   }
-  out += fmt::format("\n{} runs planned, {} done (finished or diverged), {} to run\n", total, finished, total - finished);
+  out +=
+      fmt::format("\n{} runs planned, {} done (finished or diverged), {} to run\n", total, finished, total - finished);
   return out;
 }
 
@@ -556,8 +565,11 @@ using ojson = nlohmann::ordered_json;
 ojson number_or_null(double x) { return std::isfinite(x) ? ojson(x) : ojson(nullptr); }
 
 ojson interval_json(const MeanInterval& m) {
-  return {{"n", m.n}, {"mean", number_or_null(m.mean)}, {"sd", number_or_null(m.sd)},
-          {"ci_half_width", number_or_null(m.half_width)}, {"ci_lo", number_or_null(m.lo)},
+  return {{"n", m.n},
+          {"mean", number_or_null(m.mean)},
+          {"sd", number_or_null(m.sd)},
+          {"ci_half_width", number_or_null(m.half_width)},
+          {"ci_lo", number_or_null(m.lo)},
           {"ci_hi", number_or_null(m.hi)}};
 }
 
@@ -615,24 +627,29 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
       {"bootstrap", {{"resamples", s.bootstrap_resamples}, {"seed", s.bootstrap_seed}, {"method", "percentile"}}},
       {"ci_target", fmt::format("half-width <= max({} pp, {} x |mean e2m1 gap|), at least {} seeds", s.ci_target_points,
                                 s.ci_target_gap_fraction, s.min_seeds)},
-      {"verdict", "a better / b better where the t interval of d excludes 0; else no difference larger than "
-                  "max(|ci_lo|, |ci_hi|)"}};
+      {"verdict",
+       "a better / b better where the t interval of d excludes 0; else no difference larger than "
+       "max(|ci_lo|, |ci_hi|)"}};
   ojson paper = ojson::array();
   for (const auto& e : published::kMixFp4Training) {
     paper.push_back({{"model", e.model}, {"relative_change", e.relative_change}});
   }
-  out["paper"] = {{"source", published::kMixFp4},
-                  {"effect", published::kMixFp4TrainingEffect},
-                  {"meaning", "d_paper = effect x mean e2m1 gap: the smallest reduction of E2M1's gap the paper reports"},
-                  {"results", paper}};
+  out["paper"] = {
+      {"source", published::kMixFp4},
+      {"effect", published::kMixFp4TrainingEffect},
+      {"meaning", "d_paper = effect x mean e2m1 gap: the smallest reduction of E2M1's gap the paper reports"},
+      {"results", paper}};
 
   int total_runs = 0, total_finished = 0, total_diverged = 0, total_started = 0;
   ojson sizes = ojson::array();
   for (const auto& size : s.sizes) {
     ojson z;
     z["name"] = size.name;
-    z["model"] = {{"layers", size.model.layers}, {"d_model", size.model.d_model}, {"heads", size.model.heads},
-                  {"ctx", size.model.ctx}, {"mlp_mult", size.model.mlp_mult}};
+    z["model"] = {{"layers", size.model.layers},
+                  {"d_model", size.model.d_model},
+                  {"heads", size.model.heads},
+                  {"ctx", size.model.ctx},
+                  {"mlp_mult", size.model.mlp_mult}};
     z["batch"] = size.batch;
     z["steps"] = size.steps;
     z["warmup"] = size.warmup;
@@ -648,11 +665,15 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
     bool lr_complete = true;
     for (const auto& p : points) {
       lr_complete = lr_complete && p.missing.empty();
-      lrs.push_back({{"lr", p.lr}, {"finished", p.val.size()}, {"diverged", p.diverged}, {"missing", p.missing.size()},
+      lrs.push_back({{"lr", p.lr},
+                     {"finished", p.val.size()},
+                     {"diverged", p.diverged},
+                     {"missing", p.missing.size()},
                      {"mean_final_val_loss", number_or_null(mean_of(p.val))}});
     }
     const int best = best_lr(points);
-    z["lr_sweep"] = {{"complete", lr_complete && best >= 0}, {"runs", lrs},
+    z["lr_sweep"] = {{"complete", lr_complete && best >= 0},
+                     {"runs", lrs},
                      {"chosen_lr", best >= 0 ? ojson(points[static_cast<size_t>(best)].lr) : ojson(nullptr)}};
     for (const auto& run : plan_lr_phase(s, size)) {
       const auto st = study_run_status(runs_dir, run);
@@ -758,18 +779,24 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
         for (const char* gemm : {"fprop", "dgrad", "wgrad"}) {
           std::vector<double> cum_last;
           std::vector<double> mean_alpha;
+          std::vector<double> by_depth;  // sum over seeds of cum_alpha per linear, depth order
           for (const auto& [seed, prof] : depth[spec]) {
             const auto it = prof.cum_alpha.find(gemm);
             if (it == prof.cum_alpha.end() || it->second.empty()) continue;
             cum_last.push_back(it->second.back());
             mean_alpha.push_back(mean_of(prof.alpha.at(gemm)));
+            by_depth.resize(std::max(by_depth.size(), it->second.size()), 0.0);
+            for (size_t i = 0; i < it->second.size(); ++i) by_depth[i] += it->second[i];
             if (std::string(gemm) == "fprop" && g.count(seed) != 0) {
               all_gaps.push_back(g.at(seed));
               all_fprop_cum.push_back(it->second.back());
             }
           }
           if (!cum_last.empty()) {
-            att[gemm] = {{"cum_alpha_last_layer", mean_of(cum_last)}, {"mean_alpha_per_layer", mean_of(mean_alpha)},
+            for (double& x : by_depth) x /= static_cast<double>(cum_last.size());
+            att[gemm] = {{"cum_alpha_last_layer", mean_of(cum_last)},
+                         {"mean_alpha_per_layer", mean_of(mean_alpha)},
+                         {"cum_alpha_by_depth", by_depth},
                          {"runs", cum_last.size()}};
           }
         }
@@ -817,8 +844,8 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
         }
       }
       pj["ci_target_half_width"] = target;
-      pj["ci_target_met"] = std::isfinite(di.half_width) && di.half_width <= target &&
-                            static_cast<int>(d.size()) >= s.min_seeds;
+      pj["ci_target_met"] =
+          std::isfinite(di.half_width) && di.half_width <= target && static_cast<int>(d.size()) >= s.min_seeds;
       pj["verdict"] = verdict(di, p.a, p.b);
       if (p.a == "ufp4" && p.b == "e2m1" && std::isfinite(e2m1_gap)) {
         const double dp = published::kMixFp4TrainingEffect * e2m1_gap;
@@ -832,8 +859,8 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
     sizes.push_back(z);
   }
   out["sizes"] = sizes;
-  out["runs"] = {{"planned", total_runs}, {"started", total_started}, {"finished", total_finished},
-                 {"diverged", total_diverged}};
+  out["runs"] = {
+      {"planned", total_runs}, {"started", total_started}, {"finished", total_finished}, {"diverged", total_diverged}};
   return out;
 }
 
@@ -853,11 +880,12 @@ std::string ci_cell(const ojson& m) {
 std::string study_markdown(const nlohmann::ordered_json& s) {
   std::string md = fmt::format("# Study {}\n\n", s["study"].get<std::string>());
   const auto& r = s["runs"];
-  md += fmt::format("Runs: {} planned, {} started, {} finished, {} diverged. Gaps g and differences d in percentage "
-                    "points; mean ± {:.0f} % Student-t CI half-width [CI]; bootstrap: {} percentile resamples, seed {}.\n",
-                    r["planned"].get<int>(), r["started"].get<int>(), r["finished"].get<int>(),
-                    r["diverged"].get<int>(), 100 * s["metric"]["ci_level"].get<double>(),
-                    s["metric"]["bootstrap"]["resamples"].get<int>(), s["metric"]["bootstrap"]["seed"].get<uint64_t>());
+  md += fmt::format(
+      "Runs: {} planned, {} started, {} finished, {} diverged. Gaps g and differences d in percentage "
+      "points; mean ± {:.0f} % Student-t CI half-width [CI]; bootstrap: {} percentile resamples, seed {}.\n",
+      r["planned"].get<int>(), r["started"].get<int>(), r["finished"].get<int>(), r["diverged"].get<int>(),
+      100 * s["metric"]["ci_level"].get<double>(), s["metric"]["bootstrap"]["resamples"].get<int>(),
+      s["metric"]["bootstrap"]["seed"].get<uint64_t>());
   md += fmt::format("Paper ({}): UFP4's gap {:.0f} % below E2M1's at the least.\n",
                     s["paper"]["source"].get<std::string>(), -100 * s["paper"]["effect"].get<double>());
   for (const auto& z : s["sizes"]) {
@@ -869,15 +897,18 @@ std::string study_markdown(const nlohmann::ordered_json& s) {
     md += "LR sweep (bf16): ";
     for (const auto& p : lr["runs"]) {
       md += fmt::format("{} → {}{}; ", p["lr"].get<double>(),
-                        p["mean_final_val_loss"].is_number() ? fmt::format("{:.4f}", p["mean_final_val_loss"].get<double>())
-                                                             : std::string("-"),
+                        p["mean_final_val_loss"].is_number()
+                            ? fmt::format("{:.4f}", p["mean_final_val_loss"].get<double>())
+                            : std::string("-"),
                         p["diverged"].get<int>() > 0 ? " (diverged)" : "");
     }
     md += lr["chosen_lr"].is_number() ? fmt::format("chosen {}.\n", lr["chosen_lr"].get<double>())
                                       : std::string("incomplete.\n");
     md += fmt::format("Main phase: {} of {} runs done{}.\n\n", z["main"]["done"].get<int>(),
                       z["main"]["planned"].get<int>(), z["complete"].get<bool>() ? "" : " (incomplete)");
-    md += "| recipe | runs (finished / diverged) | final val loss | g (pp) | g, BF16 forward (pp) | cum. α Fprop / Dgrad / Wgrad |\n";
+    md +=
+        "| recipe | runs (finished / diverged) | final val loss | g (pp) | g, BF16 forward (pp) | cum. α Fprop / Dgrad "
+        "/ Wgrad |\n";
     md += "|---|---|---|---|---|---|\n";
     for (const auto& a : z["arms"]) {
       std::string att = "-";
@@ -894,30 +925,34 @@ std::string study_markdown(const nlohmann::ordered_json& s) {
       md += fmt::format("| {} | {} / {} | {} | {} | {} | {} |\n", a["recipe"].get<std::string>(),
                         a["runs"]["finished"].get<int>(), a["runs"]["diverged"].get<int>(),
                         fv["mean"].is_number() ? fmt::format("{:.4f}", fv["mean"].get<double>()) : std::string("-"),
-                        a.contains("gap") ? ci_cell(a["gap"]) : "0", a.contains("gap") ? ci_cell(a["gap_bf16_forward"]) : "0",
-                        att);
+                        a.contains("gap") ? ci_cell(a["gap"]) : "0",
+                        a.contains("gap") ? ci_cell(a["gap_bf16_forward"]) : "0", att);
     }
     if (!z["pairs"].empty()) {
-      md += "\n| d = g_a − g_b | seeds | d (pp), t CI | bootstrap CI | p (paired t) | verdict | paper | seeds for the CI target |\n";
+      md +=
+          "\n| d = g_a − g_b | seeds | d (pp), t CI | bootstrap CI | p (paired t) | verdict | paper | seeds for the CI "
+          "target |\n";
       md += "|---|---|---|---|---|---|---|---|\n";
       for (const auto& p : z["pairs"]) {
-        md += fmt::format("| {} − {} | {} | {} | {} | {} | {} | {} | {} |\n", p["a"].get<std::string>(),
-                          p["b"].get<std::string>(), p["d"]["n"].get<size_t>(), ci_cell(p["d"]),
-                          p.contains("bootstrap") ? fmt::format("[{}, {}]", pp(p["bootstrap"]["ci_lo"]),
-                                                                pp(p["bootstrap"]["ci_hi"]))
-                                                  : std::string("-"),
-                          p.contains("t_test") ? fmt::format("{:.3g}", p["t_test"]["p"].get<double>()) : std::string("-"),
-                          p["verdict"].get<std::string>(),
-                          p.contains("paper_d") ? fmt::format("{}{}", pp(p["paper_d"]),
-                                                              p["paper_within_ci"].get<bool>() ? " (in CI)" : " (outside CI)")
-                                                : std::string("-"),
-                          p.contains("seeds_needed") ? fmt::format("{}", p["seeds_needed"].get<int>()) : std::string("-"));
+        md += fmt::format(
+            "| {} − {} | {} | {} | {} | {} | {} | {} | {} |\n", p["a"].get<std::string>(), p["b"].get<std::string>(),
+            p["d"]["n"].get<size_t>(), ci_cell(p["d"]),
+            p.contains("bootstrap") ? fmt::format("[{}, {}]", pp(p["bootstrap"]["ci_lo"]), pp(p["bootstrap"]["ci_hi"]))
+                                    : std::string("-"),
+            p.contains("t_test") ? fmt::format("{:.3g}", p["t_test"]["p"].get<double>()) : std::string("-"),
+            p["verdict"].get<std::string>(),
+            p.contains("paper_d")
+                ? fmt::format("{}{}", pp(p["paper_d"]), p["paper_within_ci"].get<bool>() ? " (in CI)" : " (outside CI)")
+                : std::string("-"),
+            p.contains("seeds_needed") ? fmt::format("{}", p["seeds_needed"].get<int>()) : std::string("-"));
       }
     }
     const auto& av = z["attenuation_vs_gap"];
     if (av["r"].is_number()) {
-      md += fmt::format("\nAttenuation vs gap: Pearson r = {:.2f} over {} quantized runs (Fprop cumulative α at the "
-                        "last layer against g).\n", av["r"].get<double>(), av["runs"].get<size_t>());
+      md += fmt::format(
+          "\nAttenuation vs gap: Pearson r = {:.2f} over {} quantized runs (Fprop cumulative α at the "
+          "last layer against g).\n",
+          av["r"].get<double>(), av["runs"].get<size_t>());
     }
     bool any_started = false;
     for (const auto& run : z["main"]["runs"]) any_started |= run["state"] != "finished";

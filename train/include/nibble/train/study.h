@@ -36,7 +36,7 @@ class StudyError : public std::runtime_error {
 struct StudySize {
   std::string name;
   ModelConfig model;
-  int batch = 0;        // sequences per optimizer step
+  int batch = 0;  // sequences per optimizer step
   int64_t steps = 0;
   int warmup = 0;
   // What the file claims the size reaches; load_study checks them against the shape.
@@ -87,8 +87,8 @@ struct Study {
   double ci_level = 0.95;
   int bootstrap_resamples = 10000;
   uint64_t bootstrap_seed = 0;
-  double ci_target_points = 0.1;        // 95 % CI half-width target, percentage points of g ...
-  double ci_target_gap_fraction = 0.25; // ... or this fraction of |mean e2m1 gap|, whichever is wider
+  double ci_target_points = 0.1;         // 95 % CI half-width target, percentage points of g ...
+  double ci_target_gap_fraction = 0.25;  // ... or this fraction of |mean e2m1 gap|, whichever is wider
   int min_seeds = 5;
 
   const std::string& baseline() const { return arms.front(); }
@@ -113,19 +113,18 @@ std::vector<std::string> size_recipes(const Study& s, const StudySize& size);
 struct StudyRun {
   std::string size;
   StudyPhase phase = StudyPhase::kMain;
-  std::string spec;   // as the study file writes it
+  std::string spec;  // as the study file writes it
   Recipe recipe;
   RunSeeds seeds;
   double lr = 0;
-  std::string dir;    // relative to the runs directory
+  std::string dir;  // relative to the runs directory
   TrainConfig config;
 };
 
 TrainConfig study_config(const Study& s, const StudySize& size, double lr, const RunSeeds& seeds);
 
 // The bf16 runs of the size's learning-rate sweep (every grid LR x the LR seeds, or `seeds`).
-std::vector<StudyRun> plan_lr_phase(const Study& s, const StudySize& size,
-                                    const std::vector<uint64_t>& seeds = {});
+std::vector<StudyRun> plan_lr_phase(const Study& s, const StudySize& size, const std::vector<uint64_t>& seeds = {});
 // Every recipe x seed of the size's main phase at `lr` (`recipes`, `seeds`: subsets, empty = all).
 std::vector<StudyRun> plan_main_phase(const Study& s, const StudySize& size, double lr,
                                       const std::vector<std::string>& recipes = {},
@@ -138,10 +137,10 @@ enum class StudyRunState : uint8_t { kAbsent, kStarted, kFinished, kDiverged };
 const char* state_name(StudyRunState s);
 struct StudyRunStatus {
   StudyRunState state = StudyRunState::kAbsent;
-  int64_t diverged_at = -1;       // the step whose loss was not finite
-  double final_val_loss = 0;      // finished runs: the recipe's forward
-  double final_val_loss_bf16 = 0; // finished runs: a BF16 forward of the same weights
-  std::string data;               // finished runs: the data fingerprint run.json records
+  int64_t diverged_at = -1;        // the step whose loss was not finite
+  double final_val_loss = 0;       // finished runs: the recipe's forward
+  double final_val_loss_bf16 = 0;  // finished runs: a BF16 forward of the same weights
+  std::string data;                // finished runs: the data fingerprint run.json records
 };
 // Throws StudyError where run.json records a finished run of another configuration.
 StudyRunStatus study_run_status(const std::filesystem::path& runs_dir, const StudyRun& run);
