@@ -141,6 +141,8 @@ TEST(StudyFile, BadFilesAreRefusedNamingTheKey) {
       {"\"arms\": [\"bf16\", \"e2m1\", \"ufp4\"]", "\"arms\": [\"e2m1\", \"bf16\", \"ufp4\"]", "arms: must start with"},
       {"\"schema\": \"nibble-train-study/1\"", "\"schema\": \"nibble-train-study/9\"", "schema: must be"},
       {"\"optimizer\": \"adamw\"", "\"optimizer\": \"sgd\"", "schedule.optimizer: must be \"adamw\""},
+      {"\"batch\": 64, \"steps\": 6200", "\"batch\": 1048576, \"steps\": 1099511627776",
+       "sizes.s5m.steps: steps x batch x ctx is more tokens"},
       {"{\n  \"schema\"", "[\n  \"schema\"", "not valid JSON"},
   };
   int refused = 0;

@@ -178,6 +178,9 @@ Study parse_study(const std::string& text, const std::string& where) {
     z.steps = r.integer(v["steps"], k + ".steps", 1, int64_t{1} << 40);
     z.warmup = static_cast<int>(r.integer(v["warmup"], k + ".warmup", 1, 1 << 30));
     if (z.warmup >= z.steps) r.fail(k + ".warmup", "must be fewer than the steps");
+    if (z.steps > (int64_t{1} << 62) / (static_cast<int64_t>(z.batch) * z.model.ctx)) {
+      r.fail(k + ".steps", "steps x batch x ctx is more tokens than the study counts (2^62)");
+    }
     const json& c = v["claims"];
     r.expect_object(c, k + ".claims", {"tokens_per_parameter", "tokens"}, {"tokens_per_parameter", "tokens"});
     z.claimed_tokens_per_parameter = r.number(c["tokens_per_parameter"], k + ".claims.tokens_per_parameter", 0, 1e9);
