@@ -290,6 +290,17 @@ TEST_F(StudySummary, TheMainPhaseTakesItsLrFromTheCompletedSweep) {
   EXPECT_EQ(study_run_status(dir_, runs[3]).state, StudyRunState::kDiverged);
   EXPECT_EQ(study_run_status(dir_, runs[3]).diverged_at, 4321);
   EXPECT_THROW(chosen_lr(study_, study_.sizes[1], dir_), StudyError);  // s15m: nothing yet
+
+  // A finished run whose final validation loss is not finite (run.json writes null) diverged at the end.
+  test::write_finished_run(dir_, runs[2], 1.3, 1.3);
+  const fs::path rj = dir_ / runs[2].dir / "run.json";
+  auto j = nlohmann::json::parse(file_text(rj.string()));
+  j["final_val_loss"] = nullptr;
+  test::write_file(rj, j.dump());
+  const StudyRunStatus st = study_run_status(dir_, runs[2]);
+  EXPECT_EQ(st.state, StudyRunState::kDiverged);
+  EXPECT_EQ(st.diverged_at, 6200);
+  EXPECT_EQ(chosen_lr(study_, study_.sizes[0], dir_), 0.001);  // 0.002 no longer qualifies
 }
 
 TEST_F(StudySummary, GapsDifferencesAndVerdictsOfSyntheticRuns) {

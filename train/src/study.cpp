@@ -427,14 +427,22 @@ StudyRunStatus study_run_status(const fs::path& runs_dir, const StudyRun& run) {
       }
       try {
         run_state(dir, experiment_config(run.recipe, run.config, data.get<std::string>()));
-        st.final_val_loss = j.at("final_val_loss").get<double>();
-        st.final_val_loss_bf16 = j.value("final_val_loss_bf16_forward", st.final_val_loss);
+        st.data = data.get<std::string>();
+        // A validation loss that is not finite (JSON writes it as null): the run diverged at its last evaluation.
+        const nlohmann::json& v = j.at("final_val_loss");
+        if (!v.is_number() || !std::isfinite(v.get<double>())) {
+          st.state = StudyRunState::kDiverged;
+          st.diverged_at = run.config.steps;
+          return st;
+        }
+        st.final_val_loss = v.get<double>();
+        const nlohmann::json vb = j.value("final_val_loss_bf16_forward", nlohmann::json(st.final_val_loss));
+        st.final_val_loss_bf16 = vb.is_number() ? vb.get<double>() : std::numeric_limits<double>::quiet_NaN();
       } catch (const SweepError& e) {
         throw StudyError(e.what());
       } catch (const nlohmann::json::exception& e) {
         throw StudyError(fmt::format("{}: {}", rj.string(), e.what()));
       }
-      st.data = data.get<std::string>();
       st.state = StudyRunState::kFinished;
       return st;
     }
