@@ -80,6 +80,8 @@ TEST(Trainer, SameInitAndDataAcrossRecipes) {
   // The first loss differs only by quantization error: close, not equal.
   EXPECT_NEAR(bf.loss[0], q.loss[0], 0.05);
   EXPECT_NEAR(bf.loss[0], std::log(256.0), 0.3);  // a fresh model is near uniform over bytes
+  // The count the study's tokens per parameter rest on (train_config.h) is the model's own.
+  EXPECT_EQ(bf.parameters, model_parameters(c.model));
 }
 
 TEST(Trainer, Bf16LearnsAndLogsAreWritten) {

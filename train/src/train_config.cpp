@@ -8,6 +8,18 @@
 
 namespace nibble::train {
 
+int64_t quantized_linear_parameters(const ModelConfig& m) {
+  const int64_t d = m.d_model;
+  return static_cast<int64_t>(m.layers) * (3 * d * d + d * d + 2 * static_cast<int64_t>(m.mlp_mult) * d * d);
+}
+
+int64_t model_parameters(const ModelConfig& m) {
+  const int64_t d = m.d_model;
+  const int64_t layer_norms = static_cast<int64_t>(m.layers) * 4 * d + 2 * d;
+  return quantized_linear_parameters(m) + layer_norms + kVocabSize * d + static_cast<int64_t>(m.ctx) * d +
+         kVocabSize * d;
+}
+
 int micro_batch_of(const TrainConfig& c) { return c.micro_batch > 0 ? c.micro_batch : c.batch / std::max(1, c.gpus); }
 int accumulation_of(const TrainConfig& c) { return c.batch / (micro_batch_of(c) * std::max(1, c.gpus)); }
 

@@ -55,6 +55,7 @@
 #include "distributed.h"
 #include "nibble/io/json.h"
 #include "nibble/train/summary.h"
+#include "nibble/train/sweep.h"
 #include "nibble/train/trainer.h"
 
 namespace nibble::train {
@@ -782,7 +783,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     for (int64_t s = chunk_begin; s < end; ++s) {
       const float lv = losses[s - chunk_begin];
       if (!std::isfinite(lv)) {
-        throw std::runtime_error(fmt::format("{}: the loss is {} at step {}", recipe.name, lv, s));
+        throw std::runtime_error(divergence_message(recipe.name, lv, s));
       }
       result.loss.push_back(lv);
       result.step_ms.push_back(ms);

@@ -22,6 +22,12 @@ struct ModelConfig {
   int mlp_mult = 4;
 };
 
+// Parameters of the model trainer.cpp builds: its quantized linears (per block
+// qkv d x 3d, proj d x d, fc1 d x mlp_mult d, fc2 mlp_mult d x d) and all of them
+// (plus the LayerNorms, the token and position embeddings and the untied head).
+int64_t quantized_linear_parameters(const ModelConfig& m);
+int64_t model_parameters(const ModelConfig& m);
+
 // The learning-rate schedule: linear warm-up, then either cosine decay to
 // lr * min_lr_ratio over the remaining steps, or warmup-stable-decay (constant,
 // then a linear decay to lr * min_lr_ratio over the last decay_fraction of the steps).
