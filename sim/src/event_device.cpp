@@ -56,7 +56,8 @@ GemmStats event_timing(const model::TileConfig& cfg, const StallConfig& stalls, 
     if (!out.active()) {
       drained = land + rows - 1;
     } else {
-      for (; drawn < land; ++drawn) out.flip();
+      out.skip(static_cast<uint64_t>(land - drawn));
+      drawn = land;
       for (int64_t taken = 0; taken < rows; ++drawn) {
         if (out.flip()) {
           refused = std::min(refused, drawn);

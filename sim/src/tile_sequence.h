@@ -21,22 +21,26 @@
 
 namespace nibble::sim::detail {
 
-// Seeded Bernoulli draws for bubbles and stalls. With p = 0 nothing is drawn.
+// Seeded Bernoulli draws for bubbles and stalls: heads when the generator's next
+// 64-bit output is below p * 2^64. One output per draw, so that skipping draws is
+// the generator's own (fast) discard. With p = 0 nothing is drawn.
 class Coin {
  public:
-  Coin(double p, uint64_t seed) : p_(p), rng_(seed), d_(p > 0.0 ? p : 0.0) {}
-  bool flip() { return p_ > 0.0 && d_(rng_); }
+  Coin(double p, uint64_t seed) : threshold_(p > 0.0 ? static_cast<uint64_t>(std::ldexp(p, 64)) : 0u), rng_(seed) {}
+  bool flip() { return threshold_ != 0 && rng_() < threshold_; }
+  void skip(uint64_t draws) {  // as `draws` calls of flip(), results unused
+    if (threshold_ != 0) rng_.discard(draws);
+  }
   uint64_t run() {  // how many heads before the first tail
     uint64_t n = 0;
     while (flip()) ++n;
     return n;
   }
-  bool active() const { return p_ > 0.0; }
+  bool active() const { return threshold_ != 0; }
 
  private:
-  double p_;
+  uint64_t threshold_;  // p * 2^64, p in [0, 1)
   std::mt19937_64 rng_;
-  std::bernoulli_distribution d_;
 };
 
 // The two coins of a StallConfig: input bubbles (drawn once per beat, when the

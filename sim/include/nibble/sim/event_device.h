@@ -18,9 +18,10 @@
 // output buffer, pipeline stalls before; the cycles before each offer are
 // operand stalls; the final drain is pipeline stall.
 //
-// Work per run: O(tiles) without injected stalls; with them, one coin draw per
-// injected bubble and per cycle (the output-stall coin is drawn every cycle, as
-// the testbench draws it), and nothing else per cycle.
+// Work per run: O(tiles) without injected stalls. With them, one coin draw per
+// bubble and per cycle a tile sits in the output buffer; the output-stall coin's
+// draws for the other cycles (the testbench draws it every cycle) are skipped
+// with the generator's discard.
 #pragma once
 
 #include <cstdint>
