@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -21,15 +20,18 @@
 
 namespace nibble::sim::detail {
 
-// Seeded Bernoulli draws for bubbles and stalls: heads when the generator's next
-// 64-bit output is below p * 2^64. One output per draw, so that skipping draws is
-// the generator's own (fast) discard. With p = 0 nothing is drawn.
+// Seeded Bernoulli draws for bubbles and stalls: heads when the next 64-bit
+// output of SplitMix64 (Steele, Lea and Flood, OOPSLA 2014) is below p * 2^64.
+// Draw i is mix(start + (i + 1) * gamma), so skipping draws is one multiply-add:
+// the event model skips the output-stall draws of the cycles that cannot use
+// them. With p = 0 nothing is drawn.
 class Coin {
  public:
-  Coin(double p, uint64_t seed) : threshold_(p > 0.0 ? static_cast<uint64_t>(std::ldexp(p, 64)) : 0u), rng_(seed) {}
-  bool flip() { return threshold_ != 0 && rng_() < threshold_; }
+  Coin(double p, uint64_t seed)
+      : threshold_(p > 0.0 ? static_cast<uint64_t>(std::ldexp(p, 64)) : 0u), state_(mix(seed)) {}
+  bool flip() { return threshold_ != 0 && next() < threshold_; }
   void skip(uint64_t draws) {  // as `draws` calls of flip(), results unused
-    if (threshold_ != 0) rng_.discard(draws);
+    if (threshold_ != 0) state_ += draws * kGamma;
   }
   uint64_t run() {  // how many heads before the first tail
     uint64_t n = 0;
@@ -39,8 +41,19 @@ class Coin {
   bool active() const { return threshold_ != 0; }
 
  private:
+  static constexpr uint64_t kGamma = 0x9E3779B97F4A7C15u;
+  static uint64_t mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+  }
+  uint64_t next() {
+    state_ += kGamma;
+    return mix(state_);
+  }
+
   uint64_t threshold_;  // p * 2^64, p in [0, 1)
-  std::mt19937_64 rng_;
+  uint64_t state_;
 };
 
 // The two coins of a StallConfig: input bubbles (drawn once per beat, when the

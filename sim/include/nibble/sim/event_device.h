@@ -21,7 +21,7 @@
 // Work per run: O(tiles) without injected stalls. With them, one coin draw per
 // bubble and per cycle a tile sits in the output buffer; the output-stall coin's
 // draws for the other cycles (the testbench draws it every cycle) are skipped
-// with the generator's discard.
+// in one step (the coins are counter-based).
 #pragma once
 
 #include <cstdint>
