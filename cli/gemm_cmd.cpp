@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -31,6 +32,7 @@
 #include "nibble/limits.h"
 #include "nibble/model/config.h"
 #include "nibble/quantize.h"
+#include "nibble/sim/arch.h"
 #include "nibble/sim/device.h"
 #include "nibble/sim/event_device.h"
 #include "nibble/sim/rtl_device.h"
@@ -45,7 +47,7 @@ struct GemmArgs {
   std::string backend = "systemc";
   std::string m = "64", n = "64", k = "256";
   std::string format_a = "e2m1", format_b = "e2m1", scale = "nvfp4", block = "1x16";
-  std::string config, seed = "1", a_file, b_file, json_out;
+  std::string config, arch, seed = "1", a_file, b_file, json_out;
   std::string rows, cols, lanes, latency, bandwidth;
   std::string trace;
   std::string stall_in = "0", stall_out = "0", stall_seed = "1";
@@ -103,6 +105,31 @@ model::TileConfig tile_config(const GemmArgs& a) {
   return c;
 }
 
+// --arch: an array of tiles for the event model (sim/include/nibble/sim/arch.h).
+// It describes the tile itself, so the tile options may not come with it.
+std::optional<sim::ArchConfig> arch_config(const GemmArgs& a) {
+  if (a.arch.empty()) return std::nullopt;
+  if (a.bench) throw UsageError("--arch: not with --bench (the RTL and the SystemC model are one tile)");
+  if (a.backend != "event" && a.backend != "event-timing") {
+    throw UsageError("--arch: an array of tiles runs on the event model only (--backend event or event-timing), not '" +
+                     a.backend + "'");
+  }
+  for (const auto& [option, value] : {std::pair<const char*, const std::string*>{"--config", &a.config},
+                                      {"--rows", &a.rows},
+                                      {"--cols", &a.cols},
+                                      {"--lanes", &a.lanes},
+                                      {"--latency", &a.latency},
+                                      {"--bandwidth", &a.bandwidth}}) {
+    if (!value->empty()) throw UsageError(std::string("--arch: describes the tile; ") + option + " cannot go with it");
+  }
+  note_input(a.arch, "--arch");
+  try {
+    return sim::arch_from_json_file(a.arch);
+  } catch (const model::ConfigError& e) {
+    throw UsageError(std::string("--arch: ") + e.what());
+  }
+}
+
 // [rows, cols] operand: from a file (viewed as a matrix over its last axis) or Gaussian from the seed.
 std::vector<float> operand(const std::string& file, const char* which, int64_t& rows, int64_t& cols,
                            std::mt19937_64& rng) {
@@ -153,7 +180,8 @@ sim::StallConfig stall_config(const GemmArgs& a) {
 std::unique_ptr<sim::GemmDevice> timed_device(const std::string& backend, const model::TileConfig& cfg,
                                               const sim::StallConfig& stalls, const sim::ProgressFn& progress,
                                               const std::string& trace, const QuantizedTensor& ta,
-                                              const QuantizedTensor& tb) {
+                                              const QuantizedTensor& tb,
+                                              const std::optional<sim::ArchConfig>& arch = std::nullopt) {
   try {
     if (backend == "rtl") {
       auto dev = std::make_unique<sim::RtlDevice>(cfg, stalls, progress, trace);
@@ -162,7 +190,8 @@ std::unique_ptr<sim::GemmDevice> timed_device(const std::string& backend, const 
     }
     if (backend == "event" || backend == "event-timing") {
       const auto values = backend == "event" ? sim::EventDevice::Values::kBulk : sim::EventDevice::Values::kNone;
-      auto dev = std::make_unique<sim::EventDevice>(cfg, stalls, values, progress);
+      auto dev = arch ? std::make_unique<sim::EventDevice>(*arch, stalls, values, progress)
+                      : std::make_unique<sim::EventDevice>(cfg, stalls, values, progress);
       dev->check_operands(ta, tb);
       return dev;
     }
@@ -291,7 +320,8 @@ void run_gemm(const GemmArgs& a) {
   const auto seed = to_number<uint64_t>("--seed", a.seed);
   qa.seed = qb.seed = seed;
   qb.stream = 1;
-  const model::TileConfig cfg = tile_config(a);
+  const std::optional<sim::ArchConfig> arch = arch_config(a);
+  const model::TileConfig cfg = arch ? arch->tile : tile_config(a);
 
   int64_t m = to_number<int64_t>("--m", a.m), n = to_number<int64_t>("--n", a.n), k = to_number<int64_t>("--k", a.k);
   int64_t kb = k;
@@ -330,7 +360,7 @@ void run_gemm(const GemmArgs& a) {
     } else if (tiles > 1 && (tiles >= 1024 || beats >= (a.backend == "rtl" ? 50000u : 200000u))) {
       progress = progress_bar;
     }
-    dev = timed_device(a.backend, cfg, stall_config(a), progress, a.trace, ta, tb);
+    dev = timed_device(a.backend, cfg, stall_config(a), progress, a.trace, ta, tb, arch);
   }
   const sim::GemmResult r = dev->run(ta, tb);
   const bool values = a.backend != "event-timing";
@@ -350,13 +380,21 @@ void run_gemm(const GemmArgs& a) {
   j["seed"] = seed;
   if (r.stats) {
     const sim::GemmStats& s = *r.stats;
-    fmt::print("array {}x{}x{} lanes  latency {}  bandwidth {} B/cycle\n", cfg.rows, cfg.cols, cfg.lanes, cfg.latency,
-               cfg.bandwidth);
+    if (arch) {
+      fmt::print("array          {} tiles, each {}x{}x{} lanes, latency {}, operand buffer {} B at {} B/cycle\n",
+                 arch->tiles, cfg.rows, cfg.cols, cfg.lanes, cfg.latency, arch->operand_buffer_bytes, cfg.bandwidth);
+      j["arch"] = {{"tiles", arch->tiles}, {"operand_buffer_bytes", arch->operand_buffer_bytes}};
+    } else {
+      fmt::print("array {}x{}x{} lanes  latency {}  bandwidth {} B/cycle\n", cfg.rows, cfg.cols, cfg.lanes, cfg.latency,
+                 cfg.bandwidth);
+    }
     fmt::print("cycles         {}\n", s.cycles);
     fmt::print("MAC/cycle      {:.2f} (peak {})\n", s.macs_per_cycle(), s.peak_macs_per_cycle);
     fmt::print("utilization    {:.2f}%\n", 100.0 * s.utilization());
     fmt::print("tiles, beats   {}, {}\n", s.tiles, s.beats);
-    fmt::print("stall cycles   operand bandwidth {}  output back-pressure {}  pipeline fill/drain {}\n",
+    // With several tiles every counter adds up over the tiles: tiles x cycles = beats + stalls.
+    fmt::print("{}operand bandwidth {}  output back-pressure {}  pipeline fill/drain {}\n",
+               arch && arch->tiles > 1 ? "stall tile-cycles (all tiles) " : "stall cycles   ",
                s.stall_operand, s.stall_output, s.stall_pipeline);
     fmt::print("operand bytes  {}\n", s.operand_bytes);
     const sim::StallConfig st = stall_config(a);
@@ -408,6 +446,9 @@ void add_gemm_command(CLI::App& app) {
   cmd->add_option("--scale", a.scale, "Scale mode: fp32, nvfp4, mx-floor, mx-ceil")->type_name("NAME");
   cmd->add_option("--block", a.block, "Block shape: 1x16, 1x32, 16x16")->type_name("NAME");
   cmd->add_option("--config", a.config, "Tile configuration (JSON; see model/README.md)")->type_name("FILE");
+  cmd->add_option("--arch", a.arch,
+                  "Architecture file: an array of tiles, for the event backends (JSON; see sim/README.md)")
+      ->type_name("FILE");
   cmd->add_option("--rows", a.rows, "Array rows (overrides --config)")->type_name("N");
   cmd->add_option("--cols", a.cols, "Array columns (overrides --config)")->type_name("N");
   cmd->add_option("--lanes", a.lanes, "Lanes per DPU, 16 or 32 (overrides --config)")->type_name("N");

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "nibble/sim/bulk_gemm.h"
 #include "tile_sequence.h"
@@ -13,10 +14,11 @@
 namespace nibble::sim {
 namespace {
 
-// The timing of one GEMM, tile by tile (the formulas of event_device.h). Cycles
-// are signed so that "before cycle 0" is -1.
+// The timing of the output tiles first, first + stride, ... of one GEMM on one
+// tile, tile by tile (the formulas of event_device.h). Cycles are signed so that
+// "before cycle 0" is -1.
 GemmStats event_timing(const model::TileConfig& cfg, const StallConfig& stalls, const detail::TileSequence& seq,
-                       const ProgressFn& progress) {
+                       int64_t first, int64_t stride, const ProgressFn& progress) {
   constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
   detail::Coin in = detail::input_coin(stalls), out = detail::output_coin(stalls);
   const int64_t nk = seq.kblocks();
@@ -29,7 +31,8 @@ GemmStats event_timing(const model::TileConfig& cfg, const StallConfig& stalls, 
   int64_t drained = -1;     // the cycle the previous tile's last C row was taken (D)
   int64_t refused = kNever; // the first cycle the previous tile met out_ready low in the output buffer
   int64_t drawn = 0;        // the output-stall coin is drawn for cycles [0, drawn)
-  for (int64_t tile = 0; tile < tiles; ++tile) {
+  uint64_t beats = 0;
+  for (int64_t tile = first; tile < tiles; tile += stride) {
     // The operand buffer: every beat of the tile fetched back to back, each after its bubbles.
     const int64_t ra = seq.rows_a(tile), rb = seq.rows_b(tile);
     const uint64_t full_bytes = seq.bytes(ra, rb, seq.step());
@@ -40,6 +43,7 @@ GemmStats event_timing(const model::TileConfig& cfg, const StallConfig& stalls, 
     if (in.active()) {
       for (int64_t j = 0; j < nk; ++j) bubbles += static_cast<int64_t>(in.run());
     }
+    beats += static_cast<uint64_t>(nk);
     s.operand_bytes += (static_cast<uint64_t>(nk) - 1) * full_bytes + last_bytes;
     s.stall_operand += static_cast<uint64_t>(fetch + bubbles - nk);
 
@@ -69,10 +73,9 @@ GemmStats event_timing(const model::TileConfig& cfg, const StallConfig& stalls, 
     const uint64_t done = static_cast<uint64_t>(tile + 1);
     if (progress && (done % report_every == 0 || done == seq.tiles())) progress(done, seq.tiles());
   }
-  s.beats = seq.beats();
+  s.beats = beats;
   s.cycles = static_cast<uint64_t>(drained + 1);
   s.stall_pipeline += static_cast<uint64_t>(drained - accepted);  // the final drain
-  s.tiles = seq.tiles();
   return s;
 }
 
@@ -82,6 +85,12 @@ EventDevice::EventDevice(const model::TileConfig& cfg, StallConfig stalls, Value
     : cfg_(cfg), stalls_(stalls), values_(values), progress_(std::move(progress)) {
   model::validate(cfg_);
   validate(stalls_, "event");
+}
+
+EventDevice::EventDevice(const ArchConfig& arch, StallConfig stalls, Values values, ProgressFn progress)
+    : EventDevice(arch.tile, stalls, values, std::move(progress)) {
+  validate(arch);
+  tiles_ = arch.tiles;
 }
 
 void EventDevice::check_operands(const QuantizedTensor& a, const QuantizedTensor& b) const {
@@ -95,10 +104,29 @@ GemmResult EventDevice::run(const QuantizedTensor& a, const QuantizedTensor& b) 
   GemmResult r;
   r.m = a.rows;
   r.n = b.rows;
-  GemmStats s = event_timing(cfg_, stalls_, seq, values_ == Values::kNone ? progress_ : ProgressFn{});
+  // Array tile j takes output tiles j, j + T, ...; an array tile with none stays idle.
+  const int64_t array = std::min<int64_t>(tiles_, static_cast<int64_t>(seq.tiles()));
+  const ProgressFn timing_progress = values_ == Values::kNone && array == 1 ? progress_ : ProgressFn{};
+  std::vector<GemmStats> per_tile;
+  for (int64_t j = 0; j < array; ++j) {
+    StallConfig st = stalls_;
+    st.seed += static_cast<uint64_t>(j);
+    per_tile.push_back(event_timing(cfg_, st, seq, j, tiles_, timing_progress));
+  }
+  GemmStats s;
+  for (const GemmStats& t : per_tile) s.cycles = std::max(s.cycles, t.cycles);
+  for (const GemmStats& t : per_tile) {
+    s.beats += t.beats;
+    s.stall_operand += t.stall_operand;
+    s.stall_output += t.stall_output;
+    s.stall_pipeline += t.stall_pipeline + (s.cycles - t.cycles);  // idle after its last tile
+    s.operand_bytes += t.operand_bytes;
+  }
+  s.stall_pipeline += static_cast<uint64_t>(tiles_ - array) * s.cycles;  // tiles with no output tile
+  s.tiles = seq.tiles();
   s.macs = static_cast<uint64_t>(a.rows) * static_cast<uint64_t>(b.rows) * static_cast<uint64_t>(a.cols);
-  s.peak_macs_per_cycle =
-      static_cast<uint64_t>(cfg_.rows) * static_cast<uint64_t>(cfg_.cols) * static_cast<uint64_t>(cfg_.lanes);
+  s.peak_macs_per_cycle = static_cast<uint64_t>(tiles_) * static_cast<uint64_t>(cfg_.rows) *
+                          static_cast<uint64_t>(cfg_.cols) * static_cast<uint64_t>(cfg_.lanes);
   r.stats = s;
   if (values_ == Values::kBulk) {
     // Progress in output tiles, as the timed devices report it: C rows done -> tile rows done.

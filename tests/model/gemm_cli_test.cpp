@@ -125,9 +125,27 @@ TEST(GemmCli, BenchPrintsEveryTimedBackendAndTheRatios) {
   EXPECT_GT(j["ratio_event_timing_over_rtl"].get<double>(), 0.0);
 }
 
+TEST(GemmCli, AnArrayOfTilesFromAnArchitectureFile) {
+  {
+    std::ofstream(tmp("arch.json")) << R"({"tiles": 4, "tile": {"rows": 4, "cols": 4, "lanes": 16, "bandwidth": 1000},
+                                          "operand_buffer_bytes": 96})";
+  }
+  // 8 x 8 output tiles of 2 k-blocks, 16 per array tile, compute-bound: 2 + 15 * 8 + 8 - 1 cycles.
+  const CommandResult r = run_nibble("gemm --backend event --arch " + tmp("arch.json") +
+                                     " --m 32 --n 32 --k 32 --json " + tmp("arch_out.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("4 tiles, each 4x4x16"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+  std::ifstream f(tmp("arch_out.json"));
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["cycles"], 2 + 15 * 8 + 8 - 1);
+  EXPECT_EQ(j["arch"]["tiles"], 4);
+}
+
 TEST(GemmCli, BadInputExitsTwoWithAMessage) {
   {
     std::ofstream(tmp("bad.json")) << R"({"rows": 4, "lanes": 24})";
+    std::ofstream(tmp("small_arch.json")) << R"({"tiles": 2, "tile": {}, "operand_buffer_bytes": 64})";
   }
   struct Case {
     std::string args, must_mention;
@@ -154,6 +172,12 @@ TEST(GemmCli, BadInputExitsTwoWithAMessage) {
       {"gemm --backend event-timing --stall-out 1", "--stall-out"},
       {"gemm --backend event --bandwidth 0", "bandwidth"},
       {"gemm --backend event-timing --bandwidth 1e-9", "2^36"},
+      {"gemm --backend systemc --arch " + tmp("small_arch.json"), "event model only"},
+      {"gemm --bench --arch " + tmp("small_arch.json"), "--arch"},
+      {"gemm --backend event --arch " + tmp("small_arch.json") + " --lanes 32", "--lanes cannot go with it"},
+      {"gemm --backend event --arch " + tmp("small_arch.json"), "'operand_buffer_bytes'"},
+      {"gemm --backend event --arch " + tmp("bad.json"), "'tiles' is missing"},
+      {"gemm --backend event --arch /nonexistent/arch.json", "/nonexistent/arch.json"},
       {"gemm --bench --repeat 0", "--repeat"},
       {"gemm --backend systemc --stall-in 1.5", "--stall-in"},
       {"gemm --backend systemc --stall-out -0.1", "--stall-out"},

@@ -18,6 +18,13 @@
 // output buffer, pipeline stalls before; the cycles before each offer are
 // operand stalls; the final drain is pipeline stall.
 //
+// An array of tiles (arch.h): output tile i runs on array tile i mod T, each
+// array tile as above over its own output tiles, with its own operand buffer and
+// its own stall coins (StallConfig seed + j for array tile j, so one tile alone
+// is the single-tile model). cycles is the slowest tile's; beats, stalls and
+// operand bytes add up over the tiles, and a tile that finishes early idles in
+// pipeline stall, so that T * cycles = beats + stalls.
+//
 // Work per run: O(tiles) without injected stalls. With them, one coin draw per
 // bubble and per cycle a tile sits in the output buffer; the output-stall coin's
 // draws for the other cycles (the testbench draws it every cycle) are skipped
@@ -29,6 +36,7 @@
 
 #include "nibble/model/config.h"
 #include "nibble/quantize.h"
+#include "nibble/sim/arch.h"
 #include "nibble/sim/device.h"
 #include "nibble/sim/systemc_device.h"
 
@@ -43,6 +51,9 @@ class EventDevice : public GemmDevice {
   // Throws std::invalid_argument for a bad cfg or stall probabilities outside [0, 1).
   explicit EventDevice(const model::TileConfig& cfg, StallConfig stalls = {}, Values values = Values::kBulk,
                        ProgressFn progress = {});
+  // An array of arch.tiles tiles of arch.tile. Throws std::invalid_argument (model::ConfigError) for a bad arch.
+  explicit EventDevice(const ArchConfig& arch, StallConfig stalls = {}, Values values = Values::kBulk,
+                       ProgressFn progress = {});
   std::string name() const override { return values_ == Values::kBulk ? "event" : "event-timing"; }
   GemmResult run(const QuantizedTensor& a, const QuantizedTensor& b) override;
 
@@ -51,6 +62,7 @@ class EventDevice : public GemmDevice {
 
  private:
   model::TileConfig cfg_;
+  int tiles_ = 1;  // of the array
   StallConfig stalls_;
   Values values_;
   ProgressFn progress_;
