@@ -146,6 +146,7 @@ TEST(GemmCli, BadInputExitsTwoWithAMessage) {
   {
     std::ofstream(tmp("bad.json")) << R"({"rows": 4, "lanes": 24})";
     std::ofstream(tmp("small_arch.json")) << R"({"tiles": 2, "tile": {}, "operand_buffer_bytes": 64})";
+    std::ofstream(tmp("e2m1_arch.json")) << R"({"tiles": 2, "tile": {"formats": ["e2m1"]}, "operand_buffer_bytes": 96})";
   }
   struct Case {
     std::string args, must_mention;
@@ -178,6 +179,7 @@ TEST(GemmCli, BadInputExitsTwoWithAMessage) {
       {"gemm --backend event --arch " + tmp("small_arch.json"), "'operand_buffer_bytes'"},
       {"gemm --backend event --arch " + tmp("bad.json"), "'tiles' is missing"},
       {"gemm --backend event --arch /nonexistent/arch.json", "/nonexistent/arch.json"},
+      {"gemm --backend event-timing --arch " + tmp("e2m1_arch.json") + " --format-b int4", "not in the tile's formats"},
       {"gemm --bench --repeat 0", "--repeat"},
       {"gemm --backend systemc --stall-in 1.5", "--stall-in"},
       {"gemm --backend systemc --stall-out -0.1", "--stall-out"},
