@@ -14,6 +14,41 @@ int32_t block_partial_sum(const uint8_t* codes_a, Format fa, const uint8_t* code
   return p;
 }
 
+void decode_units(Format f, const uint8_t* codes, size_t n, int8_t* out) {
+  int8_t table[16];
+  for (uint8_t c = 0; c < 16; ++c) table[c] = static_cast<int8_t>(decode(f, c).signed_units());
+  for (size_t i = 0; i < n; ++i) out[i] = table[codes[i] & 0xFu];
+}
+
+namespace {
+
+// One block of a compile-time length, so that the compiler can vectorize it.
+template <size_t N>
+int32_t units_dot(const int8_t* a, const int8_t* b) {
+  int32_t p = 0;
+  for (size_t i = 0; i < N; ++i) p += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  return p;
+}
+
+int32_t units_dot(const int8_t* a, const int8_t* b, size_t n) {
+  int32_t p = 0;
+  for (size_t i = 0; i < n; ++i) p += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  return p;
+}
+
+}  // namespace
+
+void block_partial_sums(const int8_t* units_a, const int8_t* units_b, size_t k, size_t step, int32_t* out) {
+  if (step == 0) throw std::invalid_argument("block_partial_sums: step must be at least 1");
+  const size_t full = k / step;
+  for (size_t j = 0; j < full; ++j) {
+    const int8_t* a = units_a + j * step;
+    const int8_t* b = units_b + j * step;
+    out[j] = step == 16 ? units_dot<16>(a, b) : step == 32 ? units_dot<32>(a, b) : units_dot(a, b, step);
+  }
+  if (k % step != 0) out[full] = units_dot(units_a + full * step, units_b + full * step, k % step);
+}
+
 float block_product(int32_t partial_sum, Format fa, Format fb, float scale_a, float scale_b) {
   const float s = scale_a * scale_b;
   if (!f32_is_finite(s)) return canonical(static_cast<float>(partial_sum) * s);  // NaN, or +-Inf (NaN if P = 0)

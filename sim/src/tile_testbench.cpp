@@ -1,15 +1,13 @@
 #include "tile_testbench.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
-#include <random>
 #include <stdexcept>
 #include <string>
 
 #include "nibble/dot.h"
-#include "nibble/limits.h"
 #include "nibble/scale.h"
+#include "tile_sequence.h"
 
 namespace nibble::sim::detail {
 namespace {
@@ -17,27 +15,8 @@ namespace {
 using model::TileBeat;
 using model::TileRow;
 
-int scale_bytes(ScaleFormat f) { return f == ScaleFormat::kFP32 ? 4 : 1; }
-
 // Rising edges with rst_n low before cycle 0.
 constexpr int kResetEdges = 3;
-
-// Seeded Bernoulli draws for bubbles and stalls.
-class Coin {
- public:
-  Coin(double p, uint64_t seed) : p_(p), rng_(seed), d_(p > 0.0 ? p : 0.0) {}
-  bool flip() { return p_ > 0.0 && d_(rng_); }
-  uint64_t run() {  // how many heads before the first tail
-    uint64_t n = 0;
-    while (flip()) ++n;
-    return n;
-  }
-
- private:
-  double p_;
-  std::mt19937_64 rng_;
-  std::bernoulli_distribution d_;
-};
 
 SC_MODULE(tile_testbench) {
   sc_core::sc_clock clk;
@@ -46,18 +25,18 @@ SC_MODULE(tile_testbench) {
   std::unique_ptr<sc_core::sc_module> dut;
 
   tile_testbench(sc_core::sc_module_name name, const model::TileConfig& cfg, const StallConfig& st,
-                 const ProgressFn& progress, const QuantizedTensor& a, const QuantizedTensor& b, int64_t step,
-                 std::vector<float>& c, const DutFactory& make_dut)
+                 const ProgressFn& progress, const QuantizedTensor& a, const QuantizedTensor& b,
+                 const TileSequence& seq, std::vector<float>& c, const DutFactory& make_dut)
       : sc_core::sc_module(name),
         clk("clk", 1, sc_core::SC_NS),
         clk_i("clk_i"),
         cfg_(cfg),
-        in_coin_(st.input, st.seed * 2 + 1),
-        out_coin_(st.output, st.seed * 2 + 2),
+        in_coin_(input_coin(st)),
+        out_coin_(output_coin(st)),
         progress_(progress),
         a_(a),
         b_(b),
-        step_(step),
+        seq_(seq),
         c_(c) {
     clk_i(clk);
     dut = make_dut(clk, sig);
@@ -65,62 +44,52 @@ SC_MODULE(tile_testbench) {
   }
   SC_HAS_PROCESS(tile_testbench);
 
-  int64_t tiles_m() const { return (a_.rows + cfg_.rows - 1) / cfg_.rows; }
-  int64_t tiles_n() const { return (b_.rows + cfg_.cols - 1) / cfg_.cols; }
-  int64_t kblocks() const { return (a_.cols + step_ - 1) / step_; }
-
   bool finished = false;
   GemmStats stats;
 
  private:
-  // Fills one panel (rows of q from r0, up to panel_rows rows) for k-block k0; returns the real rows.
-  int64_t fill_panel(const QuantizedTensor& q, int64_t r0, int64_t panel_rows, int64_t k0, int64_t count,
-                     std::vector<uint8_t>& codes, std::vector<uint32_t>& scales) const {
+  // Fills one panel (rows of q from r0, up to panel_rows rows) for k-block k0.
+  void fill_panel(const QuantizedTensor& q, int64_t r0, int64_t panel_rows, int64_t k0, int64_t count,
+                  std::vector<uint8_t>& codes, std::vector<uint32_t>& scales) const {
     const size_t lanes = static_cast<size_t>(cfg_.lanes);
     codes.assign(static_cast<size_t>(panel_rows) * lanes, 0);
     scales.assign(static_cast<size_t>(panel_rows), 0);
-    int64_t real = 0;
     for (int64_t m = 0; m < panel_rows; ++m) {
       const int64_t r = r0 + m;
       if (r >= q.rows) break;
-      ++real;
       const uint8_t* src = &q.codes[static_cast<size_t>(r * q.cols + k0)];
       std::copy(src, src + count, codes.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(m) * lanes));
       scales[static_cast<size_t>(m)] = q.scale_code_at(r, k0);
     }
-    return real;
   }
 
   // Beat number i (tiles row-major, k-blocks in increasing k); returns its fetch cycles.
   uint64_t make_beat(uint64_t i, TileBeat& beat) {
-    const int64_t nk = kblocks();
+    const int64_t nk = seq_.kblocks();
     const int64_t tile = static_cast<int64_t>(i) / nk, kb = static_cast<int64_t>(i) % nk;
-    const int64_t ti = tile / tiles_n(), tj = tile % tiles_n();
+    const int64_t ti = tile / seq_.tiles_n(), tj = tile % seq_.tiles_n();
     beat.first = kb == 0;
     beat.last = kb == nk - 1;
     beat.format_a = a_.config.format;
     beat.format_b = b_.config.format;
     beat.scale_format_a = scale_format(a_.config.scale);
     beat.scale_format_b = scale_format(b_.config.scale);
-    const int64_t k0 = kb * step_;
-    const int64_t count = std::min(step_, a_.cols - k0);
+    const int64_t k0 = kb * seq_.step();
+    const int64_t count = seq_.count(kb);
     beat.count = static_cast<uint32_t>(count);
-    const int64_t ra = fill_panel(a_, ti * cfg_.rows, cfg_.rows, k0, count, beat.codes_a, beat.scales_a);
-    const int64_t rb = fill_panel(b_, tj * cfg_.cols, cfg_.cols, k0, count, beat.codes_b, beat.scales_b);
-    const int64_t code_bytes = (count + 1) / 2;
-    const int64_t bytes = ra * (code_bytes + scale_bytes(beat.scale_format_a)) +
-                          rb * (code_bytes + scale_bytes(beat.scale_format_b));
-    stats.operand_bytes += static_cast<uint64_t>(bytes);
-    const double fetch = std::ceil(static_cast<double>(bytes) / cfg_.bandwidth);
-    return std::max<uint64_t>(1, static_cast<uint64_t>(fetch));
+    fill_panel(a_, ti * cfg_.rows, cfg_.rows, k0, count, beat.codes_a, beat.scales_a);
+    fill_panel(b_, tj * cfg_.cols, cfg_.cols, k0, count, beat.codes_b, beat.scales_b);
+    const uint64_t bytes = seq_.bytes(seq_.rows_a(tile), seq_.rows_b(tile), count);
+    stats.operand_bytes += bytes;
+    return seq_.fetch_cycles(bytes);
   }
 
   void run() {
     for (int i = 1; i < kResetEdges; ++i) sc_core::wait();
     sig.rst_n.write(true);
 
-    const uint64_t total_beats = static_cast<uint64_t>(tiles_m() * tiles_n() * kblocks());
-    const uint64_t total_tiles = static_cast<uint64_t>(tiles_m() * tiles_n());
+    const uint64_t total_beats = seq_.beats();
+    const uint64_t total_tiles = seq_.tiles();
     uint64_t next = 0;          // the next beat to offer
     bool offering = false;      // in_valid is high with beat `next - 1`
     TileBeat beat;
@@ -184,7 +153,7 @@ SC_MODULE(tile_testbench) {
   }
 
   void store_row(uint64_t tile, const TileRow& row) {
-    const int64_t ti = static_cast<int64_t>(tile) / tiles_n(), tj = static_cast<int64_t>(tile) % tiles_n();
+    const int64_t ti = static_cast<int64_t>(tile) / seq_.tiles_n(), tj = static_cast<int64_t>(tile) % seq_.tiles_n();
     const int64_t m = ti * cfg_.rows + row.row;
     if (m >= a_.rows) return;
     for (int64_t n = 0; n < cfg_.cols; ++n) {
@@ -201,71 +170,19 @@ SC_MODULE(tile_testbench) {
   ProgressFn progress_;
   const QuantizedTensor& a_;
   const QuantizedTensor& b_;
-  int64_t step_;
+  TileSequence seq_;
   std::vector<float>& c_;
 };
 
 }  // namespace
 
-void check_tile_operands(const std::string& who, const model::TileConfig& cfg, const QuantizedTensor& a,
-                         const QuantizedTensor& b) {
-  if (a.rows <= 0 || b.rows <= 0 || a.cols <= 0) throw std::invalid_argument(who + ": empty operands");
-  if (a.cols != b.cols) {
-    throw std::invalid_argument(who + ": contraction lengths differ (" + std::to_string(a.cols) + " vs " +
-                                std::to_string(b.cols) + ")");
-  }
-  if (!(a.config.rht == b.config.rht) || (a.config.rht.enabled() && a.config.seed != b.config.seed)) {
-    throw std::invalid_argument(who + ": operands must share the RHT size, bf16 option and seed");
-  }
-  std::string formats, modes;
-  for (Format f : cfg.formats) formats += (formats.empty() ? "" : ", ") + std::string(nibble::name(f));
-  for (ScaleMode m : cfg.scale_modes) modes += (modes.empty() ? "" : ", ") + std::string(nibble::name(m));
-  for (const QuantizedTensor* q : {&a, &b}) {
-    const char* which = q == &a ? "A" : "B";
-    if (!cfg.allows(q->config.format)) {
-      throw std::invalid_argument(who + ": format of " + which + " '" + std::string(nibble::name(q->config.format)) +
-                                  "' is not in the tile's formats (" + formats + ")");
-    }
-    if (!cfg.allows(q->config.scale)) {
-      throw std::invalid_argument(who + ": scale mode of " + which + " '" +
-                                  std::string(nibble::name(q->config.scale)) + "' is not in the tile's scale_modes (" +
-                                  modes + ")");
-    }
-  }
-  const int step = std::min(block_cols(a.config.block), block_cols(b.config.block));
-  if (step > cfg.lanes) {
-    throw std::invalid_argument(who + ": a k-block of " + std::to_string(step) + " elements needs lanes >= " +
-                                std::to_string(step) + " (the tile has " + std::to_string(cfg.lanes) + ")");
-  }
-}
-
 GemmResult run_tile_testbench(const std::string& who, const model::TileConfig& cfg, const StallConfig& stalls,
                               const ProgressFn& progress, const QuantizedTensor& a, const QuantizedTensor& b,
                               const DutFactory& make_dut, const TestbenchHooks& hooks) {
-  const int64_t step = std::min(block_cols(a.config.block), block_cols(b.config.block));
-  const uint64_t tiles = static_cast<uint64_t>(((a.rows + cfg.rows - 1) / cfg.rows) *
-                                               ((b.rows + cfg.cols - 1) / cfg.cols));
-  const uint64_t nk = static_cast<uint64_t>((a.cols + step - 1) / step);
-  const uint64_t total_beats = tiles * nk;
-
-  // A generous bound on the cycles: every beat's fetch plus every tile's drain, stretched
-  // by 20 and by the expected cost of the injected stalls (a cycle goes ahead with
-  // probability (1 - p_in)(1 - p_out)). Reaching it means the tile deadlocked. Computed in
-  // double, so that a tiny bandwidth cannot wrap it; a run whose bound passes
-  // limits::kMaxSimCycles is refused before it starts.
-  const uint64_t max_bytes = static_cast<uint64_t>(cfg.rows + cfg.cols) * static_cast<uint64_t>(cfg.lanes / 2 + 4);
-  const double fetch_bound = std::ceil(static_cast<double>(max_bytes) / cfg.bandwidth) + 1.0;
-  const double go_ahead = (1.0 - stalls.input) * (1.0 - stalls.output);
-  const double bound_cycles =
-      (static_cast<double>(total_beats) * fetch_bound +
-       static_cast<double>(tiles) * static_cast<double>(cfg.latency + 2 * cfg.rows + 4) + 100.0) *
-      20.0 / go_ahead;
-  if (!(bound_cycles <= static_cast<double>(limits::kMaxSimCycles))) {
-    throw std::invalid_argument(who + ": the run could take up to " + std::to_string(bound_cycles) +
-                                " cycles, more than the limit of 2^36 (raise the bandwidth, lower the stall "
-                                "probabilities or the GEMM's size)");
-  }
-  const auto bound = static_cast<uint64_t>(bound_cycles);
+  const TileSequence seq(cfg, a, b);
+  const uint64_t tiles = seq.tiles();
+  // Reaching the bound means the tile deadlocked.
+  const uint64_t bound = cycle_bound(who, cfg, stalls, seq);
 
   GemmResult res;
   res.m = a.rows;
@@ -280,7 +197,7 @@ GemmResult run_tile_testbench(const std::string& who, const model::TileConfig& c
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
   // Every run ends with sc_stop(); SystemC's note about it is noise here.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  auto top = std::make_unique<tile_testbench>("gemm", cfg, stalls, progress, a, b, step, res.c, make_dut);
+  auto top = std::make_unique<tile_testbench>("gemm", cfg, stalls, progress, a, b, seq, res.c, make_dut);
 
   sc_core::sc_trace_file* vcd = nullptr;
   if (!hooks.vcd_path.empty()) {

@@ -17,14 +17,9 @@
 #include "nibble/quantize.h"
 #include "nibble/sim/device.h"
 #include "nibble/sim/systemc_device.h"
+#include "tile_sequence.h"
 
 namespace nibble::sim::detail {
-
-// Throws std::invalid_argument (message starting with `who`) for operands that do
-// not fit the tile: empty or mismatched operands, formats or scale modes outside
-// cfg, a k-block wider than the lanes.
-void check_tile_operands(const std::string& who, const model::TileConfig& cfg, const QuantizedTensor& a,
-                         const QuantizedTensor& b);
 
 // Builds the device under test inside the testbench (clock and signals given).
 using DutFactory =
@@ -37,7 +32,7 @@ struct TestbenchHooks {
 };
 
 // Runs one GEMM through a fresh SystemC context. Operands must have passed
-// check_tile_operands.
+// check_tile_operands (tile_sequence.h).
 GemmResult run_tile_testbench(const std::string& who, const model::TileConfig& cfg, const StallConfig& stalls,
                               const ProgressFn& progress, const QuantizedTensor& a, const QuantizedTensor& b,
                               const DutFactory& make_dut, const TestbenchHooks& hooks = {});

@@ -1,6 +1,7 @@
 // `nibble gemm` end to end: every backend runs and passes its check against
-// golden; systemc and rtl print identical timing; --json, --trace and --bench
-// work; every bad input exits 2 with a message naming the problem.
+// golden; systemc, rtl, event and event-timing print identical timing; --json,
+// --trace and --bench work; every bad input exits 2 with a message naming the
+// problem.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -37,7 +38,7 @@ std::string timing_lines(const std::string& out) {
 const char* kGemm = "gemm --m 23 --n 18 --k 150 --format-a int4 --format-b e1m2 --scale mx-floor --stall-in 0.2 "
                     "--stall-out 0.3 --stall-seed 11";
 
-TEST(GemmCli, EveryBackendPassesAndSystemcMatchesRtlCycleForCycle) {
+TEST(GemmCli, EveryBackendPassesAndTheTimedOnesAgreeCycleForCycle) {
   const CommandResult golden = run_nibble(std::string(kGemm) + " --backend golden");
   ASSERT_EQ(golden.exit_code, 0) << golden.output;
   EXPECT_NE(golden.output.find("PASS"), std::string::npos) << golden.output;
@@ -63,6 +64,26 @@ TEST(GemmCli, EveryBackendPassesAndSystemcMatchesRtlCycleForCycle) {
   EXPECT_EQ(js["stalls"], jr["stalls"]);
   EXPECT_TRUE(jr["check"]["ok"].get<bool>());
   EXPECT_EQ(jr["check"]["compared"], 23 * 18);
+
+  const CommandResult ev = run_nibble(std::string(kGemm) + " --backend event --json " + tmp("ev.json"));
+  ASSERT_EQ(ev.exit_code, 0) << ev.output;
+  EXPECT_NE(ev.output.find("PASS"), std::string::npos) << ev.output;
+  EXPECT_EQ(timing_lines(ev.output), tr);
+  const CommandResult et = run_nibble(std::string(kGemm) + " --backend event-timing --json " + tmp("et.json"));
+  ASSERT_EQ(et.exit_code, 0) << et.output;
+  EXPECT_NE(et.output.find("timing only"), std::string::npos) << et.output;
+  EXPECT_EQ(timing_lines(et.output), tr);
+  std::ifstream fe(tmp("ev.json")), ft(tmp("et.json"));
+  const nlohmann::json je = nlohmann::json::parse(fe), jt = nlohmann::json::parse(ft);
+  EXPECT_EQ(je["backend"], "event");
+  EXPECT_EQ(jt["backend"], "event-timing");
+  for (const nlohmann::json* j : {&je, &jt}) {
+    EXPECT_EQ((*j)["cycles"], jr["cycles"]);
+    EXPECT_EQ((*j)["stalls"], jr["stalls"]);
+    EXPECT_EQ((*j)["operand_bytes"], jr["operand_bytes"]);
+  }
+  EXPECT_TRUE(je["check"]["ok"].get<bool>());
+  EXPECT_FALSE(jt["check"]["computed"].get<bool>());
 }
 
 TEST(GemmCli, TracesAreWritten) {
@@ -81,23 +102,51 @@ TEST(GemmCli, TracesAreWritten) {
   EXPECT_NE(vcd_text.find("out_valid"), std::string::npos);
 }
 
-TEST(GemmCli, BenchPrintsBothBackendsAndTheRatio) {
+TEST(GemmCli, BenchPrintsEveryTimedBackendAndTheRatios) {
   const CommandResult r = run_nibble("gemm --bench --repeat 1 --m 16 --n 16 --k 64 --json " + tmp("bench.json"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("systemc"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("rtl"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("ratio"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("cycles identical"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("event-timing"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ratios"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("identical in all four"), std::string::npos) << r.output;
   std::ifstream f(tmp("bench.json"));
   const nlohmann::json j = nlohmann::json::parse(f);
-  ASSERT_EQ(j["runs"].size(), 2u);
-  EXPECT_EQ(j["runs"][0]["cycles"], j["runs"][1]["cycles"]);
+  ASSERT_EQ(j["runs"].size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(j["runs"][i]["cycles"], j["runs"][0]["cycles"]);
+    EXPECT_GT(j["runs"][i]["simulated_macs_per_s"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(j["runs"][3]["backend"], "event-timing");
+  EXPECT_TRUE(j["runs"][3]["check_ok"].is_null()) << "timing only has nothing to check";
+  EXPECT_TRUE(j["timing_identical"].get<bool>());
   EXPECT_GT(j["ratio_systemc_over_rtl"].get<double>(), 0.0);
+  EXPECT_GT(j["ratio_event_over_systemc"].get<double>(), 0.0);
+  EXPECT_GT(j["ratio_event_timing_over_rtl"].get<double>(), 0.0);
+}
+
+TEST(GemmCli, AnArrayOfTilesFromAnArchitectureFile) {
+  {
+    std::ofstream(tmp("arch.json")) << R"({"tiles": 4, "tile": {"rows": 4, "cols": 4, "lanes": 16, "bandwidth": 1000},
+                                          "operand_buffer_bytes": 96})";
+  }
+  // 8 x 8 output tiles of 2 k-blocks, 16 per array tile, compute-bound: 2 + 15 * 8 + 8 - 1 cycles.
+  const CommandResult r = run_nibble("gemm --backend event --arch " + tmp("arch.json") +
+                                     " --m 32 --n 32 --k 32 --json " + tmp("arch_out.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("4 tiles, each 4x4x16"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+  std::ifstream f(tmp("arch_out.json"));
+  const nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["cycles"], 2 + 15 * 8 + 8 - 1);
+  EXPECT_EQ(j["arch"]["tiles"], 4);
 }
 
 TEST(GemmCli, BadInputExitsTwoWithAMessage) {
   {
     std::ofstream(tmp("bad.json")) << R"({"rows": 4, "lanes": 24})";
+    std::ofstream(tmp("small_arch.json")) << R"({"tiles": 2, "tile": {}, "operand_buffer_bytes": 64})";
+    std::ofstream(tmp("e2m1_arch.json")) << R"({"tiles": 2, "tile": {"formats": ["e2m1"]}, "operand_buffer_bytes": 96})";
   }
   struct Case {
     std::string args, must_mention;
@@ -120,6 +169,17 @@ TEST(GemmCli, BadInputExitsTwoWithAMessage) {
       {"gemm --backend rtl --trace x.vcd", "FST"},
       {"gemm --backend systemc --trace x.fst", "VCD"},
       {"gemm --bench --trace x.fst", "--trace"},
+      {"gemm --backend event --trace x.vcd", "--trace"},
+      {"gemm --backend event-timing --stall-out 1", "--stall-out"},
+      {"gemm --backend event --bandwidth 0", "bandwidth"},
+      {"gemm --backend event-timing --bandwidth 1e-9", "2^36"},
+      {"gemm --backend systemc --arch " + tmp("small_arch.json"), "event model only"},
+      {"gemm --bench --arch " + tmp("small_arch.json"), "--arch"},
+      {"gemm --backend event --arch " + tmp("small_arch.json") + " --lanes 32", "--lanes cannot go with it"},
+      {"gemm --backend event --arch " + tmp("small_arch.json"), "'operand_buffer_bytes'"},
+      {"gemm --backend event --arch " + tmp("bad.json"), "'tiles' is missing"},
+      {"gemm --backend event --arch /nonexistent/arch.json", "/nonexistent/arch.json"},
+      {"gemm --backend event-timing --arch " + tmp("e2m1_arch.json") + " --format-b int4", "not in the tile's formats"},
       {"gemm --bench --repeat 0", "--repeat"},
       {"gemm --backend systemc --stall-in 1.5", "--stall-in"},
       {"gemm --backend systemc --stall-out -0.1", "--stall-out"},

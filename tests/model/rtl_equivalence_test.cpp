@@ -1,8 +1,10 @@
-// The SystemC model against the Verilated RTL tile (verilator --sc), driven by
-// the one testbench (sim/src/tile_testbench.h) with the same stimulus: C bit for
-// bit equal between the two and equal to golden::gemm, and identical cycle
-// counts and stall breakdowns, including seeded random input bubbles and output
-// stalls. Every Verilated shape of the build, all 9 format pairs, all 4 scale
+// Three timing models of one tile, on the same stimulus: the SystemC model and
+// the Verilated RTL tile (verilator --sc), driven by the one testbench
+// (sim/src/tile_testbench.h) cycle by cycle, and the event-skipping model
+// (sim/include/nibble/sim/event_device.h), with its values in bulk and timing
+// only. C bit for bit equal between them and equal to golden::gemm, and
+// identical cycle counts and stall breakdowns, including seeded random input
+// bubbles and output stalls. Every Verilated shape of the build, all 9 format pairs, all 4 scale
 // modes, M/N/K larger than the array and not multiples of it. Seeds are printed
 // (NIBBLE_MODEL_SEED overrides).
 #include <gtest/gtest.h>
@@ -17,6 +19,7 @@
 #include "nibble/model/config.h"
 #include "nibble/quantize.h"
 #include "nibble/sim/device.h"
+#include "nibble/sim/event_device.h"
 #include "nibble/sim/rtl_device.h"
 #include "nibble/sim/systemc_device.h"
 
@@ -42,37 +45,54 @@ std::vector<Shape> rtl_shapes() {
   return out;
 }
 
-// Runs both devices on (a, b) with the same stalls; checks values and timing.
-// Returns the RTL's timing.
+void expect_same_timing(const char* who, const GemmStats& s, const GemmStats& rtl) {
+  EXPECT_EQ(s.cycles, rtl.cycles) << who << " vs rtl";
+  EXPECT_EQ(s.beats, rtl.beats) << who << " vs rtl";
+  EXPECT_EQ(s.tiles, rtl.tiles) << who << " vs rtl";
+  EXPECT_EQ(s.stall_operand, rtl.stall_operand) << who << " vs rtl";
+  EXPECT_EQ(s.stall_output, rtl.stall_output) << who << " vs rtl";
+  EXPECT_EQ(s.stall_pipeline, rtl.stall_pipeline) << who << " vs rtl";
+  EXPECT_EQ(s.operand_bytes, rtl.operand_bytes) << who << " vs rtl";
+  EXPECT_EQ(s.macs, rtl.macs) << who << " vs rtl";
+}
+
+void expect_same_values(const char* who, const GemmResult& r, const GemmResult& rtl) {
+  ASSERT_EQ(r.c.size(), rtl.c.size()) << who;
+  for (size_t i = 0; i < r.c.size(); ++i) {
+    if (f32_bits(r.c[i]) != f32_bits(rtl.c[i])) {
+      ADD_FAILURE() << "C element " << i << ": " << who << " 0x" << std::hex << f32_bits(r.c[i]) << " rtl 0x"
+                    << f32_bits(rtl.c[i]);
+      return;
+    }
+  }
+}
+
+// Runs the RTL, the SystemC model and the event model (values in bulk, and timing
+// only) on (a, b) with the same stalls; checks values and timing. Returns the
+// RTL's timing.
 GemmStats expect_equivalent(const model::TileConfig& cfg, const StallConfig& st, const QuantizedTensor& a,
                             const QuantizedTensor& b, uint64_t& elements) {
   SystemCDevice model(cfg, st);
   RtlDevice rtl(cfg, st, {}, {}, st.seed);
+  EventDevice event(cfg, st);
+  EventDevice timing(cfg, st, EventDevice::Values::kNone);
   const GemmResult rm = model.run(a, b);
   const GemmResult rr = rtl.run(a, b);
-  const CheckResult cm = check_against_golden(a, b, rm);
+  const GemmResult re = event.run(a, b);
+  const GemmResult rt = timing.run(a, b);
   const CheckResult cr = check_against_golden(a, b, rr);
-  EXPECT_TRUE(cm.ok()) << "systemc: " << cm.describe();
   EXPECT_TRUE(cr.ok()) << "rtl: " << cr.describe();
-  EXPECT_EQ(rm.c.size(), rr.c.size());
-  for (size_t i = 0; i < rm.c.size() && i < rr.c.size(); ++i) {
-    if (f32_bits(rm.c[i]) != f32_bits(rr.c[i])) {
-      ADD_FAILURE() << "C element " << i << ": systemc " << std::hex << f32_bits(rm.c[i]) << " rtl "
-                    << f32_bits(rr.c[i]);
-      break;
-    }
-  }
-  if (!rm.stats || !rr.stats) {
+  expect_same_values("systemc", rm, rr);
+  expect_same_values("event", re, rr);
+  EXPECT_TRUE(rt.c.empty()) << "the timing-only model computed values";
+  if (!rm.stats || !rr.stats || !re.stats || !rt.stats) {
     ADD_FAILURE() << "a timed device returned no timing";
     return {};
   }
-  const GemmStats &sm = *rm.stats, &sr = *rr.stats;
-  EXPECT_EQ(sm.cycles, sr.cycles);
-  EXPECT_EQ(sm.beats, sr.beats);
-  EXPECT_EQ(sm.stall_operand, sr.stall_operand);
-  EXPECT_EQ(sm.stall_output, sr.stall_output);
-  EXPECT_EQ(sm.stall_pipeline, sr.stall_pipeline);
-  EXPECT_EQ(sm.operand_bytes, sr.operand_bytes);
+  const GemmStats& sr = *rr.stats;
+  expect_same_timing("systemc", *rm.stats, sr);
+  expect_same_timing("event", *re.stats, sr);
+  expect_same_timing("event-timing", *rt.stats, sr);
   EXPECT_EQ(sr.cycles, sr.beats + sr.stall_operand + sr.stall_output + sr.stall_pipeline);
   elements += cr.compared;
   return sr;
@@ -130,7 +150,8 @@ TEST(RtlEquivalence, EveryShapeFormatPairScaleModeWithStalls) {
     }
     }
   }
-  std::printf("SystemC vs RTL: %llu GEMMs (%llu with bubbles/stalls), %llu elements bit-exact, cycles identical\n",
+  std::printf("RTL vs SystemC model vs event model: %llu GEMMs (%llu with bubbles/stalls), %llu elements bit-exact, "
+              "cycles and stalls identical\n",
               static_cast<unsigned long long>(cases), static_cast<unsigned long long>(stalled),
               static_cast<unsigned long long>(elements));
   EXPECT_EQ(cases, shapes.size() * 9 * 4);
@@ -167,7 +188,7 @@ TEST(RtlEquivalence, DeepGemmsUnderHeavyStalls) {
       ++cases;
     }
   }
-  std::printf("deep GEMMs: %llu, %llu elements bit-exact, %llu cycles identical\n",
+  std::printf("deep GEMMs, RTL vs SystemC model vs event model: %llu, %llu elements bit-exact, %llu cycles identical\n",
               static_cast<unsigned long long>(cases), static_cast<unsigned long long>(elements),
               static_cast<unsigned long long>(cycles));
   EXPECT_EQ(cases, rtl_shapes().size() * 3);

@@ -28,6 +28,15 @@ int32_t block_partial_sum(const uint8_t* codes_a, Format fa, const uint8_t* code
 // r_b: the one rounding of P * 2^(lsb_a + lsb_b) * fl(scale_a * scale_b).
 float block_product(int32_t partial_sum, Format fa, Format fb, float scale_a, float scale_b);
 
+// The same partial sums for callers that reuse an operand row many times (the
+// cycle model's bulk GEMM): decode a row once, then take block sums of decoded
+// units. Equal to block_partial_sum on the codes (tests/golden/dot_test.cpp).
+//   decode_units:       out[i] = decode(f, codes[i]).signed_units(), in [-12, 12]
+//   block_partial_sums: out[j] = sum of units_a[i] * units_b[i] over block j, the
+//                       blocks being [j*step, min((j+1)*step, k)), j < ceil(k/step)
+void decode_units(Format f, const uint8_t* codes, size_t n, int8_t* out);
+void block_partial_sums(const int8_t* units_a, const int8_t* units_b, size_t k, size_t step, int32_t* out);
+
 // fl(acc + r): the accumulator step.
 float accumulate(float acc, float r);
 

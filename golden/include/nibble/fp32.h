@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 
 namespace nibble {
 
@@ -35,7 +36,15 @@ struct F32Fields {
   uint32_t sig;
   int exp;
 };
-F32Fields f32_fields(float x);
+// Inline: the bulk GEMM calls it once per block (through block_product).
+inline F32Fields f32_fields(float x) {
+  const uint32_t u = f32_bits(x);
+  const uint32_t biased = (u >> 23) & 0xFFu;
+  const uint32_t frac = u & 0x7FFFFFu;
+  if (biased == 0xFFu) throw std::invalid_argument("f32_fields: not a finite float");
+  if (biased == 0) return {(u >> 31) != 0, frac, -149};
+  return {(u >> 31) != 0, frac | 0x800000u, static_cast<int>(biased) - 150};
+}
 
 // The binary32 nearest to (-1)^neg * mag * 2^exp2, ties to even, with
 // subnormals kept and overflow to +-Inf. One rounding, whatever mag's width.
