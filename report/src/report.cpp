@@ -612,7 +612,7 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
               "percentile bootstrap interval (" +
                   fmt::format("{} resamples, seed {}", count(boot_meta, "resamples"), count(boot_meta, "seed")) +
                   "), paired t-test, verdict, and the paper's effect (" +
-                  fmt::format("{:.0f} % of E2M1's gap, {}", 100 * published::kMixFp4TrainingEffect, published::kMixFp4) +
+                  fmt::format("{:.0f} % of E2M1's gap, {}", 100 * published::kUfp4TrainingEffect, published::kUfp4) +
                   ") beside the primary comparison.",
               {"size", "d = g_a − g_b", "question", "seeds", "d (pp), t interval", "bootstrap interval", "p",
                "verdict", "paper's d (pp)", "seeds for the CI target"},

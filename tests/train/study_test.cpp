@@ -240,8 +240,8 @@ TEST(StudyStats, VerdictsAndCorrelation) {
 }
 
 TEST(StudyStats, PublishedEffectIsTheSmallestReduction) {
-  EXPECT_DOUBLE_EQ(published::kMixFp4TrainingEffect, -0.20);
-  EXPECT_NEAR(published::kMixFp4Training[0].relative_change, -0.2305, 1e-4);  // 0.9673 % vs 1.2570 %
+  EXPECT_DOUBLE_EQ(published::kUfp4TrainingEffect, -0.20);
+  EXPECT_NEAR(published::kUfp4Training[0].relative_change, -0.2305, 1e-4);  // 0.9673 % vs 1.2570 %
 }
 
 // ---- The summary of synthetic runs ----

@@ -642,12 +642,12 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
        "a better / b better where the t interval of d excludes 0; else no difference larger than "
        "max(|ci_lo|, |ci_hi|)"}};
   ojson paper = ojson::array();
-  for (const auto& e : published::kMixFp4Training) {
+  for (const auto& e : published::kUfp4Training) {
     paper.push_back({{"model", e.model}, {"relative_change", e.relative_change}});
   }
   out["paper"] = {
-      {"source", published::kMixFp4},
-      {"effect", published::kMixFp4TrainingEffect},
+      {"source", published::kUfp4},
+      {"effect", published::kUfp4TrainingEffect},
       {"meaning", "d_paper = effect x mean e2m1 gap: the smallest reduction of E2M1's gap the paper reports"},
       {"results", paper}};
 
@@ -859,7 +859,7 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
           std::isfinite(di.half_width) && di.half_width <= target && static_cast<int>(d.size()) >= s.min_seeds;
       pj["verdict"] = verdict(di, p.a, p.b);
       if (p.a == "ufp4" && p.b == "e2m1" && std::isfinite(e2m1_gap)) {
-        const double dp = published::kMixFp4TrainingEffect * e2m1_gap;
+        const double dp = published::kUfp4TrainingEffect * e2m1_gap;
         pj["paper_d"] = dp;
         pj["paper_within_ci"] = std::isfinite(di.lo) && di.lo <= dp && dp <= di.hi;
       }

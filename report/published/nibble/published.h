@@ -3,7 +3,8 @@
 // verdicts. Header-only (target nibble::published), so that the torch-free
 // training library uses it without linking the report.
 //
-// Source of every figure: MixFP4 (arXiv 2605.31035).
+// Sources: MixFP4 (arXiv 2605.31035) for the tensor-core cost of adding E1M2;
+// UFP4 (arXiv 2606.20381) for the training results of its recipe.
 #pragma once
 
 #include <array>
@@ -11,6 +12,7 @@
 namespace nibble::published {
 
 inline constexpr const char* kMixFp4 = "MixFP4 (arXiv 2605.31035)";
+inline constexpr const char* kUfp4 = "UFP4 (arXiv 2606.20381)";
 
 // Adding E1M2 next to E2M1 in a tensor core: +3.1 % area, +1.5 % power.
 inline constexpr double kMixFp4AreaPercent = 3.1;
@@ -26,7 +28,7 @@ struct TrainingEffect {
   double e2m1_gap_percent;   // 0 where the paper gives only the change
   double ufp4_gap_percent;
 };
-inline constexpr std::array<TrainingEffect, 3> kMixFp4Training = {{
+inline constexpr std::array<TrainingEffect, 3> kUfp4Training = {{
     {"dense 1.5 B", (0.9673 - 1.2570) / 1.2570, 1.2570, 0.9673},
     {"MoE 7.9 B", -0.22, 0, 0},
     {"MoE 124 B", -0.20, 0, 0},
@@ -36,10 +38,10 @@ inline constexpr std::array<TrainingEffect, 3> kMixFp4Training = {{
 // (about -20 % of E2M1's gap), so that "consistent with the paper" is the
 // weakest claim the paper makes.
 constexpr double weakest_training_effect() {
-  double weakest = kMixFp4Training[0].relative_change;
-  for (const auto& e : kMixFp4Training) weakest = e.relative_change > weakest ? e.relative_change : weakest;
+  double weakest = kUfp4Training[0].relative_change;
+  for (const auto& e : kUfp4Training) weakest = e.relative_change > weakest ? e.relative_change : weakest;
   return weakest;
 }
-inline constexpr double kMixFp4TrainingEffect = weakest_training_effect();
+inline constexpr double kUfp4TrainingEffect = weakest_training_effect();
 
 }  // namespace nibble::published
