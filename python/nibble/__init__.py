@@ -65,7 +65,9 @@ def quantize(x, config=None, **settings):
 
     Settings are a QuantConfig or its keywords: format, block, scale, rounding,
     sr_bits, rht (0 = off), rht_bf16, seed, stream. With an RHT, x is rotated
-    along its last axis first and the codes are in the rotated domain.
+    along its last axis first and the codes are in the rotated domain. A block
+    holding NaN or Inf gets its scale format's NaN code, as golden defines it,
+    also where no value is finite (which ``nibble golden-quant`` refuses).
     """
     return _nibble._quantize(x, _config(config, settings))
 

@@ -76,6 +76,17 @@ def test_quantize_every_configuration(golden_c, rng, cases):
             cases.equal(want, q.scales.ravel(), f"scale_values encode back to the scale codes {what}")
 
 
+def test_non_finite_blocks_get_the_nan_scale(golden_c, cases):
+    x = np.full((2, 32), np.nan, np.float32)
+    x[1, 3] = np.inf
+    for s in nibble.scale_modes:
+        q = nibble.quantize(x, scale=s)
+        nan_code = nibble.scale_format_info(nibble.scale_format_of(s))["nan_code"]
+        cases.check((q.scales == nan_code).all(), f"{s}: scales {q.scales}")
+        _, codes, scales = golden_c.quantize(x, q.config.to_dict())
+        cases.equal(q.codes, codes, f"{s}: codes of non-finite blocks")
+
+
 def test_quantize_settings_by_keyword_equal_config(rng, cases):
     x = tensor(rng, 16, 32)
     a = nibble.quantize(x, format="e1m2", scale="mx-ceil", rounding="sr", seed=5, sr_bits=3)
