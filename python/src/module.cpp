@@ -15,4 +15,5 @@ PYBIND11_MODULE(_nibble, m) {
   nibble::python::bind_golden(m);
   nibble::python::bind_analysis(m);
   nibble::python::bind_files(m);
+  nibble::python::bind_quantized(m);
 }
