@@ -266,7 +266,7 @@ void bind_golden(py::module_& m) {
       .def_property_readonly("scale_format", [](const QuantConfig& c) { return std::string(name(scale_format(c.scale))); })
       .def("to_dict", &config_dict, "The settings as keyword arguments of QuantConfig().")
       .def("__repr__", &config_repr)
-      .def("__eq__", &same_config);
+      .def("__eq__", &same_config, py::is_operator());
 
   py::class_<QuantizedTensor>(m, "QuantizedTensor",
                               "A quantized [rows, cols] tensor: 4-bit codes, block scale codes and the tensor scale.")

@@ -93,6 +93,9 @@ def test_quantize_settings_by_keyword_equal_config(rng, cases):
     b = nibble.quantize(x, nibble.QuantConfig(format="e1m2", scale="mx-ceil", rounding="sr", seed=5, sr_bits=3))
     cases.equal(a.codes, b.codes, "keywords vs QuantConfig")
     cases.check(nibble.QuantConfig(**a.config.to_dict()) == a.config, "to_dict round trip")
+    cases.check(a.config != nibble.QuantConfig(format="e1m2", scale="mx-ceil", rounding="sr", seed=5, sr_bits=4),
+                "configs that differ in one setting differ")
+    cases.check((a.config == "e1m2") is False, "a config is not equal to another type")
 
 
 def test_input_conversions(rng, cases):
