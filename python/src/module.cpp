@@ -16,4 +16,5 @@ PYBIND11_MODULE(_nibble, m) {
   nibble::python::bind_analysis(m);
   nibble::python::bind_files(m);
   nibble::python::bind_quantized(m);
+  nibble::python::bind_recipes(m);
 }
