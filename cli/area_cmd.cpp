@@ -301,6 +301,8 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
                                  "NIBBLE_SOURCE_DIR to the source tree)",
                                  driver.string()));
   }
+  if (!a.keep.empty()) prepare_directory(a.keep, "--keep");
+  if (!a.cache.empty()) prepare_directory(a.cache, "--cache");
 
   const fs::path tmp = fs::temp_directory_path() /
                        fmt::format("nibble_area_{}", static_cast<long>(::getpid()));

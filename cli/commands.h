@@ -25,6 +25,15 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Work stopped where it can go on (a training run at its checkpoint once
+// --time-limit passed): main() prints "nibble: paused: MESSAGE" and exits with
+// kPausedStatus; the same command continues it.
+class Paused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+inline constexpr int kPausedStatus = 3;
+
 // The command line nibble was started with ("nibble" and its arguments, shell-quoted
 // where needed), recorded in the JSON results it writes; set by main().
 void set_command_line(int argc, char** argv);
@@ -53,6 +62,9 @@ void discard_outputs();
 // Why a new file cannot be written at `path` ("cannot open 'PATH' for writing: ..."), or
 // nothing; with `probe`, a file is created in its directory and removed again to find out.
 std::string output_defect(const std::string& path, bool probe);
+// A directory a command writes many files into (a flow's --keep or --cache): made where
+// missing, then probed with a file; "OPTION: cannot use directory 'DIR': ..." otherwise.
+void prepare_directory(const std::string& dir, const std::string& option);
 
 // Checks of option values (flags.cpp), run by CLI11 while it parses, so that a bad value
 // fails before any command starts ("--OPTION: ..."). writable_file: a file that can be

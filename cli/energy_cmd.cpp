@@ -180,6 +180,7 @@ void run_energy(const EnergyArgs& a) {
     throw UsageError(fmt::format("flow driver not found: {} (pass --synth-dir or set NIBBLE_SOURCE_DIR)",
                                  driver.string()));
   }
+  if (!a.cache.empty()) prepare_directory(a.cache, "--cache");
   const std::string liberty = a.liberty.empty() ? (synth_dir / "nibble_generic.lib").string() : fs::absolute(a.liberty).string();
 
   const fs::path tmp = fs::temp_directory_path() / fmt::format("nibble_energy_{}", static_cast<long>(::getpid()));

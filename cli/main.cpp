@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
     return nibble::cli::fail(nibble::cli::parse_error_message(app, argc, argv, e));
   } catch (const nibble::cli::UsageError& e) {
     return nibble::cli::fail(e.what());
+  } catch (const nibble::cli::Paused& e) {
+    nibble::cli::discard_outputs();
+    std::fflush(stdout);
+    fmt::print(stderr, "nibble: paused: {}\n", e.what());
+    return nibble::cli::kPausedStatus;
   } catch (const nibble::io::TensorFileError& e) {
     return nibble::cli::fail(e.what());
   } catch (const nibble::io::JsonError& e) {

@@ -101,6 +101,20 @@ std::string output_defect(const std::string& path, bool probe) {
   return "";
 }
 
+void prepare_directory(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir)) {
+      throw UsageError(fmt::format("{}: cannot use directory '{}': {}", option, dir,
+                                   ec ? ec.message() : "it exists and is not a directory"));
+    }
+  }
+  if (const std::string defect = output_defect((fs::path(dir) / "probe").string(), true); !defect.empty()) {
+    throw UsageError(fmt::format("{}: cannot use directory '{}': {}", option, dir, defect));
+  }
+}
+
 void note_input(const std::string& path, const std::string& option) {
   if (!path.empty() && path != "-") g_inputs.push_back({path, option});
 }

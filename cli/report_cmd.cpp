@@ -66,7 +66,17 @@ void run_report(const ReportArgs& a, const std::string& command_line) {
     const bool have_data = std::filesystem::exists(std::filesystem::path(a.train_data) / "manifest.json");
     if (a.training == "fresh" && !gpu) throw UsageError("--training fresh: cannot train here: " + why);
     fresh = gpu && (have_data || a.training == "fresh");
-    if (gpu && !fresh) {
+    // The scaling study retires the fresh 6.4 M sweep once a size of it is recorded complete.
+    const report::StudyData study = report::read_study((std::filesystem::path(a.results) / "training").string());
+    bool study_complete = false;
+    for (const auto& z : study.present ? study.summary["sizes"] : nlohmann::json::array()) {
+      study_complete |= z.is_object() && z.value("complete", false);
+    }
+    if (a.training == "auto" && fresh && study_complete) {
+      fresh = false;
+      fmt::print(stderr, "nibble report: note: the recorded scaling study ({}) has a complete size, so the training "
+                         "section shows it and no sweep is run (--training fresh runs one anyway)\n", study.path);
+    } else if (gpu && !fresh) {
       fmt::print(stderr, "nibble report: note: a GPU is present but there is no training data in '{}' (nibble "
                          "train-data --corpus brown --out {}): the training section shows the recorded sweep\n",
                  a.train_data, a.train_data);

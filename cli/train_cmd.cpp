@@ -2,6 +2,7 @@
 //   nibble train-data    prepare the training corpus as byte-level tokens (always built)
 //   nibble train         train one recipe and seed (needs a build with libtorch)
 //   nibble train-sweep   every recipe x seed, then summary.json and summary.md
+//   nibble train-study   the scaling study: plan, run (through the sweep runner), summarize
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <spawn.h>
@@ -25,7 +26,9 @@
 #include "nibble/io/json.h"
 #include "nibble/train/corpus.h"
 #include "nibble/train/data.h"
+#include "nibble/limits.h"
 #include "nibble/train/recipe.h"
+#include "nibble/train/study.h"
 #include "nibble/train/summary.h"
 #include "nibble/train/sweep.h"
 #include "nibble/train/train_config.h"
@@ -60,6 +63,8 @@ struct RunFlags {
   std::string schedule = "cosine";
   double decay_fraction = 0.2;
   int warmup = 50;
+  double weight_decay = 0.1;
+  double grad_clip = 1.0;
   int diag_every = 200;
   int eval_every = 250;
   int64_t eval_bytes = 1 << 20;
@@ -67,6 +72,8 @@ struct RunFlags {
   std::string device = "auto";
   std::string graph = "auto";
   std::string wgrad_stream = "auto";
+  int64_t checkpoint_every = 0;
+  double time_limit = 0;
   int gpus = 1;
 
   void add_to(CLI::App* cmd) {
@@ -87,6 +94,8 @@ struct RunFlags {
     cmd->add_option("--decay-fraction", decay_fraction, "wsd: the last fraction of the steps that decays")
         ->capture_default_str();
     cmd->add_option("--warmup", warmup, "linear warm-up steps")->capture_default_str();
+    cmd->add_option("--weight-decay", weight_decay, "AdamW weight decay of the matrices")->capture_default_str();
+    cmd->add_option("--grad-clip", grad_clip, "the global gradient norm is clipped to this")->capture_default_str();
     cmd->add_option("--diag-every", diag_every, "attenuation diagnostics every K steps (0: off)")
         ->capture_default_str();
     cmd->add_option("--eval-every", eval_every, "validation every K steps (0: at the end only)")
@@ -101,6 +110,14 @@ struct RunFlags {
                     "quantized weight-gradient GEMMs on a second CUDA stream, beside the rest of the backward "
                     "(the same bits): auto, off")
         ->capture_default_str();
+    cmd->add_option("--checkpoint-every", checkpoint_every,
+                    "write a resumable checkpoint every K steps (0: only where --time-limit stops the run); a run "
+                    "started where a checkpoint of the same experiment lies continues from it")
+        ->capture_default_str();
+    cmd->add_option("--time-limit", time_limit,
+                    "stop at a checkpoint once this many seconds have passed (0: no limit); the same command "
+                    "resumes (a sweep: runs not started by then wait for the next call)")
+        ->capture_default_str();
     cmd->add_option("--gpus", gpus, "GPUs per run, data-parallel over NCCL (one process per GPU)")
         ->capture_default_str();
   }
@@ -112,8 +129,10 @@ struct RunFlags {
             num(ctx), "--batch", num(batch), "--micro-batch", num(micro_batch), "--steps", num(steps), "--lr",
             num(lr), "--min-lr-ratio", num(min_lr_ratio), "--schedule",
             schedule, "--decay-fraction", num(decay_fraction), "--warmup", num(warmup),
+            "--weight-decay", num(weight_decay), "--grad-clip", num(grad_clip),
             "--diag-every", num(diag_every), "--eval-every", num(eval_every), "--eval-bytes", num(eval_bytes),
-            "--log-every", num(log_every), "--device", device, "--graph", graph, "--wgrad-stream", wgrad_stream, "--gpus", num(gpus)};
+            "--log-every", num(log_every), "--device", device, "--graph", graph, "--wgrad-stream", wgrad_stream,
+            "--checkpoint-every", num(checkpoint_every), "--gpus", num(gpus)};
   }
 
   tr::TrainConfig config(const tr::RunSeeds& seeds) const {
@@ -129,6 +148,8 @@ struct RunFlags {
     c.min_lr_ratio = min_lr_ratio;
     c.decay_fraction = decay_fraction;
     c.warmup = warmup;
+    c.weight_decay = weight_decay;
+    c.grad_clip = grad_clip;
     c.diag_every = diag_every;
     c.eval_every = eval_every;
     c.eval_bytes = eval_bytes;
@@ -136,6 +157,8 @@ struct RunFlags {
     c.device = device;
     c.graph = graph;
     c.wgrad_stream = wgrad_stream;
+    c.checkpoint_every = checkpoint_every;
+    c.time_limit_s = time_limit;
     c.gpus = gpus;
     c.seeds = seeds;
     c.data_dir = data;
@@ -147,6 +170,29 @@ struct RunFlags {
       throw UsageError(e.what());
     }
     return c;
+  }
+
+  // The flags that give `c` (the study's runs), with the devices of `devices`.
+  static RunFlags of(const tr::TrainConfig& c, const RunFlags& devices) {
+    RunFlags f = devices;
+    f.data = c.data_dir;
+    f.layers = c.model.layers;
+    f.d_model = c.model.d_model;
+    f.heads = c.model.heads;
+    f.ctx = c.model.ctx;
+    f.batch = c.batch;
+    f.steps = c.steps;
+    f.lr = c.lr;
+    f.min_lr_ratio = c.min_lr_ratio;
+    f.schedule = tr::schedule_name(c.schedule);
+    f.decay_fraction = c.decay_fraction;
+    f.warmup = c.warmup;
+    f.weight_decay = c.weight_decay;
+    f.grad_clip = c.grad_clip;
+    f.diag_every = c.diag_every;
+    f.eval_every = c.eval_every;
+    f.eval_bytes = c.eval_bytes;
+    return f;
   }
 };
 
@@ -333,7 +379,14 @@ int available_gpus() { return tr::cuda_device_count(); }
 
 // Runs `children`, at most `slots.size()` at once, child i on GPU set slots[k];
 // returns each child's exit status.
-std::vector<int> run_children(std::vector<Child>& children, const std::vector<std::string>& slots) {
+// Status of a child run that was not started: the deadline had passed.
+constexpr int kNotStarted = -2;
+
+// Runs the children, at most one per slot (its CUDA_VISIBLE_DEVICES) at a time;
+// returns their exit statuses. With a deadline, each child is given the time
+// left as --time-limit, and those not started before it are kNotStarted.
+std::vector<int> run_children(std::vector<Child>& children, const std::vector<std::string>& slots,
+                              std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) {
   std::vector<int> status(children.size(), -1);
   std::vector<int> slot_of(children.size(), -1);
   std::vector<bool> busy(slots.size(), false);
@@ -341,6 +394,15 @@ std::vector<int> run_children(std::vector<Child>& children, const std::vector<st
   size_t running = 0;
   while (next < children.size() || running > 0) {
     while (next < children.size() && running < slots.size()) {
+      if (deadline) {
+        const double left = std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+        if (left < 1.0) {
+          status[next++] = kNotStarted;
+          continue;
+        }
+        children[next].args.push_back("--time-limit");
+        children[next].args.push_back(fmt::format("{:.0f}", left));
+      }
       const size_t k = static_cast<size_t>(std::find(busy.begin(), busy.end(), false) - busy.begin());
       children[next].env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + slots[k]);
       start(children[next]);
@@ -414,16 +476,28 @@ void train_one(const RunFlags& run, const tr::Recipe& recipe, const tr::RunSeeds
       c.args = {"train", "--recipe", recipe.name, "--out", out};
       for (const auto& a : run.to_args()) c.args.push_back(a);
       for (const auto& a : seed_args(seeds)) c.args.push_back(a);
+      if (run.time_limit > 0) {
+        c.args.push_back("--time-limit");
+        c.args.push_back(fmt::format("{}", run.time_limit));
+      }
       c.env = {fmt::format("{}={}", kRankEnv, r), fmt::format("{}={}", kRendezvousEnv, rendezvous),
                "CUDA_VISIBLE_DEVICES=" + devs[static_cast<size_t>(r)], "NCCL_NVLS_ENABLE=0",
                "TORCH_SYMM_MEM_DISABLE_MULTICAST=1", "NVSHMEM_DISABLE_NVLS=1"};
       if (r > 0) c.log = (fs::path(out) / fmt::format("rank{}.log", r)).string();
       start(c);
     }
-    int failed = 0;
-    for (auto& c : ranks) failed |= wait_for(c);
+    int failed = 0, paused = 0;
+    for (auto& c : ranks) {
+      const int st = wait_for(c);
+      paused += st == kPausedStatus ? 1 : 0;
+      failed |= st == kPausedStatus ? 0 : st;
+    }
     fs::remove(rendezvous, ec);
     if (failed != 0) throw std::runtime_error(fmt::format("a rank of the {}-GPU run failed (see {}/rank*.log)", cfg.gpus, out));
+    if (paused != 0) {
+      throw Paused(fmt::format("{}: stopped at a checkpoint after --time-limit {} s; the same command resumes it", out,
+                               run.time_limit));
+    }
     return;
   }
   if (rank_env != nullptr) {
@@ -434,6 +508,10 @@ void train_one(const RunFlags& run, const tr::Recipe& recipe, const tr::RunSeeds
   const tr::PreparedData data = load_data(run.data);
   try {
     const tr::TrainResult r = tr::run_training(recipe, cfg, data, out, std::cout);
+    if (r.paused) {
+      throw Paused(fmt::format("{}: stopped at a checkpoint after --time-limit {} s; the same command resumes it", out,
+                               cfg.time_limit_s));
+    }
     if (cfg.rank == 0) {
       fmt::print("train: final loss {:.4f}, val {:.4f} (bf16 forward {:.4f}); {:.0f} tokens/s{}; logs in {}\n",
                  r.loss.back(), r.val_loss.empty() ? 0.0 : r.val_loss.back().second,
@@ -451,6 +529,154 @@ void train_one(const RunFlags& run, const tr::Recipe& recipe, const tr::RunSeeds
   (void)run.config(seeds);  // bad flags say so in every build
   (void)recipe;
   (void)out;
+  no_torch();
+#endif
+}
+
+// One run to train: its recipe, flags, seeds and output directory.
+struct TrainJob {
+  tr::Recipe recipe;
+  RunFlags flags;
+  tr::RunSeeds seeds;
+  std::string dir;
+};
+
+#if NIBBLE_HAVE_TORCH
+// The step at which the run in `dir` diverged, where its train.log says so.
+std::optional<int64_t> diverged_in(const std::string& dir) {
+  const fs::path log = fs::path(dir) / "train.log";
+  if (!fs::exists(log)) return std::nullopt;
+  return tr::diverged_step(io::read_text_file(log.string(), limits::kMaxJsonBytes));
+}
+#endif
+
+// The sweep runner (train-sweep, train-study run): trains every job that is not
+// finished with its configuration, `parallel` at once, each on its own GPU(s).
+// With `isolate`, every run is a child process with its output in its train.log,
+// even one at a time, and a run whose train.log says it diverged is a result: kept,
+// not trained again. A run that fails is reported and left unfinished.
+void run_jobs(const std::vector<TrainJob>& jobs, int parallel, bool isolate, const std::string& who) {
+  if (parallel < 1 || parallel > 64) throw UsageError(fmt::format("--parallel must be 1..64, got {}", parallel));
+#if NIBBLE_HAVE_TORCH
+  if (jobs.empty()) return;
+  for (const auto& j : jobs) {
+    if (j.flags.data != jobs.front().flags.data || j.flags.gpus != jobs.front().flags.gpus) {
+      throw UsageError("the runs of one sweep share their data directory and GPUs per run");
+    }
+  }
+  const tr::PreparedData data = load_data(jobs.front().flags.data);
+  const std::string data_id = tr::data_fingerprint(data);
+  const int gpus = jobs.front().flags.gpus;
+  std::vector<const TrainJob*> pending;
+  size_t diverged = 0;
+  for (const auto& j : jobs) {
+    const auto expected = tr::experiment_config(j.recipe, j.flags.config(j.seeds), data_id);
+    try {
+      if (tr::run_state(j.dir, expected) == tr::RunState::kFinished) continue;
+    } catch (const tr::SweepError& e) {
+      throw UsageError(e.what());
+    }
+    if (isolate) {
+      if (const auto step = diverged_in(j.dir)) {
+        fmt::print("{}: {} diverged at step {}: a result, kept (remove the directory to train it again)\n", who,
+                   j.dir, *step);
+        ++diverged;
+        continue;
+      }
+    }
+    pending.push_back(&j);
+  }
+  fmt::print("{}: {} runs, {} finished already{}, {} to run\n", who, jobs.size(),
+             jobs.size() - pending.size() - diverged, diverged > 0 ? fmt::format(", {} diverged", diverged) : "",
+             pending.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t done = 0;
+  auto progress = [&]() {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print("{}: {}/{} runs done in {:.0f} s (estimated total {:.0f} s)\n", who, done, pending.size(), elapsed,
+               elapsed / static_cast<double>(done) * static_cast<double>(pending.size()));
+  };
+  // --time-limit: each run gets the time left until that many seconds after the
+  // sweep started; runs not started by then wait for the next call.
+  const double time_limit = jobs.front().flags.time_limit;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (time_limit > 0) {
+    deadline = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(time_limit));
+  }
+  size_t paused = 0, not_started = 0;
+  if (parallel == 1 && gpus == 1 && !isolate) {
+    for (const auto* j : pending) {
+      tr::TrainConfig cfg = j->flags.config(j->seeds);
+      if (deadline) {
+        const double left = std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+        if (left < 1.0) {
+          ++not_started;
+          continue;
+        }
+        cfg.time_limit_s = left;
+      }
+      try {
+        if (tr::run_training(j->recipe, cfg, data, j->dir, std::cout).paused) {
+          ++paused;
+          continue;
+        }
+      } catch (const tr::OutOfMemory& e) {
+        throw UsageError(e.what());
+      }
+      ++done;
+      progress();
+    }
+  } else if (!pending.empty()) {
+    const std::vector<std::string> slots = gpu_slots(parallel, gpus);
+    std::vector<Child> children;
+    for (const auto* j : pending) {
+      Child c;
+      fs::create_directories(j->dir);
+      c.args = {"train", "--recipe", j->recipe.name, "--out", j->dir};
+      for (const auto& a : j->flags.to_args()) c.args.push_back(a);
+      for (const auto& a : seed_args(j->seeds)) c.args.push_back(a);
+      c.log = (fs::path(j->dir) / "train.log").string();
+      children.push_back(std::move(c));
+    }
+    fmt::print("{}: {} at once on GPUs {}; each run's output in its train.log\n", who, slots.size(),
+               fmt::join(slots, " | "));
+    const std::vector<int> status = run_children(children, slots, deadline);
+    std::vector<std::string> failed;
+    for (size_t i = 0; i < status.size(); ++i) {
+      if (status[i] == 0) continue;
+      if (status[i] == kPausedStatus) {
+        ++paused;
+        continue;
+      }
+      if (status[i] == kNotStarted) {
+        ++not_started;
+        continue;
+      }
+      const auto step = diverged_in(pending[i]->dir);
+      if (isolate && step) {
+        fmt::print("{}: {} diverged at step {} (recorded as a result)\n", who, pending[i]->dir, *step);
+        continue;
+      }
+      failed.push_back(fmt::format("{} (exit {})", pending[i]->dir, status[i]));
+    }
+    done = pending.size() - failed.size() - paused - not_started;
+    if (done > 0) progress();
+    if (!failed.empty()) {
+      throw std::runtime_error(fmt::format("{} run(s) failed and are not recorded as finished: {}; run the same "
+                                           "command again to retry them",
+                                           failed.size(), fmt::join(failed, ", ")));
+    }
+  }
+  if (paused + not_started > 0) {
+    throw Paused(fmt::format("--time-limit {} s: {} run(s) stopped at a checkpoint and {} not started; the same "
+                             "command continues them",
+                             time_limit, paused, not_started));
+  }
+#else
+  (void)jobs;
+  (void)isolate;
+  (void)who;
   no_torch();
 #endif
 }
@@ -474,66 +700,10 @@ void run_sweep(const RunFlags& run, const std::string& recipes, const std::strin
     throw UsageError(e.what());
   }
   (void)run.config(seed_list.front());  // bad flags say so in every build
+  std::vector<TrainJob> jobs;
+  for (const auto& r : plan) jobs.push_back({r.recipe, run, r.seeds, (fs::path(out) / r.dir).string()});
+  run_jobs(jobs, parallel, false, "train-sweep");
 #if NIBBLE_HAVE_TORCH
-  const tr::PreparedData data = load_data(run.data);
-  const std::string data_id = tr::data_fingerprint(data);
-  std::vector<const tr::SweepRun*> pending;
-  for (const auto& r : plan) {
-    const auto expected = tr::experiment_config(r.recipe, run.config(r.seeds), data_id);
-    try {
-      if (tr::run_state(fs::path(out) / r.dir, expected) == tr::RunState::kPending) pending.push_back(&r);
-    } catch (const tr::SweepError& e) {
-      throw UsageError(e.what());
-    }
-  }
-  fmt::print("train-sweep: {} runs, {} finished already, {} to run\n", plan.size(), plan.size() - pending.size(),
-             pending.size());
-  const auto t0 = std::chrono::steady_clock::now();
-  size_t done = 0;
-  auto progress = [&]() {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print("train-sweep: {}/{} runs done in {:.0f} s (estimated total {:.0f} s)\n", done, pending.size(), elapsed,
-               elapsed / static_cast<double>(done) * static_cast<double>(pending.size()));
-  };
-  if (parallel == 1 && run.gpus == 1) {
-    for (const auto* r : pending) {
-      try {
-        tr::run_training(r->recipe, run.config(r->seeds), data, (fs::path(out) / r->dir).string(), std::cout);
-      } catch (const tr::OutOfMemory& e) {
-        throw UsageError(e.what());
-      }
-      ++done;
-      progress();
-    }
-  } else if (!pending.empty()) {
-    const std::vector<std::string> slots = gpu_slots(parallel, run.gpus);
-    std::vector<Child> children;
-    for (const auto* r : pending) {
-      Child c;
-      const std::string dir = (fs::path(out) / r->dir).string();
-      fs::create_directories(dir);
-      c.args = {"train", "--recipe", r->recipe.name, "--out", dir};
-      for (const auto& a : run.to_args()) c.args.push_back(a);
-      for (const auto& a : seed_args(r->seeds)) c.args.push_back(a);
-      c.log = (fs::path(dir) / "train.log").string();
-      children.push_back(std::move(c));
-    }
-    fmt::print("train-sweep: {} at once on GPUs {}; each run's output in its train.log\n", slots.size(),
-               fmt::join(slots, " | "));
-    const std::vector<int> status = run_children(children, slots);
-    std::vector<std::string> failed;
-    for (size_t i = 0; i < status.size(); ++i) {
-      if (status[i] != 0) failed.push_back(fmt::format("{} (exit {})", pending[i]->dir, status[i]));
-    }
-    done = pending.size() - failed.size();
-    if (done > 0) progress();
-    if (!failed.empty()) {
-      throw std::runtime_error(fmt::format("{} run(s) failed and are not recorded as finished: {}; run the same "
-                                           "command again to retry them",
-                                           failed.size(), fmt::join(failed, ", ")));
-    }
-  }
-
   std::vector<tr::RunRecord> records;
   std::string device, gpu;
   for (const auto& r : plan) {
@@ -585,6 +755,173 @@ void run_sweep(const RunFlags& run, const std::string& recipes, const std::strin
   (void)parallel;
   no_torch();
 #endif
+}
+
+// ---- train-study ----
+
+#ifndef NIBBLE_DEFAULT_STUDY
+#define NIBBLE_DEFAULT_STUDY NIBBLE_SOURCE_DIR "/train/study/ufp4-scaling.json"
+#endif
+
+struct StudyFlags {
+  std::string study = NIBBLE_DEFAULT_STUDY;
+  std::string runs = "docs/results/training/study";
+
+  void add_to(CLI::App* cmd) {
+    cmd->add_option("--study", study, "the study definition file")->capture_default_str();
+    cmd->add_option("--runs", runs, "the study's runs directory (<size>/lr/..., <size>/main/...)")
+        ->capture_default_str();
+  }
+  tr::Study load() const {
+    try {
+      return tr::load_study(study);
+    } catch (const tr::StudyError& e) {
+      throw UsageError(e.what());
+    }
+  }
+};
+
+struct StudyRunFlags {
+  std::string size;
+  std::string phase;
+  std::string seeds;
+  std::string arms;
+  std::string data;
+  int parallel = 1;
+  int gpus_per_run = 1;
+  int micro_batch = 0;
+  std::string device = "auto";
+  int log_every = 50;
+  int64_t checkpoint_every = 0;
+  double time_limit = 0;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) throw UsageError(fmt::format("'{}' has an empty item", s));
+    out.push_back(item);
+  }
+  return out;
+}
+
+void run_study_phase(const StudyFlags& sf, const StudyRunFlags& f) {
+  const tr::Study study = sf.load();
+  std::vector<tr::StudyRun> plan;
+  try {
+    const tr::StudySize& size = tr::find_size(study, f.size);
+    const tr::StudyPhase phase = tr::parse_phase(f.phase);
+    const std::vector<uint64_t> seeds = f.seeds.empty() ? std::vector<uint64_t>{} : parse_seeds(f.seeds);
+    if (phase == tr::StudyPhase::kLr) {
+      if (!f.arms.empty()) throw UsageError("--arms: the learning-rate sweep trains the baseline (bf16) only");
+      plan = tr::plan_lr_phase(study, size, seeds);
+    } else {
+      // The LR comes from the recorded sweep of this size, nowhere else.
+      const double lr = tr::chosen_lr(study, size, sf.runs);
+      fmt::print("train-study: size {}: lr {} (lowest final validation loss of the bf16 LR sweep)\n", size.name, lr);
+      plan = tr::plan_main_phase(study, size, lr, f.arms.empty() ? std::vector<std::string>{} : split_list(f.arms),
+                                 seeds);
+    }
+  } catch (const tr::StudyError& e) {
+    throw UsageError(e.what());
+  }
+  if (f.gpus_per_run < 1 || f.gpus_per_run > 64) {
+    throw UsageError(fmt::format("--gpus-per-run must be 1..64, got {}", f.gpus_per_run));
+  }
+  RunFlags devices;
+  devices.gpus = f.gpus_per_run;
+  devices.micro_batch = f.micro_batch;
+  devices.device = f.device;
+  devices.log_every = f.log_every;
+  devices.checkpoint_every = f.checkpoint_every;
+  devices.time_limit = f.time_limit;
+  std::vector<TrainJob> jobs;
+  for (auto& r : plan) {
+    if (!f.data.empty()) r.config.data_dir = f.data;
+    RunFlags flags = RunFlags::of(r.config, devices);
+    (void)flags.config(r.seeds);  // bad device flags say so in every build
+    jobs.push_back({r.recipe, flags, r.seeds, (fs::path(sf.runs) / r.dir).string()});
+  }
+  run_jobs(jobs, f.parallel, true, "train-study");
+  fmt::print("train-study: phase {} of size {} done; `nibble train-study summarize` reads every run\n", f.phase,
+             f.size);
+}
+
+void summarize_study(const StudyFlags& sf, std::string json_out, std::string md_out) {
+  const tr::Study study = sf.load();
+  if (json_out.empty()) json_out = (fs::path(sf.runs) / "summary.json").string();
+  if (md_out.empty()) md_out = (fs::path(sf.runs) / "summary.md").string();
+  std::ofstream json_file = open_output(json_out, "--json");
+  std::ofstream md_file = open_output(md_out, "--md");
+  nlohmann::ordered_json summary;
+  try {
+    summary = tr::summarize_study(study, sf.runs);
+  } catch (const tr::StudyError& e) {
+    throw UsageError(e.what());
+  }
+  summary["command"] = command_line();
+  const std::string md = tr::study_markdown(summary);
+  json_file << summary.dump(2) << "\n";
+  finish_output(json_file, json_out);
+  md_file << md;
+  finish_output(md_file, md_out);
+  fmt::print("{}\ntrain-study: wrote {} and {}\n", md, json_out, md_out);
+}
+
+void add_study_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "train-study", "The training-quality scaling study: plan its runs, run a phase, summarize (docs/training.md)");
+  cmd->require_subcommand(1);
+
+  auto* plan = cmd->add_subcommand("plan", "Print every run of every phase and size, with tokens and its state");
+  auto pf = std::make_shared<StudyFlags>();
+  pf->add_to(plan);
+  plan->callback([pf] {
+    const tr::Study study = pf->load();
+    try {
+      fmt::print("{}", tr::plan_text(study, pf->runs));
+    } catch (const tr::StudyError& e) {
+      throw UsageError(e.what());
+    }
+  });
+
+  auto* run = cmd->add_subcommand(
+      "run", "Train one phase of one size through the resumable sweep runner (main: at the LR the lr phase chose)");
+  auto rsf = std::make_shared<StudyFlags>();
+  auto rf = std::make_shared<StudyRunFlags>();
+  rsf->add_to(run);
+  run->add_option("--size", rf->size, "the size to train (as the study file names it)")->required();
+  run->add_option("--phase", rf->phase, "lr (the bf16 learning-rate sweep) or main (every arm at the chosen LR)")
+      ->required();
+  run->add_option("--seeds", rf->seeds, "a subset of the phase's seeds (comma list; default: all)");
+  run->add_option("--arms", rf->arms, "main: a subset of the size's recipes (comma list; default: all)");
+  run->add_option("--data", rf->data, "prepared data directory (default: the study file's)");
+  run->add_option("--parallel", rf->parallel, "runs at once, each in its own process on its own GPU(s)")
+      ->capture_default_str();
+  run->add_option("--gpus-per-run", rf->gpus_per_run, "GPUs per run, data-parallel (NCCL)")->capture_default_str();
+  run->add_option("--micro-batch", rf->micro_batch, "sequences per forward/backward on one GPU (0: batch / GPUs)")
+      ->capture_default_str();
+  run->add_option("--device", rf->device, "auto, cuda or cpu")->capture_default_str();
+  run->add_option("--log-every", rf->log_every, "read the losses from the GPU every K steps")->capture_default_str();
+  run->add_option("--checkpoint-every", rf->checkpoint_every,
+                  "each run writes a resumable checkpoint every K steps (0: only where --time-limit stops it)")
+      ->capture_default_str();
+  run->add_option("--time-limit", rf->time_limit,
+                  "stop the runs at checkpoints once this many seconds have passed and leave the runs not started "
+                  "(exit 3); the same command continues them")
+      ->capture_default_str();
+  run->callback([rsf, rf] { run_study_phase(*rsf, *rf); });
+
+  auto* sum = cmd->add_subcommand(
+      "summarize", "Gaps to bf16 per size and arm, paired differences with t and bootstrap CIs, verdicts");
+  auto ssf = std::make_shared<StudyFlags>();
+  auto json_out = std::make_shared<std::string>();
+  auto md_out = std::make_shared<std::string>();
+  ssf->add_to(sum);
+  sum->add_option("--json", *json_out, "summary JSON (default: RUNS/summary.json)");
+  sum->add_option("--md", *md_out, "summary Markdown (default: RUNS/summary.md)");
+  sum->callback([ssf, json_out, md_out] { summarize_study(*ssf, *json_out, *md_out); });
 }
 
 }  // namespace
@@ -700,6 +1037,8 @@ void add_train_commands(CLI::App& app) {
   sweep_cmd->callback([srun, recipes, seed_list, last_n, parallel, sout] {
     run_sweep(*srun, *recipes, *seed_list, *last_n, *sout, *parallel);
   });
+
+  add_study_command(app);
 }
 
 }  // namespace nibble::cli

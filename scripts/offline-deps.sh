@@ -11,8 +11,10 @@
 # `unpack` sets both: `source PREFIX/env.sh`).
 set -euo pipefail
 
+# libboost1.74-dev: the Boost headers and their CMake package (Debian 12's libboost-dev is an
+# empty package that depends on it).
 packages=(libfmt-dev libfmt9 libcli11-dev nlohmann-json3-dev libeigen3-dev librandom123-dev
-          libgtest-dev libgmock-dev libgmp-dev libgmp10 libgmpxx4ldbl zlib1g-dev)
+          libgtest-dev libgmock-dev libgmp-dev libgmp10 libgmpxx4ldbl zlib1g-dev libboost1.74-dev)
 
 case "${1:-}" in
   download)

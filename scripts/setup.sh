@@ -24,6 +24,7 @@ packages=(
   libgtest-dev libgmock-dev        # unit tests
   libfmt-dev libcli11-dev nlohmann-json3-dev libeigen3-dev librandom123-dev
   libgmp-dev                       # exact-rational reference model (tests)
+  libboost-dev                     # Boost.Math's Student-t (header-only): the training study's statistics
   verilator libsystemc-dev yosys   # RTL, cycle model, area flow
   python3                          # the area flow's driver (rtl/synth)
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module `nibble` (python/), its tests

@@ -234,6 +234,22 @@ TrainingData read_training(const std::string& training_dir) {
   return out;
 }
 
+StudyData read_study(const std::string& training_dir) {
+  StudyData out;
+  out.path = (fs::path(training_dir) / "study" / "summary.json").string();
+  std::optional<nlohmann::json> j = read_recorded(out.path, "training-study results", out.problem);
+  if (!j) return out;
+  out.summary = std::move(*j);
+  const nlohmann::json& s = out.summary;
+  if (!s.is_object() || s.value("schema", "") != "nibble-train-study-summary/1" || !s.contains("sizes") ||
+      !s["sizes"].is_array()) {
+    out.problem = fmt::format("{} is not a nibble-train-study-summary/1 file with a \"sizes\" list", out.path);
+    return out;
+  }
+  out.present = true;
+  return out;
+}
+
 AreaData read_area(const std::string& results_dir) {
   AreaData out;
   const fs::path path = fs::path(results_dir) / "area-energy.json";

@@ -436,8 +436,9 @@ void mark_absent(Section& s, const char* key, const std::string& what, const std
                              html_escape(problem), how_html);
 }
 
-Section training_section(const ReportOptions& o, const Writer& w, const TrainingData& training,
-                         std::vector<RecipeGap>& gaps) {
+// The recorded 6.4 M sweep (training/summary.json), or one the report ran now.
+Section sweep_section(const ReportOptions& o, const Writer& w, const TrainingData& training,
+                      std::vector<RecipeGap>& gaps) {
   Section s;
   s.id = "training";
   s.title = "3. Training quality";
@@ -573,12 +574,191 @@ Section training_section(const ReportOptions& o, const Writer& w, const Training
   return s;
 }
 
+// A gap or difference (a fraction) in percentage points with its t interval: "+0.123 ± 0.045 [+0.078, +0.168]".
+std::string points_ci(const nlohmann::json& m) {
+  auto num = [](const nlohmann::json& j, const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : std::nan("");
+  };
+  const double mean = num(m, "mean");
+  if (!std::isfinite(mean)) return "-";
+  const double hw = num(m, "ci_half_width");
+  if (!std::isfinite(hw)) return fmt::format("{:+.3f} (one seed)", 100 * mean);
+  return fmt::format("{:+.3f} ± {:.3f} [{:+.3f}, {:+.3f}]", 100 * mean, 100 * hw, 100 * num(m, "ci_lo"),
+                     100 * num(m, "ci_hi"));
+}
+
+// The scaling study (training/study/summary.json): the gap per size and arm, the paired
+// differences beside the paper's effect, the ablations and the run count. `complete`
+// receives the sizes whose runs are all done.
+void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<std::string>& complete) {
+  const nlohmann::json& sum = study.summary;
+  auto str = [](const nlohmann::json& j, const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string("-");
+  };
+  auto count = [](const nlohmann::json& j, const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_number_integer() ? j[k].get<int64_t>() : int64_t{0};
+  };
+  std::vector<std::string> incomplete;
+  Table gaps{"training_study_gap",
+             "Scaling study: signed relative gap of the final validation loss to BF16, g = (L − L_bf16) / L_bf16, "
+             "paired by seed; mean ± 95 % Student-t half-width [interval], in percentage points.",
+             {"size", "recipe", "runs finished / diverged / started", "g (pp)", "g, BF16 forward of the same weights (pp)",
+              "cumulative α across depth, Fprop / Dgrad / Wgrad"},
+             {}};
+  const nlohmann::json boot_meta =
+      sum.contains("metric") && sum["metric"].is_object() ? sum["metric"].value("bootstrap", nlohmann::json()) : nlohmann::json();
+  Table pairs{"training_study_pairs",
+              "Scaling study: paired differences d = g_a − g_b per seed (pp), the 95 % Student-t interval and the "
+              "percentile bootstrap interval (" +
+                  fmt::format("{} resamples, seed {}", count(boot_meta, "resamples"), count(boot_meta, "seed")) +
+                  "), paired t-test, verdict, and the paper's effect (" +
+                  fmt::format("{:.0f} % of E2M1's gap, {}", 100 * published::kMixFp4TrainingEffect, published::kMixFp4) +
+                  ") beside the primary comparison.",
+              {"size", "d = g_a − g_b", "question", "seeds", "d (pp), t interval", "bootstrap interval", "p",
+               "verdict", "paper's d (pp)", "seeds for the CI target"},
+              {}};
+  std::string csv = "size,params,recipe,g_pp,ci_lo_pp,ci_hi_pp\n";
+  int plotted = 0;
+  for (const auto& z : sum["sizes"]) {
+    if (!z.is_object()) continue;
+    const std::string size = str(z, "name");
+    (z.value("complete", false) ? complete : incomplete).push_back(size);
+    if (z.contains("arms") && z["arms"].is_array()) {
+      for (const auto& a : z["arms"]) {
+        const nlohmann::json& runs = a.value("runs", nlohmann::json::object());
+        std::string att = "-";
+        if (a.contains("attenuation") && a["attenuation"].is_object() && !a["attenuation"].empty()) {
+          att.clear();
+          for (const char* g : {"fprop", "dgrad", "wgrad"}) {
+            const nlohmann::json& x = a["attenuation"].value(g, nlohmann::json::object());
+            att += (att.empty() ? "" : " / ") +
+                   (x.contains("cum_alpha_last_layer") && x["cum_alpha_last_layer"].is_number()
+                        ? fixed(x["cum_alpha_last_layer"].get<double>(), 3)
+                        : std::string("-"));
+          }
+        }
+        const bool base = !a.contains("gap");
+        gaps.rows.push_back({size, str(a, "recipe"),
+                             fmt::format("{} / {} / {} of {}", count(runs, "finished"), count(runs, "diverged"),
+                                         count(runs, "started"), count(runs, "planned")),
+                             base ? "0 (baseline)" : points_ci(a["gap"]),
+                             base ? "-" : points_ci(a.value("gap_bf16_forward", nlohmann::json())), att});
+        if (!base && a["gap"].is_object() && a["gap"].value("mean", nlohmann::json()).is_number()) {
+          const auto& g = a["gap"];
+          const double lo = g.value("ci_lo", nlohmann::json()).is_number() ? g["ci_lo"].get<double>() : g["mean"].get<double>();
+          const double hi = g.value("ci_hi", nlohmann::json()).is_number() ? g["ci_hi"].get<double>() : g["mean"].get<double>();
+          csv += fmt::format("{},{},{},{},{},{}\n", size, count(z, "quantized_linear_parameters"), str(a, "recipe"),
+                             csv_num(100 * g["mean"].get<double>()), csv_num(100 * lo), csv_num(100 * hi));
+          ++plotted;
+        }
+      }
+    }
+    if (z.contains("pairs") && z["pairs"].is_array()) {
+      for (const auto& p : z["pairs"]) {
+        const nlohmann::json& d = p.value("d", nlohmann::json::object());
+        std::string boot = "-";
+        if (p.contains("bootstrap") && p["bootstrap"].is_object()) {
+          const auto& b = p["bootstrap"];
+          boot = fmt::format("[{:+.3f}, {:+.3f}]", 100 * b.value("ci_lo", 0.0), 100 * b.value("ci_hi", 0.0));
+        }
+        std::string paper = "-";
+        if (p.contains("paper_d") && p["paper_d"].is_number()) {
+          paper = fmt::format("{:+.3f} ({} the interval)", 100 * p["paper_d"].get<double>(),
+                              p.value("paper_within_ci", false) ? "inside" : "outside");
+        }
+        pairs.rows.push_back(
+            {size, str(p, "a") + " − " + str(p, "b"), str(p, "question"), std::to_string(count(d, "n")),
+             points_ci(d), boot,
+             p.contains("t_test") && p["t_test"].value("p", nlohmann::json()).is_number()
+                 ? fmt::format("{:.3g}", p["t_test"]["p"].get<double>())
+                 : "-",
+             str(p, "verdict"), paper,
+             p.contains("seeds_needed") ? std::to_string(count(p, "seeds_needed")) : std::string("-")});
+      }
+    }
+  }
+  const nlohmann::json& runs = sum.value("runs", nlohmann::json::object());
+  s.intro_html += fmt::format(
+      "<p><b>Scaling study</b> (<code>{}</code>, {} sizes): {} runs planned, {} started, {} finished, {} diverged "
+      "(every started run is counted; a diverged run is a result). Complete sizes: {}. Incomplete: {}.</p>\n",
+      html_escape(str(sum, "study")), sum["sizes"].size(), count(runs, "planned"), count(runs, "started"),
+      count(runs, "finished"), count(runs, "diverged"), complete.empty() ? "none" : fmt::format("{}", fmt::join(complete, ", ")),
+      incomplete.empty() ? "none" : fmt::format("{}", fmt::join(incomplete, ", ")));
+  s.tables.push_back(gaps);
+  s.tables.push_back(pairs);
+  if (plotted > 0) {
+    w.text("data/training_study_gap.csv", csv);
+    s.figures.push_back(
+        {"training_study_gap", "Loss gap to BF16 per size (scaling study).",
+         "Mean signed gap g of each quantized recipe at each size, with its 95 % Student-t interval (pp), against the "
+         "parameters of the quantized linears.",
+         "set key autotitle columnhead\nset logscale x\nset xlabel 'quantized-linear "
+         "parameters'\nset ylabel 'g = (L - L_bf16)/L_bf16 (pp)'\nset key outside right\n"
+         "plot for [r in 'e2m1 ufp4 e2m1+rht=all ufp4+rht=wgrad nvfp4'] 'data/training_study_gap.csv' "
+         "using ($2):(strcol(3) eq r ? $4 : NaN):(strcol(3) eq r ? $5 : NaN):(strcol(3) eq r ? $6 : NaN) "
+         "with yerrorlines title r\n"});
+  }
+}
+
+// Section 3: the scaling study where its summary is recorded, and the 6.4 M sweep until a
+// size of the study is complete.
+Section training_section(const ReportOptions& o, const Writer& w, const TrainingData& training,
+                         const StudyData& study, std::vector<RecipeGap>& gaps) {
+  std::vector<std::string> complete;
+  if (!study.present) {
+    Section s = sweep_section(o, w, training, gaps);
+    s.notes_html += "<p class=\"note\" data-absent=\"training-study\">The scaling study (<code>nibble "
+                    "train-study</code>, docs/training.md) has no recorded summary yet: " +
+                    html_escape(study.problem) + ".</p>\n";
+    return s;
+  }
+  Section study_part;
+  add_study(study_part, w, study, complete);
+  Section s;
+  if ((complete.empty() || o.training_fresh) && training.present) {
+    s = sweep_section(o, w, training, gaps);
+    s.intro_html = study_part.intro_html +
+                   (complete.empty() ? "<p>No size of the study is complete yet, so the earlier 6.4 M-parameter sweep "
+                                       "stays below it (its tables and curves follow the study's).</p>\n"
+                                     : "<p>The 6.4 M-parameter sweep below was run now on request (--training "
+                                       "fresh); the study above replaces it.</p>\n") +
+                   s.intro_html;
+    s.source += "; scaling study: " + study.path;
+  } else {
+    s.id = "training";
+    s.title = "3. Training quality";
+    s.source = "recorded GPU results: " + study.path + " (the scaling study; not re-run by this report)";
+    s.intro_html = study_part.intro_html;
+    if (!complete.empty()) {
+      s.intro_html += "<p>The earlier 6.4 M-parameter sweep (training/summary.json) is retired from this section now "
+                      "that a size of the study is complete; docs/results/training.md keeps its history.</p>\n";
+      // The trade-off takes the gaps of the largest complete size.
+      for (const auto& z : study.summary["sizes"]) {
+        if (!z.is_object() || z.value("name", "") != complete.back()) continue;
+        for (const auto& a : z.value("arms", nlohmann::json::array())) {
+          const nlohmann::json& g = a.value("gap", nlohmann::json());
+          if (!g.is_object() || !g.value("mean", nlohmann::json()).is_number()) continue;
+          gaps.push_back({a.value("recipe", ""), g["mean"].get<double>(),
+                          g.value("sd", nlohmann::json()).is_number() ? g["sd"].get<double>() : 0.0});
+        }
+      }
+    }
+  }
+  s.tables.insert(s.tables.begin(), study_part.tables.begin(), study_part.tables.end());
+  s.figures.insert(s.figures.begin(), study_part.figures.begin(), study_part.figures.end());
+  return s;
+}
+
 // ---------------------------------------------------------------- 4 hardware
+// The element format of a recipe spec ("preset" or "preset+key=value+..."): a format= flag, else the preset's.
 std::string format_of_recipe(const std::string& recipe) {
-  if (recipe == "ufp4-int4" || recipe.find("int4") != std::string::npos) return "int4";
-  if (recipe == "ufp4" || recipe.find("e1m2") != std::string::npos) return "e1m2";
-  if (recipe == "bf16") return "";
-  return "e2m1";  // e2m1, nvfp4, mxfp4 and their ablations
+  const size_t flag = recipe.find("+format=");
+  if (flag != std::string::npos) return recipe.substr(flag + 8, recipe.find('+', flag + 1) - flag - 8);
+  const std::string preset = recipe.substr(0, recipe.find('+'));
+  if (preset == "ufp4-int4") return "int4";
+  if (preset == "ufp4") return "e1m2";
+  if (preset == "bf16") return "";
+  return "e2m1";  // e2m1, nvfp4, mxfp4
 }
 
 bool config_supports(const std::string& config, const std::string& format) {
@@ -744,7 +924,7 @@ Section tradeoff_section(const Writer& w, const AreaData& area, const std::vecto
   std::string csv = "series,config,recipe,area_percent,energy_percent,quality\n";
   int series = 0;
   if (!gaps.empty()) {
-    s.source = "recorded: area-energy.json and training/summary.json";
+    s.source = "recorded: area-energy.json and the training results of section 3";
     for (const RecipeGap& g : gaps) {
       const std::string f = format_of_recipe(g.recipe);
       if (f.empty()) continue;
@@ -1147,7 +1327,7 @@ ReportSummary write_report(const ReportOptions& o) {
   w.json("data/quant.json", formats.json);
 
   std::vector<RecipeGap> gaps;
-  Section train = training_section(oo, w, training, gaps);
+  Section train = training_section(oo, w, training, read_study((fs::path(o.results_dir) / "training").string()), gaps);
   Section hw = hardware_section(oo, w, area);
   Section trade = tradeoff_section(w, area, gaps, formats.json["chain"]);
   step("cycles: GEMM sweep and live check on the SystemC model");

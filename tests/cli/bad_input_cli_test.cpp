@@ -76,6 +76,7 @@ void make_inputs() {
   write_bytes("deepmeta.safetensors", safetensors(deep_metadata, std::string(1, '\0')));
   write_bytes("deep_config.json", "{\"rows\": 4, \"formats\": " + nested(100000) + "}");
   write_bytes("deep_bench.json", "{\"schema\": \"nibble-bench-kernels\", \"rows\": " + nested(100000) + "}");
+  write_bytes("deep_study.json", "{\"schema\": \"nibble-train-study/1\", \"sizes\": " + nested(100000) + "}");
   write_bytes("wrap.safetensors",
               safetensors("{\"x\": {\"dtype\": \"F32\", \"shape\": [4294967297, 4294967297, 0], "
                           "\"data_offsets\": [0, 0]}}"));
@@ -172,10 +173,20 @@ const std::vector<BadInput>& table() {
       // Long commands whose unusable outputs used to be found only after the work.
       {"area --json DIR/absent/a.json", "--json: cannot open 'DIR/absent/a.json' for writing"},
       {"energy --csv DIR/absent/e.csv", "--csv: cannot open 'DIR/absent/e.csv' for writing"},
+      {"area --keep DIR/x.npy", "--keep: cannot use directory 'DIR/x.npy'"},
+      {"area --cache DIR/x.npy/sub", "--cache: cannot use directory 'DIR/x.npy/sub'"},
+      {"energy --cache DIR/x.npy", "--cache: cannot use directory 'DIR/x.npy'"},
       {"energy --dof 0", "--dof must be a finite number above 2, got '0'"},
       {"energy --dof -1", "--dof must be a finite number above 2, got '-1'"},
       {"energy --dof nan", "--dof must be a finite number above 2, got 'nan'"},
       {"energy --dof inf", "--dof must be a finite number above 2, got 'inf'"},
+      // The training study: its definition file, an unknown size, a main phase before its LR sweep.
+      {"train-study plan --study DIR/deep_study.json", "nested more than 64 levels deep"},
+      {"train-study plan --study /dev/zero", "/dev/zero: larger than the limit of 67108864 bytes"},
+      {"train-study run --runs DIR/runs --size s7m --phase lr", "unknown size 's7m'"},
+      {"train-study run --runs DIR/runs --size s5m --phase main", "size s5m: the learning-rate sweep is incomplete"},
+      {"train-study summarize --runs DIR/runs --json DIR/s.json --md DIR/absent/s.md", "--md: cannot open",
+       {"s.json"}},
 #if NIBBLE_HAVE_SYSTEMC
       {"gemm --backend golden --m 4294967296 --k 4294967296", "operand A: too large"},
       {"gemm --backend golden --m 65536 --n 65536 --k 16", "C [M x N]: 65536 x 65536"},

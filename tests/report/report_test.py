@@ -239,6 +239,42 @@ def check_fixture(out, fixture):
     check(len(loss) == 20 and set(loss[0]) == {"step", "bf16", "e2m1", "ufp4"}, "training_loss.csv shape")
 
 
+def check_study(chromium, nibble, fx, fixture, work):
+    """The scaling study beside the 6.4 M sweep while no size is complete, and alone once one is."""
+    study = json.load(open(os.path.join(fixture, "training", "study", "summary.json")))
+    report = json.load(open(os.path.join(fx, "report.json")))
+    tables = {t["id"] for s in report["sections"] for t in s["tables"]}
+    check({"training_study_gap", "training_study_pairs", "training_gap"} <= tables, f"study tables: {tables}")
+    page = open(os.path.join(fx, "index.html")).read()
+    check("No size of the study is complete yet" in page, "the kept 6.4 M sweep is not explained")
+    first = study["sizes"][0]["pairs"][0]
+    check(first["verdict"] in page and "inside the interval" in page, "the primary verdict or the paper's effect is missing")
+    check(f"{study['runs']['planned']} runs planned" in page, "the run count is missing")
+    gap = read_csv(os.path.join(fx, "data", "training_study_gap.csv"))
+    e2m1 = [r for r in gap if r["size"] == "s5m" and r["recipe"] == "e2m1"]
+    want = [a for a in study["sizes"][0]["arms"] if a["recipe"] == "e2m1"][0]["gap"]["mean"]
+    check(len(e2m1) == 1 and close(float(e2m1[0]["g_pp"]), 100 * want, 1e-8), "training_study_gap.csv e2m1 at s5m")
+
+    # A complete size retires the 6.4 M sweep; the trade-off then takes the study's gaps.
+    done = os.path.join(work, "fixture-study-done")
+    shutil.rmtree(done, ignore_errors=True)
+    shutil.copytree(fixture, done)
+    study["sizes"][0]["complete"] = True
+    json.dump(study, open(os.path.join(done, "training", "study", "summary.json"), "w"))
+    out = os.path.join(work, "study-done")
+    run([nibble, "report", "--out", out, "--results", done, "--quiet"])
+    check_page(chromium, out, {"training": "recorded", "tradeoff": "recorded"})
+    report = json.load(open(os.path.join(out, "report.json")))
+    tables = {t["id"] for s in report["sections"] for t in s["tables"]}
+    check("training_gap" not in tables and "training_study_gap" in tables, f"6.4 M sweep not retired: {tables}")
+    check("is retired from this section" in open(os.path.join(out, "index.html")).read(), "retirement not stated")
+    gaps = {a["recipe"]: a["gap"]["mean"] for a in study["sizes"][0]["arms"] if "gap" in a}
+    trade = [r for r in read_csv(os.path.join(out, "data", "tradeoff.csv")) if r["series"] == "0"]
+    check(len(trade) > 0, "the trade-off has no study points")
+    for r in trade:
+        check(close(float(r["quality"]), 100 * gaps[r["recipe"]], 1e-8), f"trade-off gap of {r['recipe']}")
+
+
 def kernel_rows(results):
     """The recorded bench-kernels runs under results/kernels, by device: {device: [run, ...]}."""
     runs = {}
@@ -333,6 +369,7 @@ def main():
     check_kernels(fx, fixture)
     page = open(os.path.join(fx, "index.html")).read()
     check("broken.json: schema_version 9" in page, "an unreadable kernel run is not named on the page")
+    check_study(chromium, a.nibble, fx, fixture, a.work)
 
     empty = os.path.join(a.work, "empty-results")
     os.makedirs(empty)

@@ -11,6 +11,8 @@
 
 #include "../cli/run_command.h"
 #include "corpus_fixture.h"
+#include "nibble/train/study.h"
+#include "study_fixture.h"
 
 namespace nibble::test {
 namespace {
@@ -42,6 +44,9 @@ TEST(TrainCli, BadRecipesAndFlagsExit2) {
   expect_usage_error("train --gpus 0 --out /tmp/x", "--gpus must be");
   expect_usage_error("train --graph always --out /tmp/x", "unknown --graph 'always'");
   expect_usage_error("train --wgrad-stream sometimes --out /tmp/x", "unknown --wgrad-stream 'sometimes'");
+  expect_usage_error("train --checkpoint-every -1 --out /tmp/x", "--checkpoint-every must be >= 0");
+  expect_usage_error("train --time-limit -5 --out /tmp/x", "--time-limit must be a finite number");
+  expect_usage_error("train --time-limit inf --out /tmp/x", "--time-limit must be a finite number");
 }
 
 fs::path scratch(const std::string& name) {
@@ -159,6 +164,87 @@ TEST(TrainCli, TrainDataBuildsTheFullCorpus) {
     EXPECT_GT(src["bytes"]["train"].get<size_t>(), 100000u) << src["name"];
   }
   fs::remove_all(out);
+}
+
+// ---- train-study ----
+
+std::string study_args(const fs::path& runs) {
+  return std::string("--study ") + NIBBLE_STUDY_FILE + " --runs " + runs.string();
+}
+
+TEST(TrainStudyCli, PlanListsEveryRunWithItsTokens) {
+  const fs::path runs = scratch("study_plan");
+  const CommandResult r = run_nibble("train-study plan " + study_args(runs));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("72 runs planned, 0 done"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("4718592 quantized-linear parameters"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("101580800 tokens, 21.53 tokens/parameter"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("s5m/lr/bf16-lr0.004-s0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("s5m/main/ufp4+rht=wgrad-s4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("s40m/main/ufp4-s4"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(runs));  // planning writes nothing
+  const CommandResult help = run_nibble("train-study --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* sub : {"plan", "run", "summarize"}) EXPECT_NE(help.output.find(sub), std::string::npos) << sub;
+}
+
+TEST(TrainStudyCli, BadInputExits2) {
+  const fs::path runs = scratch("study_bad");
+  const std::string a = study_args(runs);
+  expect_usage_error("train-study run " + a + " --size s7m --phase lr", "unknown size 's7m' (the study has: s5m, s15m, s40m)");
+  expect_usage_error("train-study run " + a + " --size s5m --phase warm", "unknown phase 'warm' (valid: lr, main)");
+  expect_usage_error("train-study run " + a + " --size s5m --phase main",
+                     "size s5m: the learning-rate sweep is incomplete");
+  expect_usage_error("train-study run " + a + " --size s5m --phase lr --arms e2m1", "--arms: the learning-rate sweep");
+  expect_usage_error("train-study run " + a + " --size s5m --phase lr --seeds 7", "LR-sweep seed '7' is not in the study");
+  expect_usage_error("train-study run " + a + " --size s5m --phase lr --gpus-per-run 0", "--gpus-per-run must be 1..64");
+  expect_usage_error("train-study run " + a + " --size s5m", "--phase is required");
+  expect_usage_error("train-study plan --study /nonexistent/study.json", "/nonexistent/study.json");
+  fs::create_directories(runs);
+  test::write_file(runs / "bad.json", "{\"schema\": \"nibble-train-study/1\", \"colour\": 1}");
+  expect_usage_error("train-study plan --study " + (runs / "bad.json").string(), "colour: unknown key");
+  expect_usage_error("train-study summarize " + a + " --json " + (runs / "absent" / "s.json").string(),
+                     "--json: cannot open");
+  expect_usage_error("train-study", "A subcommand is required");
+  EXPECT_FALSE(fs::exists(runs / "summary.json"));
+  fs::remove_all(runs);
+}
+
+// summarize on run directories written the way the trainer writes them.
+TEST(TrainStudyCli, SummarizeWritesJsonAndMarkdownOfEveryStartedRun) {
+  const fs::path runs = scratch("study_summary");
+  const train::Study study = train::load_study(NIBBLE_STUDY_FILE);
+  const train::StudySize& s5m = study.sizes[0];
+  for (const auto& run : train::plan_lr_phase(study, s5m)) {
+    test::write_finished_run(runs, run, 1.5 - run.lr * 10, 1.5 - run.lr * 10);  // 0.004 is best
+  }
+  const std::vector<double> e2m1 = {0.010, 0.012, 0.011, 0.009, 0.013};
+  for (const auto& run : train::plan_main_phase(study, s5m, 0.004, {"bf16", "e2m1", "ufp4"})) {
+    const size_t i = run.seeds.init;
+    const double g = run.spec == "bf16" ? 0 : run.spec == "e2m1" ? e2m1[i] : e2m1[i] + 0.004;
+    if (run.spec == "ufp4" && i == 4) {
+      test::write_diverged_run(runs, run, 777);
+      continue;
+    }
+    test::write_finished_run(runs, run, 1.4 * (1 + g), 1.4 * (1 + g));
+  }
+  const CommandResult r = run_nibble("train-study summarize " + study_args(runs));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("e2m1 better"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("`s5m/main/ufp4-s4`: diverged at step 777"), std::string::npos) << r.output;
+  const auto j = nlohmann::json::parse(file_text(runs / "summary.json"));
+  EXPECT_EQ(j["schema"], "nibble-train-study-summary/1");
+  EXPECT_EQ(j["sizes"][0]["lr_sweep"]["chosen_lr"].get<double>(), 0.004);
+  EXPECT_EQ(j["sizes"][0]["pairs"][0]["d"]["n"].get<int>(), 4);
+  EXPECT_NEAR(j["sizes"][0]["pairs"][0]["d"]["mean"].get<double>(), 0.004, 1e-12);
+  EXPECT_EQ(j["sizes"][0]["pairs"][0]["verdict"], "e2m1 better");
+  EXPECT_NE(j["command"].get<std::string>().find("train-study summarize"), std::string::npos);
+  EXPECT_NE(file_text(runs / "summary.md").find("| ufp4 − e2m1 | 4 | +0.400"), std::string::npos);
+  // The plan now shows what is done.
+  const CommandResult plan = run_nibble("train-study plan " + study_args(runs));
+  EXPECT_NE(plan.output.find("lr 0.004 (chosen by the LR sweep)"), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find("diverged at step 777"), std::string::npos) << plan.output;
+  fs::remove_all(runs);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -79,6 +80,8 @@ TEST(Trainer, SameInitAndDataAcrossRecipes) {
   // The first loss differs only by quantization error: close, not equal.
   EXPECT_NEAR(bf.loss[0], q.loss[0], 0.05);
   EXPECT_NEAR(bf.loss[0], std::log(256.0), 0.3);  // a fresh model is near uniform over bytes
+  // The count the study's tokens per parameter rest on (train_config.h) is the model's own.
+  EXPECT_EQ(bf.parameters, model_parameters(c.model));
 }
 
 TEST(Trainer, Bf16LearnsAndLogsAreWritten) {
@@ -155,6 +158,65 @@ TEST(Trainer, SeedsActApart) {
   TrainConfig dd = c;
   dd.seeds.data = 5;
   EXPECT_FALSE(bit_identical(base.loss, run_training(preset("bf16"), dd, d, out_dir("seed_d"), log).loss));
+}
+
+// A run stopped by --time-limit at its checkpoints and started again until it
+// finishes gives the bits of an uninterrupted run (losses, validation, the
+// logs' rows), and leaves no checkpoint behind; a checkpoint of another
+// configuration is not resumed.
+TEST(Trainer, ResumesFromCheckpointsWithTheSameBits) {
+  const PreparedData d = tiny_data();
+  std::ostringstream log;
+  TrainConfig c = tiny_config(12);
+  c.eval_every = 5;
+  const Recipe r = preset("e2m1");
+  const TrainResult whole = run_training(r, c, d, out_dir("resume_whole"), log);
+
+  const std::string dir = out_dir("resume_parts");
+  fs::remove_all(dir);
+  c.time_limit_s = 1e-6;  // stops at the first chance: every log_every (4) steps
+  c.checkpoint_every = 5;
+  TrainResult part;
+  int calls = 0;
+  do {
+    part = run_training(r, c, d, dir, log);
+    ++calls;
+    if (part.paused) {
+      EXPECT_TRUE(fs::exists(fs::path(dir) / "checkpoint.json"));
+      EXPECT_FALSE(fs::exists(fs::path(dir) / "run.json"));
+    }
+  } while (part.paused && calls < 20);
+  EXPECT_GT(calls, 2);
+  EXPECT_FALSE(part.paused);
+  EXPECT_TRUE(bit_identical(part.loss, whole.loss));
+  EXPECT_EQ(part.val_loss, whole.val_loss);
+  EXPECT_EQ(part.val_loss_bf16, whole.val_loss_bf16);
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "run.json"));
+  for (const auto& e : fs::directory_iterator(dir)) {
+    EXPECT_NE(e.path().filename().string().rfind("checkpoint", 0), 0u) << e.path();
+  }
+  auto rows = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::vector<std::string> firsts;
+    for (std::string line; std::getline(in, line);) firsts.push_back(line.substr(0, line.find(',')));
+    return firsts;
+  };
+  for (const char* log_name : {"loss.csv", "val.csv", "diag.csv"}) {
+    EXPECT_EQ(rows(fs::path(dir) / log_name), rows(fs::path(out_dir("resume_whole")) / log_name)) << log_name;
+  }
+
+  // Paused at 12 steps, then asked for 13: another experiment, started afresh.
+  fs::remove_all(dir);
+  c.time_limit_s = 1e-6;
+  ASSERT_TRUE(run_training(r, c, d, dir, log).paused);
+  c.time_limit_s = 0;
+  c.steps = 13;
+  std::ostringstream fresh;
+  c.quiet = false;
+  const TrainResult other = run_training(r, c, d, dir, fresh);
+  EXPECT_EQ(other.loss.size(), 13u);
+  EXPECT_NE(fresh.str().find("starting afresh"), std::string::npos) << fresh.str();
+  EXPECT_EQ(other.loss.front(), whole.loss.front());
 }
 
 TEST(Trainer, GradientAccumulationMatchesOneBatch) {

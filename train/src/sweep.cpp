@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -180,6 +181,28 @@ RunRecord load_run_record(const fs::path& sweep_dir, const std::string& rel_dir)
   }
   if (r.loss.empty()) throw SweepError(fmt::format("{}: no steps", loss_csv.string()));
   return r;
+}
+
+std::string divergence_message(const std::string& recipe, float loss, int64_t step) {
+  return fmt::format("{}: the loss is {} at step {}", recipe, loss, step);
+}
+
+std::optional<int64_t> diverged_step(const std::string& log_text) {
+  static const std::string kLoss = ": the loss is ";
+  static const std::string kStep = " at step ";
+  for (size_t at = log_text.find(kLoss); at != std::string::npos; at = log_text.find(kLoss, at + 1)) {
+    const size_t value = at + kLoss.size();
+    const size_t step = log_text.find(kStep, value);
+    if (step == std::string::npos) break;
+    const std::string v = log_text.substr(value, step - value);
+    if (v != "nan" && v != "-nan" && v != "inf" && v != "-inf") continue;
+    const size_t digits = step + kStep.size();
+    size_t end = digits;
+    while (end < log_text.size() && std::isdigit(static_cast<unsigned char>(log_text[end])) != 0) ++end;
+    if (end == digits || end - digits > 18) continue;
+    return std::stoll(log_text.substr(digits, end - digits));
+  }
+  return std::nullopt;
 }
 
 std::vector<double> signed_gap_curve(const std::vector<float>& loss, const std::vector<float>& baseline) {

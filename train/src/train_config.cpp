@@ -8,6 +8,18 @@
 
 namespace nibble::train {
 
+int64_t quantized_linear_parameters(const ModelConfig& m) {
+  const int64_t d = m.d_model;
+  return static_cast<int64_t>(m.layers) * (3 * d * d + d * d + 2 * static_cast<int64_t>(m.mlp_mult) * d * d);
+}
+
+int64_t model_parameters(const ModelConfig& m) {
+  const int64_t d = m.d_model;
+  const int64_t layer_norms = static_cast<int64_t>(m.layers) * 4 * d + 2 * d;
+  return quantized_linear_parameters(m) + layer_norms + kVocabSize * d + static_cast<int64_t>(m.ctx) * d +
+         kVocabSize * d;
+}
+
 int micro_batch_of(const TrainConfig& c) { return c.micro_batch > 0 ? c.micro_batch : c.batch / std::max(1, c.gpus); }
 int accumulation_of(const TrainConfig& c) { return c.batch / (micro_batch_of(c) * std::max(1, c.gpus)); }
 
@@ -39,6 +51,10 @@ void validate(const TrainConfig& c) {
     fail(fmt::format("unknown --device '{}'; valid: auto, cuda, cpu", c.device));
   }
   if (c.graph != "auto" && c.graph != "off") fail(fmt::format("unknown --graph '{}'; valid: auto, off", c.graph));
+  if (c.checkpoint_every < 0) fail(fmt::format("--checkpoint-every must be >= 0, got {}", c.checkpoint_every));
+  if (!(c.time_limit_s >= 0) || !std::isfinite(c.time_limit_s)) {
+    fail(fmt::format("--time-limit must be a finite number of seconds >= 0, got {}", c.time_limit_s));
+  }
   if (c.wgrad_stream != "auto" && c.wgrad_stream != "off") {
     fail(fmt::format("unknown --wgrad-stream '{}'; valid: auto, off", c.wgrad_stream));
   }

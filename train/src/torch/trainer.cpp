@@ -47,10 +47,15 @@
 #include <optional>
 #include <ostream>
 #include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include "backend.h"
 #include "distributed.h"
+#include "nibble/io/json.h"
 #include "nibble/train/summary.h"
+#include "nibble/train/sweep.h"
 #include "nibble/train/trainer.h"
 
 namespace nibble::train {
@@ -389,6 +394,55 @@ void write_atomically(const fs::path& path, const std::string& text) {
   fs::rename(tmp, path);
 }
 
+// A run's checkpoint: checkpoint.json (written last, through a temporary name)
+// names the tensor file of the same step, which holds the FP32 parameters and
+// AdamW's state; the JSON holds the step to continue from, the histories the
+// logs and run.json are made of, and the configuration it belongs to.
+constexpr const char* kCheckpointSchema = "nibble-train-checkpoint/1";
+
+struct Resumed {
+  int64_t step = 0;  // the first step still to run
+  double seconds = 0;  // timed training seconds before it
+  int64_t timed_steps = 0;  // steps those seconds cover
+};
+
+// Keeps the header and the rows of a CSV log whose first field is below
+// `limit`, and appends from there.
+void keep_rows_below(const fs::path& path, int64_t limit, const char* header) {
+  std::string kept = std::string(header) + "\n";
+  std::ifstream in(path);
+  std::string line;
+  bool first = true;
+  while (std::getline(in, line)) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    const size_t comma = line.find(',');
+    if (comma == std::string::npos) continue;
+    try {
+      if (std::stoll(line.substr(0, comma)) < limit) kept += line + "\n";
+    } catch (const std::exception&) {
+      // a half-written last line of an interrupted run
+    }
+  }
+  write_atomically(path, kept);
+}
+
+// Removes the checkpoint tensor files (checkpoint-<step>.pt, and temporary
+// ones) other than `keep`; with `keep` empty, checkpoint.json too.
+void remove_checkpoint_files(const fs::path& dir, const std::string& keep) {
+  std::error_code ec;
+  std::vector<fs::path> gone;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if ((name.rfind("checkpoint-", 0) == 0 && name != keep) || (keep.empty() && name.rfind("checkpoint.", 0) == 0)) {
+      gone.push_back(e.path());
+    }
+  }
+  for (const auto& p : gone) fs::remove(p, ec);
+}
+
 torch::Tensor host_offsets(const std::vector<int64_t>& offsets, size_t begin, size_t count) {
   torch::Tensor t = torch::empty({static_cast<int64_t>(count)}, torch::kInt64);
   std::copy(offsets.begin() + static_cast<std::ptrdiff_t>(begin),
@@ -576,16 +630,111 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     return sum.item<double>() / static_cast<double>(val_offsets.size());
   };
 
+  // A checkpoint of this experiment in out_dir: continue from it (every rank
+  // loads the same state); one of another experiment is set aside.
+  const nlohmann::ordered_json config_json = experiment_config(recipe, c, data_fingerprint(data));
+  const fs::path checkpoint_json = fs::path(out_dir) / "checkpoint.json";
+  Resumed resumed;
+  if (fs::exists(checkpoint_json)) {
+    nlohmann::json ck;
+    std::string why;
+    try {
+      ck = io::read_json_file(checkpoint_json.string());
+      if (ck.value("schema", "") != kCheckpointSchema) {
+        why = "another schema";
+      } else if (ck["config"] != nlohmann::json(config_json)) {
+        why = "another configuration";
+      } else if (ck.value("gpus", 0) != rank.world) {
+        why = fmt::format("{} GPUs, not {}", ck.value("gpus", 0), rank.world);
+      }
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (why.empty()) {
+      std::vector<torch::Tensor> state;
+      torch::load(state, (fs::path(out_dir) / ck.at("tensors").get<std::string>()).string());
+      if (state.size() != 4 || state[0].numel() != model.flat.n_total) {
+        throw std::runtime_error(fmt::format("{}: its tensors do not fit this model", checkpoint_json.string()));
+      }
+      torch::NoGradGuard no_grad;
+      model.flat.data.copy_(state[0]);
+      exp_avg.copy_(state[1]);
+      exp_avg_sq.copy_(state[2]);
+      adam_step.copy_(state[3]);
+      model.flat.refresh_bf16();
+      resumed.step = ck.at("step").get<int64_t>();
+      resumed.seconds = ck.at("train_seconds").get<double>();
+      resumed.timed_steps = ck.at("timed_steps").get<int64_t>();
+      result.loss = ck.at("loss").get<std::vector<float>>();
+      result.step_ms = ck.at("step_ms").get<std::vector<double>>();
+      for (const auto& v : ck.at("val")) {
+        result.val_loss.emplace_back(v.at(0).get<int64_t>(), v.at(1).get<double>());
+        result.val_loss_bf16.emplace_back(v.at(0).get<int64_t>(), v.at(2).get<double>());
+      }
+      if (static_cast<int64_t>(result.loss.size()) != resumed.step || resumed.step >= c.steps) {
+        throw std::runtime_error(fmt::format("{}: inconsistent (step {}, {} losses)", checkpoint_json.string(),
+                                             resumed.step, result.loss.size()));
+      }
+      if (lead && !c.quiet) log << fmt::format("train: resuming from the checkpoint of step {}\n", resumed.step);
+    } else if (lead) {
+      if (!c.quiet) log << fmt::format("train: not resuming from {} ({}): starting afresh\n", checkpoint_json.string(), why);
+      remove_checkpoint_files(out_dir, "");
+    }
+  }
+
+  constexpr const char* kLossHeader = "step,loss,lr,grad_norm,step_ms";
+  constexpr const char* kValHeader = "step,val_loss,val_loss_bf16";
+  constexpr const char* kDiagHeader = "step,layer,linear,gemm,variant,alpha,cum_alpha";
   std::ofstream loss_csv, val_csv, diag_csv;
   if (lead) {
-    loss_csv.open(fs::path(out_dir) / "loss.csv", std::ios::trunc);
-    val_csv.open(fs::path(out_dir) / "val.csv", std::ios::trunc);
-    diag_csv.open(fs::path(out_dir) / "diag.csv", std::ios::trunc);
+    const fs::path dir(out_dir);
+    if (resumed.step > 0) {  // the rows up to the checkpoint, then on from there
+      keep_rows_below(dir / "loss.csv", resumed.step, kLossHeader);
+      keep_rows_below(dir / "val.csv", resumed.step + 1, kValHeader);
+      keep_rows_below(dir / "diag.csv", resumed.step, kDiagHeader);
+    }
+    const auto mode = resumed.step > 0 ? std::ios::app : std::ios::trunc;
+    loss_csv.open(dir / "loss.csv", mode);
+    val_csv.open(dir / "val.csv", mode);
+    diag_csv.open(dir / "diag.csv", mode);
     if (!loss_csv || !val_csv || !diag_csv) throw std::runtime_error("cannot write the logs in " + out_dir);
-    loss_csv << "step,loss,lr,grad_norm,step_ms\n";
-    val_csv << "step,val_loss,val_loss_bf16\n";
-    diag_csv << "step,layer,linear,gemm,variant,alpha,cum_alpha\n";
+    if (resumed.step == 0) {
+      loss_csv << kLossHeader << "\n";
+      val_csv << kValHeader << "\n";
+      diag_csv << kDiagHeader << "\n";
+    }
   }
+
+  // Writes the state after `next` steps (rank 0), then removes the older one.
+  auto save_checkpoint = [&](int64_t next, double seconds, int64_t timed_steps) {
+    if (!lead) return;
+    torch::NoGradGuard no_grad;
+    const std::string tensors = fmt::format("checkpoint-{}.pt", next);
+    const fs::path tmp = fs::path(out_dir) / (tensors + ".tmp");
+    torch::save(std::vector<torch::Tensor>{model.flat.data.cpu(), exp_avg.cpu(), exp_avg_sq.cpu(), adam_step.cpu()},
+                tmp.string());
+    fs::rename(tmp, fs::path(out_dir) / tensors);
+    nlohmann::ordered_json ck;
+    ck["schema"] = kCheckpointSchema;
+    ck["config"] = config_json;
+    ck["gpus"] = rank.world;
+    ck["step"] = next;
+    ck["tensors"] = tensors;
+    ck["train_seconds"] = seconds;
+    ck["timed_steps"] = timed_steps;
+    ck["loss"] = result.loss;
+    ck["step_ms"] = result.step_ms;
+    nlohmann::ordered_json val = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < result.val_loss.size(); ++i) {
+      val.push_back({result.val_loss[i].first, result.val_loss[i].second, result.val_loss_bf16[i].second});
+    }
+    ck["val"] = val;
+    loss_csv.flush();
+    val_csv.flush();
+    diag_csv.flush();
+    write_atomically(checkpoint_json, ck.dump() + "\n");
+    remove_checkpoint_files(out_dir, tensors);
+  };
 
   bool quantized_gemms = false;
   for (int l = 0; l < c.model.layers; ++l) quantized_gemms |= recipe.quantized && layer_quantized(recipe, l, c.model.layers);
@@ -608,10 +757,13 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     if (use_cuda) at::cuda::getCurrentCUDAStream().synchronize();
 #endif
   };
-  const int64_t timed_from = std::min<int64_t>(10, c.steps / 2);  // steps before this carry one-time costs
+  // Steps before timed_from carry one-time costs (in this process: a resumed
+  // run warms up again).
+  const int64_t timed_from = resumed.step + std::min<int64_t>(10, (c.steps - resumed.step) / 2);
   double train_seconds = 0;   // wall time of steps [timed_from, steps), evaluation excluded
-  auto mark = std::chrono::steady_clock::now();
-  int64_t chunk_begin = 0;
+  const auto started = std::chrono::steady_clock::now();
+  auto mark = started;
+  int64_t chunk_begin = resumed.step;
   auto elapsed_since_mark = [&]() {
     const auto now = std::chrono::steady_clock::now();
     const double s = std::chrono::duration<double>(now - mark).count();
@@ -631,7 +783,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     for (int64_t s = chunk_begin; s < end; ++s) {
       const float lv = losses[s - chunk_begin];
       if (!std::isfinite(lv)) {
-        throw std::runtime_error(fmt::format("{}: the loss is {} at step {}", recipe.name, lv, s));
+        throw std::runtime_error(divergence_message(recipe.name, lv, s));
       }
       result.loss.push_back(lv);
       result.step_ms.push_back(ms);
@@ -643,7 +795,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     chunk_begin = end;
   };
 
-  for (int64_t step = 0; step < c.steps; ++step) {
+  for (int64_t step = resumed.step; step < c.steps; ++step) {
     session.step = step;
     session.diag = c.diag_every > 0 && (step % c.diag_every == 0 || step == c.steps - 1);
     {
@@ -657,7 +809,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
       step_offsets.copy_(host, /*non_blocking=*/true);
     }
 #if NIBBLE_TRAIN_CUDA
-    if (want_graph && !session.diag && step >= kGraphWarmup) {
+    if (want_graph && !session.diag && step >= resumed.step + kGraphWarmup) {
       if (!graph) {
         graph = std::make_unique<at::cuda::CUDAGraph>();
         graph->capture_begin();
@@ -678,10 +830,23 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
       norm_hist.narrow(0, step - chunk_begin, 1).copy_(step_norm.view({1}));
     }
 
-    const bool eval_now = (c.eval_every > 0 && (step + 1) % c.eval_every == 0) || step == c.steps - 1;
+    const bool last = step == c.steps - 1;
+    const bool eval_now = (c.eval_every > 0 && (step + 1) % c.eval_every == 0) || last;
+    const bool checkpoint_now = !last && c.checkpoint_every > 0 && (step + 1) % c.checkpoint_every == 0;
     const bool flush_now = step + 1 - chunk_begin == hist_len || step + 1 == timed_from || eval_now ||
-                           session.diag || step == c.steps - 1;
+                           session.diag || last || checkpoint_now;
     if (flush_now) flush_losses(step + 1);
+    // Out of time: decided where the host has just waited for the GPU (a flush),
+    // by rank 0 for every rank, so that all of them stop after the same step.
+    bool stop = false;
+    if (flush_now && !last && c.time_limit_s > 0) {
+      stop = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >= c.time_limit_s;
+      if (rank.world > 1) {
+        torch::Tensor flag = torch::full({}, lead && stop ? 1.0f : 0.0f, fopts);
+        rank.all_reduce_sum({flag});
+        stop = flag.item<float>() > 0;
+      }
+    }
 
     if (session.diag) {
       // One read of every attenuation of this step, then the running product across depth.
@@ -724,11 +889,26 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
                          tps > 0 ? fmt::format("  {:.0f} tok/s", tps) : "", extra);
       log.flush();
     }
+    if (checkpoint_now || stop) {
+      save_checkpoint(step + 1, resumed.seconds + train_seconds,
+                      resumed.timed_steps + std::max<int64_t>(0, chunk_begin - timed_from));
+    }
+    if (stop) {
+      sync();
+      result.paused = true;
+      if (lead && !c.quiet) {
+        log << fmt::format("train: stopped after step {} of {} (--time-limit {} s); the same command resumes it\n",
+                           step + 1, c.steps, c.time_limit_s);
+      }
+      return result;
+    }
   }
   sync();
-  result.tokens_per_s = train_seconds > 0
-                            ? static_cast<double>((c.steps - timed_from) * tokens_per_step) / train_seconds
-                            : 0.0;
+  const double timed_seconds = resumed.seconds + train_seconds;
+  result.tokens_per_s =
+      timed_seconds > 0
+          ? static_cast<double>((resumed.timed_steps + c.steps - timed_from) * tokens_per_step) / timed_seconds
+          : 0.0;
   if (!lead) return result;
 
   nlohmann::ordered_json run;
@@ -737,7 +917,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
   run["recipe"] = recipe.name;
   run["description"] = describe(recipe);
   run["seed"] = c.seeds.init;
-  run["config"] = experiment_config(recipe, c, data_fingerprint(data));
+  run["config"] = config_json;
   run["command"] = c.command;
   run["data_dir"] = c.data_dir;
   run["device"] = result.device;
@@ -761,6 +941,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
   val_csv.close();
   diag_csv.close();
   write_atomically(run_json, run.dump(2) + "\n");
+  remove_checkpoint_files(out_dir, "");  // a finished run needs none
   return result;
 }
 

@@ -4,8 +4,9 @@
 //                   synthetic inputs (computed here with nibble::analysis)
 //   2 compounding   eta across depth (the chain), and per-layer attenuation from
 //                   recorded training diagnostics where present
-//   3 training      loss curves and the loss gap to BF16 per recipe (a sweep the caller ran
-//                   now, or recorded results)
+//   3 training      the scaling study (gap per size and arm with CIs, paired differences
+//                   beside the paper's effect), and the loss curves and gaps of the 6.4 M
+//                   sweep (the caller ran it now, or recorded) until a study size is complete
 //   4 hardware      area (and energy, where recorded) per format configuration
 //   5 trade-off     quality against cost, one point per configuration and recipe
 //   6 verification  recorded bit-exact case counts per layer, and a live check of
@@ -29,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nibble/io/kernel_bench_file.h"
+#include "nibble/published.h"
 
 namespace nibble::report {
 
@@ -108,10 +110,18 @@ struct TrainingData {
 };
 // `training_dir` holds summary.json and runs/.
 TrainingData read_training(const std::string& training_dir);
-// MixFP4 (arXiv 2605.31035): adding E1M2 next to E2M1 in a tensor core costs
-// +3.1 % area and +1.5 % power; printed beside Nibble's own figures.
-inline constexpr double kMixFp4AreaPercent = 3.1;
-inline constexpr double kMixFp4PowerPercent = 1.5;
+// The scaling study's summary (`nibble train-study summarize`, schema
+// nibble-train-study-summary/1): training_dir/study/summary.json.
+struct StudyData {
+  bool present = false;
+  std::string path;
+  nlohmann::json summary;
+  std::string problem;
+};
+StudyData read_study(const std::string& training_dir);
+// MixFP4's published area and power (nibble/published.h), printed beside Nibble's own figures.
+using published::kMixFp4AreaPercent;
+using published::kMixFp4PowerPercent;
 
 struct AreaData {
   bool present = false;

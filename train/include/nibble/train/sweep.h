@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,6 +53,11 @@ RunState run_state(const std::filesystem::path& dir, const nlohmann::ordered_jso
 // A finished run's record from its files (run.json, loss.csv, val.csv);
 // `rel_dir` is stored as the record's dir. Throws SweepError naming the file.
 RunRecord load_run_record(const std::filesystem::path& sweep_dir, const std::string& rel_dir);
+
+// The trainer's error for a training loss that is not finite; and, for the text of a
+// run's train.log, the step that error names where the log holds it (a diverged run).
+std::string divergence_message(const std::string& recipe, float loss, int64_t step);
+std::optional<int64_t> diverged_step(const std::string& log_text);
 
 // Per step, (L(t) - L_bf16(t)) / L_bf16(t) against the baseline of the same seeds.
 std::vector<double> signed_gap_curve(const std::vector<float>& loss, const std::vector<float>& baseline);

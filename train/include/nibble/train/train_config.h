@@ -22,6 +22,12 @@ struct ModelConfig {
   int mlp_mult = 4;
 };
 
+// Parameters of the model trainer.cpp builds: its quantized linears (per block
+// qkv d x 3d, proj d x d, fc1 d x mlp_mult d, fc2 mlp_mult d x d) and all of them
+// (plus the LayerNorms, the token and position embeddings and the untied head).
+int64_t quantized_linear_parameters(const ModelConfig& m);
+int64_t model_parameters(const ModelConfig& m);
+
 // The learning-rate schedule: linear warm-up, then either cosine decay to
 // lr * min_lr_ratio over the remaining steps, or warmup-stable-decay (constant,
 // then a linear decay to lr * min_lr_ratio over the last decay_fraction of the steps).
@@ -47,6 +53,8 @@ struct TrainConfig {
   std::string device = "auto";  // auto, cuda, cpu
   std::string graph = "auto";   // CUDA-graph capture of the step: auto (where no quantized GEMM runs), off
   std::string wgrad_stream = "auto";  // quantized weight gradients on a second CUDA stream: auto, off
+  int64_t checkpoint_every = 0;  // write a resumable checkpoint every K steps (0: only where time_limit_s stops)
+  double time_limit_s = 0;       // stop at a checkpoint after this much wall time (0: no limit)
   int gpus = 1;             // data-parallel processes, one per GPU (NCCL)
   int rank = 0;             // this process's rank where gpus > 1
   std::string rendezvous;   // the ranks' rendezvous file where gpus > 1

@@ -37,6 +37,7 @@ struct TrainResult {
   int64_t parameters = 0;
   double tokens_per_s = 0;       // training throughput after the first steps (evaluation excluded)
   bool graphed = false;          // whether the step ran as a captured CUDA graph
+  bool paused = false;           // stopped at a checkpoint by time_limit_s: the same call resumes it
 };
 
 // Whether a CUDA device and the CUDA GEMM backend are both available.
@@ -53,6 +54,13 @@ int cuda_device_count();
 // run.json holds no finished run. With config.gpus > 1 this process is one
 // data-parallel rank (NCCL over config.rendezvous; `nibble train --gpus N`
 // starts the ranks); rank 0 writes the files.
+//
+// With config.checkpoint_every > 0, rank 0 also writes a checkpoint every that
+// many steps (checkpoint.json and checkpoint-<step>.pt: parameters, AdamW state,
+// histories); with config.time_limit_s > 0 the run stops at a checkpoint once
+// that much wall time has passed (TrainResult::paused, no run.json). A run
+// started where a checkpoint of the same experiment lies continues from it,
+// giving the bits of an uninterrupted run; a finished run removes it.
 TrainResult run_training(const Recipe& recipe, const TrainConfig& config, const PreparedData& data,
                          const std::string& out_dir, std::ostream& log);
 
