@@ -12,6 +12,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,14 +21,11 @@
 #include "nibble/analysis/quant_matrix.h"
 #include "nibble/analysis/report.h"
 #include "nibble/analysis/synthetic.h"
-#include "nibble/fp32.h"
 #include "nibble/io/tensor_file.h"
 #include "nibble/limits.h"
 
 namespace nibble::cli {
 namespace {
-
-constexpr int kRhtSizes[] = {16, 32, 64, 128};
 
 struct QuantOptions {
   std::string input = "gaussian";
@@ -94,18 +92,15 @@ analysis::MatrixSpec matrix_spec(const QuantOptions& o) {
   spec.scales = parse_names<ScaleMode>(o.scales, kAllScaleModes, parse_scale_mode, "scale mode");
   spec.blocks = parse_names<BlockShape>(o.blocks, kAllBlockShapes, parse_block_shape, "block shape");
   spec.rht_sizes = parse_rht_sizes(o.rht);
-  const std::array<Rounding, 2> all_roundings = {Rounding::kNearestEven, Rounding::kStochastic};
-  spec.roundings = parse_names<Rounding>(o.roundings, all_roundings, parse_rounding, "rounding");
+  spec.roundings = parse_names<Rounding>(o.roundings, kAllRoundings, parse_rounding, "rounding");
   if (o.sr_bits < 1 || o.sr_bits > 8) throw UsageError(fmt::format("--sr-bits must be in 1..8, got {}", o.sr_bits));
   spec.sr_bits = o.sr_bits;
   spec.seed = o.seed;
   return spec;
 }
 
-// A user tensor viewed as [rows, cols] (last axis = contraction axis). Its
-// non-finite elements would turn their whole block into a NaN-scale block and
-// every metric into NaN; they are set to 0 so the diagnostics describe the
-// finite values, and the count is reported.
+// A user tensor viewed as [rows, cols] (last axis = contraction axis), its
+// non-finite elements set to 0 and counted (analysis::zero_nonfinite).
 struct LoadedTensor {
   analysis::NamedTensor tensor;
   size_t nonfinite = 0;
@@ -118,16 +113,12 @@ LoadedTensor load_user_tensor(const QuantOptions& o) {
     throw UsageError(fmt::format("{}: tensor '{}' is empty", o.tensor_path, t.name));
   }
   LoadedTensor out;
-  for (float& v : t.data) {
-    if (!f32_is_finite(v)) {
-      v = 0.0f;
-      ++out.nonfinite;
-    }
-  }
-  if (out.nonfinite == t.data.size()) {
-    throw UsageError(fmt::format("{}: tensor has no finite values", o.tensor_path));
-  }
   out.tensor = {t.name, t.rows(), t.cols(), std::move(t.data)};
+  try {
+    out.nonfinite = analysis::zero_nonfinite(out.tensor);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("{}: {}", o.tensor_path, e.what()));
+  }
   return out;
 }
 

@@ -88,13 +88,12 @@ vec::GenerateOptions generate_options(vec::Op op, const VectorsArgs& a) {
   o.count = to_int("--count", a.count);
   if (o.count <= 0) throw UsageError("--count must be at least 1, got " + a.count);
   o.boundary = !a.no_boundary;
-  constexpr std::array<Rounding, 2> kRoundings = {Rounding::kNearestEven, Rounding::kStochastic};
   o.length = to_optional_int("--block-len", a.block_len);
   switch (op) {
     case vec::Op::kQuantize:
       o.format_a = to_name("--format", a.format, kAllFormats, parse_format);
       o.mode = to_name("--scale", a.scale, kAllScaleModes, parse_scale_mode);
-      o.rounding = to_name("--rounding", a.rounding, kRoundings, parse_rounding);
+      o.rounding = to_name("--rounding", a.rounding, kAllRoundings, parse_rounding);
       o.sr_bits = to_optional_int("--sr-bits", a.sr_bits);
       break;
     case vec::Op::kDot:

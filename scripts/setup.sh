@@ -27,6 +27,7 @@ packages=(
   libboost-dev                     # Boost.Math's Student-t (header-only): the training study's statistics
   verilator libsystemc-dev yosys   # RTL, cycle model, area flow
   python3                          # the area flow's driver (rtl/synth)
+  python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module `nibble` (python/), its tests
   opensta                          # cross-check of the energy estimator (tests/synth)
   gnuplot-nox chromium             # nibble report's figures; its test renders the page headless
   zlib1g-dev xz-utils              # nibble train-data reads gzip/dictzip files, --pack writes .tar.xz

@@ -3,10 +3,13 @@
 #include <Eigen/Dense>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "nibble/analysis/synthetic.h"
 #include "nibble/dot.h"
+#include "nibble/limits.h"
 
 namespace nibble::analysis {
 namespace {
@@ -34,6 +37,18 @@ ChainDepth gain_and_cosine(int depth, const std::vector<float>& y_q, const std::
 ChainProblem make_chain_problem(const ChainShape& shape, uint64_t seed) {
   if (shape.layers <= 0 || shape.width <= 0 || shape.batch <= 0) {
     throw std::invalid_argument("chain: layers, width and batch must be positive");
+  }
+  if (shape.layers > limits::kMaxChainLayers) {
+    throw std::invalid_argument("chain: " + std::to_string(shape.layers) + " layers is more than the limit of " +
+                                std::to_string(limits::kMaxChainLayers));
+  }
+  const std::optional<int64_t> stored = limits::checked_add(shape.width, shape.batch);
+  if (!stored || !limits::checked_product({shape.layers, shape.width, *stored}, limits::kMaxWorkElements)) {
+    throw std::invalid_argument("chain: the weights and activations (layers x width x (width + batch)) exceed the "
+                                "limit of 2^28 elements");
+  }
+  if (!limits::checked_product({shape.layers, shape.batch, shape.width, shape.width}, limits::kMaxMacs)) {
+    throw std::invalid_argument("chain: the multiply-accumulates (layers x batch x width^2) exceed the limit of 2^40");
   }
   ChainProblem p;
   p.shape = shape;

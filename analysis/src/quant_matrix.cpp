@@ -1,8 +1,23 @@
 #include "nibble/analysis/quant_matrix.h"
 
 #include <limits>
+#include <stdexcept>
+
+#include "nibble/fp32.h"
 
 namespace nibble::analysis {
+
+size_t zero_nonfinite(NamedTensor& t) {
+  size_t nonfinite = 0;
+  for (float& v : t.values) {
+    if (!f32_is_finite(v)) {
+      v = 0.0f;
+      ++nonfinite;
+    }
+  }
+  if (nonfinite > 0 && nonfinite == t.values.size()) throw std::invalid_argument("tensor has no finite values");
+  return nonfinite;
+}
 
 size_t matrix_row_count(const MatrixSpec& spec) {
   return spec.formats.size() * spec.scales.size() * spec.blocks.size() * spec.roundings.size() *

@@ -81,14 +81,18 @@ float dot_rows(const QuantizedTensor& a, int64_t ra, const QuantizedTensor& b, i
   return apply_tensor_scales(acc, a.tensor.decode, b.tensor.decode);
 }
 
-std::vector<float> gemm(const QuantizedTensor& a, const QuantizedTensor& b) {
+void check_dot_operands(const QuantizedTensor& a, const QuantizedTensor& b, const std::string& op) {
   if (a.cols != b.cols) {
-    throw std::invalid_argument("gemm: contraction lengths differ (" + std::to_string(a.cols) + " vs " +
+    throw std::invalid_argument(op + ": contraction lengths differ (" + std::to_string(a.cols) + " vs " +
                                 std::to_string(b.cols) + ")");
   }
   if (!(a.config.rht == b.config.rht) || (a.config.rht.enabled() && a.config.seed != b.config.seed)) {
-    throw std::invalid_argument("gemm: operands must share the RHT size, bf16 option and seed");
+    throw std::invalid_argument(op + ": operands must share the RHT size, bf16 option and seed");
   }
+}
+
+std::vector<float> gemm(const QuantizedTensor& a, const QuantizedTensor& b) {
+  check_dot_operands(a, b, "gemm");
   std::vector<float> c(static_cast<size_t>(a.rows * b.rows));
   for (int64_t m = 0; m < a.rows; ++m) {
     for (int64_t n = 0; n < b.rows; ++n) c[static_cast<size_t>(m * b.rows + n)] = dot_rows(a, m, b, n);

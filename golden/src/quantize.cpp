@@ -18,8 +18,9 @@ GridValue saturated(bool neg, const Grid& g) { return {neg, g.max_units}; }
 }  // namespace
 
 std::optional<Rounding> parse_rounding(std::string_view n) {
-  if (n == "rne") return Rounding::kNearestEven;
-  if (n == "sr") return Rounding::kStochastic;
+  for (Rounding r : kAllRoundings) {
+    if (name(r) == n) return r;
+  }
   return std::nullopt;
 }
 

@@ -18,7 +18,12 @@ float normalization(int n) {
 
 }  // namespace
 
-bool rht_size_valid(int n) { return n == 16 || n == 32 || n == 64 || n == 128; }
+bool rht_size_valid(int n) {
+  for (int s : kRhtSizes) {
+    if (n == s) return true;
+  }
+  return false;
+}
 
 PhiloxWords rht_signs(uint64_t seed) { return philox4x32_10(seed, 0, 0, PhiloxDomain::kRhtSigns); }
 

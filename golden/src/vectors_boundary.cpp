@@ -12,7 +12,6 @@
 namespace nibble::vectors {
 namespace {
 
-using detail::kAllRoundings;
 using detail::kBlockLengths;
 using detail::kF32Max;
 using detail::kF32MinSubnormal;

@@ -24,7 +24,6 @@ inline constexpr std::string_view kHexDigits = "0123456789abcdef";
 inline constexpr std::string_view kBoundaryTag = "# boundary:";
 
 inline constexpr std::array<int, 2> kBlockLengths = {16, 32};
-inline constexpr std::array<Rounding, 2> kAllRoundings = {Rounding::kNearestEven, Rounding::kStochastic};
 
 inline constexpr uint32_t kF32Max = 0x7F7FFFFFu;
 inline constexpr uint32_t kF32MinSubnormal = 0x00000001u;

@@ -11,7 +11,6 @@
 namespace nibble::vectors {
 namespace {
 
-using detail::kAllRoundings;
 using detail::kBlockLengths;
 using detail::kBoundaryTag;
 using detail::kF32Max;

@@ -247,7 +247,7 @@ class LineFields {
   ScaleFormat scale_format(const FieldName& f) { return named(f, kAllScaleFormats, parse_scale_format); }
   ScaleMode mode(const FieldName& f) { return named(f, kAllScaleModes, parse_scale_mode); }
   BlockShape block(const FieldName& f) { return named(f, kAllBlockShapes, parse_block_shape); }
-  Rounding rounding(const FieldName& f) { return named(f, detail::kAllRoundings, parse_rounding); }
+  Rounding rounding(const FieldName& f) { return named(f, kAllRoundings, parse_rounding); }
 
  private:
   // The next field, which must be exactly count hex digits: each digit's value,

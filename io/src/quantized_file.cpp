@@ -187,6 +187,24 @@ const StoredTensor& expect_tensor(const SafetensorsFile& file, const std::string
 
 }  // namespace
 
+std::optional<std::string> quantized_defect(const QuantizedTensor& q) {
+  if (const auto defect = config_defect(q)) return defect;
+  const auto count = static_cast<size_t>(q.rows * q.cols);
+  if (q.codes.size() != count) return fmt::format("{} codes for {} elements", q.codes.size(), count);
+  for (const uint8_t code : q.codes) {
+    if (code > 0xF) return fmt::format("code {} is not 4 bits", code);
+  }
+  const int64_t grid_rows = q.block_grid_rows(), grid_cols = q.block_grid_cols();
+  if (q.scales.size() != static_cast<size_t>(grid_rows * grid_cols)) {
+    return fmt::format("{} block scales for a grid of {} x {} blocks", q.scales.size(), grid_rows, grid_cols);
+  }
+  const bool fp32 = scale_format(q.config.scale) == ScaleFormat::kFP32;
+  for (const uint32_t s : q.scales) {
+    if (!fp32 && s > 0xFF) return fmt::format("block scale code {:#x} is not 8 bits", s);
+  }
+  return tensor_scale_defect(q);
+}
+
 void write_quantized(const std::string& path, const std::vector<QuantizedEntry>& entries) {
   expect_extension(path);
   if (entries.empty()) fail(path, "no quantized tensor to write");
@@ -199,21 +217,9 @@ void write_quantized(const std::string& path, const std::vector<QuantizedEntry>&
     };
     if (e.name.empty() || e.name == kSchemaKey) entry_fail("is not a valid name");
     if (file.metadata.count(e.name) != 0) entry_fail("the name is used twice");
-    if (const auto defect = config_defect(q)) entry_fail(*defect);
-    const auto count = static_cast<size_t>(q.rows * q.cols);
-    if (q.codes.size() != count) entry_fail(fmt::format("{} codes for {} elements", q.codes.size(), count));
-    for (const uint8_t code : q.codes) {
-      if (code > 0xF) entry_fail(fmt::format("code {} is not 4 bits", code));
-    }
+    if (const auto defect = quantized_defect(q)) entry_fail(*defect);
     const int64_t grid_rows = q.block_grid_rows(), grid_cols = q.block_grid_cols();
-    if (q.scales.size() != static_cast<size_t>(grid_rows * grid_cols)) {
-      entry_fail(fmt::format("{} block scales for a grid of {} x {} blocks", q.scales.size(), grid_rows, grid_cols));
-    }
     const bool fp32 = scale_format(q.config.scale) == ScaleFormat::kFP32;
-    for (const uint32_t s : q.scales) {
-      if (!fp32 && s > 0xFF) entry_fail(fmt::format("block scale code {:#x} is not 8 bits", s));
-    }
-    if (const auto defect = tensor_scale_defect(q)) entry_fail(*defect);
 
     const int64_t pc = packed_cols(q.cols);
     StoredTensor codes{e.name + kCodes, "U8", {q.rows, pc}, std::vector<uint8_t>(static_cast<size_t>(q.rows * pc))};

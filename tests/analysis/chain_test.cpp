@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "nibble/analysis/chain.h"
@@ -90,6 +91,15 @@ TEST(Chain, RejectsBadShapes) {
   EXPECT_THROW(make_chain_problem({2, 16, -1}, 1), std::invalid_argument);
   const ChainProblem p = make_chain_problem({1, 24, 4}, 1);
   EXPECT_THROW(run_chain(p, config(Format::kE2M1, 16, 1)), std::invalid_argument);
+}
+
+// The limits of nibble/limits.h hold for every caller, before anything is allocated.
+TEST(Chain, RejectsShapesBeyondTheLimits) {
+  EXPECT_THROW(make_chain_problem({4097, 1, 1}, 1), std::invalid_argument);             // layers
+  EXPECT_THROW(make_chain_problem({4096, 256, 1}, 1), std::invalid_argument);           // 2^28 elements
+  EXPECT_THROW(make_chain_problem({1, 1, INT64_MAX}, 1), std::invalid_argument);        // width + batch wraps
+  EXPECT_THROW(make_chain_problem({1, 8192, 20000}, 1), std::invalid_argument);         // 2^40 MACs
+  EXPECT_NO_THROW(make_chain_problem({4096, 1, 1}, 1));
 }
 
 }  // namespace

@@ -115,6 +115,20 @@ TEST(QuantMatrix, DeltaIsMeasuredEvenWithoutAnOffRow) {
   for (const MatrixRow& r : rows) EXPECT_TRUE(std::isfinite(r.delta_sqnr_rht));
 }
 
+TEST(QuantMatrix, NonFiniteValuesAreZeroedAndCounted) {
+  NamedTensor t = gaussian(2, 16, 1);
+  t.values[3] = NAN;
+  t.values[7] = -INFINITY;
+  const float kept = t.values[4];
+  EXPECT_EQ(zero_nonfinite(t), 2u);
+  EXPECT_EQ(t.values[3], 0.0f);
+  EXPECT_EQ(t.values[7], 0.0f);
+  EXPECT_EQ(t.values[4], kept);
+  EXPECT_EQ(zero_nonfinite(t), 0u);
+  NamedTensor none{"none", 1, 2, {NAN, INFINITY}};
+  EXPECT_THROW(zero_nonfinite(none), std::invalid_argument);
+}
+
 TEST(QuantMatrix, RhtSizeMustDivideCols) {
   EXPECT_THROW(run_quant_matrix(gaussian(4, 40, 1), full_spec(1)), std::invalid_argument);
 }

@@ -218,6 +218,15 @@ TEST(Gemm, RejectsMismatchedOperands) {
   EXPECT_THROW(gemm(q32, r), std::invalid_argument);
   rot.seed = 9;
   EXPECT_THROW(gemm(quantize(a.data(), 2, 32, rot), r), std::invalid_argument);
+  // The same condition on its own, naming the operation.
+  try {
+    check_dot_operands(q32, q16, "dot_rows");
+    ADD_FAILURE() << "check_dot_operands accepted 32 vs 16 columns";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "dot_rows: contraction lengths differ (32 vs 16)");
+  }
+  EXPECT_NO_THROW(check_dot_operands(q32, q32, "dot_rows"));
+  EXPECT_THROW(check_dot_operands(q32, r, "dot_rows"), std::invalid_argument);
 }
 
 }  // namespace

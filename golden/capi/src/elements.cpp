@@ -22,8 +22,6 @@ const char* name_of(const std::array<E, N>& all, int v) {
   return v >= 0 && static_cast<size_t>(v) < N ? names[static_cast<size_t>(v)].c_str() : "";
 }
 
-constexpr std::array<Rounding, 2> kAllRoundings = {Rounding::kNearestEven, Rounding::kStochastic};
-
 }  // namespace
 
 extern "C" {

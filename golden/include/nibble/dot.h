@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "nibble/formats.h"
@@ -43,12 +44,18 @@ float accumulate(float acc, float r);
 // The last step: out = fl(acc * fl(ga * gb)) with the operands' per-tensor decode scales.
 float apply_tensor_scales(float acc, float ga, float gb);
 
+// Throws std::invalid_argument, its message starting with `op`, unless a and b
+// can meet in a dot product: the same number of cols, the same RHT settings
+// and, with an RHT, the same seed (the same signs on both operands).
+void check_dot_operands(const QuantizedTensor& a, const QuantizedTensor& b, const std::string& op);
+
 // Dot product of row `ra` of a with row `rb` of b (both quantized along cols,
-// the same number of cols), including the per-tensor scales.
+// the same number of cols), including the per-tensor scales. The caller checks
+// the operands (check_dot_operands) and the row indices.
 float dot_rows(const QuantizedTensor& a, int64_t ra, const QuantizedTensor& b, int64_t rb);
 
 // C = A * B^T: a is [M, K], b is [N, K]; returns row-major [M, N]. Throws
-// std::invalid_argument if K differs or the operands were rotated differently.
+// std::invalid_argument unless check_dot_operands(a, b, "gemm") passes.
 std::vector<float> gemm(const QuantizedTensor& a, const QuantizedTensor& b);
 
 }  // namespace nibble

@@ -13,6 +13,7 @@
 // formats E1M2 and INT4 dequantize to identical bits under the same scale rule.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -25,6 +26,7 @@
 namespace nibble {
 
 enum class Rounding : uint8_t { kNearestEven, kStochastic };
+inline constexpr std::array<Rounding, 2> kAllRoundings = {Rounding::kNearestEven, Rounding::kStochastic};
 std::optional<Rounding> parse_rounding(std::string_view name);
 std::string_view name(Rounding r);
 

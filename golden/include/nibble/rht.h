@@ -14,6 +14,7 @@
 //   4. optionally round each output to bfloat16 (RNE), as Transformer Engine does.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "nibble/philox.h"
@@ -30,6 +31,9 @@ struct RhtConfig {
   }
 };
 
+// The transform sizes golden implements, ascending.
+inline constexpr std::array<int, 4> kRhtSizes = {16, 32, 64, 128};
+// n is one of kRhtSizes.
 bool rht_size_valid(int n);
 
 // The sign vector as a bit mask (bit i set = -1), from Philox domain 1.

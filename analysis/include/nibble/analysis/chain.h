@@ -38,7 +38,10 @@ struct ChainProblem {
   std::vector<std::vector<double>> reference;    // Y_l in double, [batch, width] each, l = 1..layers
 };
 
-// Throws std::invalid_argument unless layers, width and batch are positive.
+// Throws std::invalid_argument unless layers, width and batch are positive and
+// within nibble/limits.h: layers <= kMaxChainLayers, the weights and activations
+// layers x width x (width + batch) <= kMaxWorkElements, the multiply-accumulates
+// layers x batch x width^2 <= kMaxMacs.
 ChainProblem make_chain_problem(const ChainShape& shape, uint64_t seed);
 
 struct ChainDepth {

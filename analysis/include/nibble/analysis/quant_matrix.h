@@ -42,6 +42,13 @@ struct MatrixRow {
   double delta_sqnr_rht = 0.0;
 };
 
+// Sets t's non-finite elements to 0 and returns how many there were. A NaN or
+// Inf would make its whole block a NaN-scale block and every metric NaN, so the
+// diagnostics of a user's tensor describe its finite values and count the
+// rest. Throws std::invalid_argument ("tensor has no finite values") when t
+// has elements but none finite.
+size_t zero_nonfinite(NamedTensor& t);
+
 // The product of the five list lengths.
 size_t matrix_row_count(const MatrixSpec& spec);
 

@@ -22,6 +22,7 @@
 // column-wise output), [rows, cols] = the source's [cols, rows].
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,14 @@ struct QuantizedEntry {
   bool transposed = false;
   QuantizedTensor tensor;
 };
+
+// What makes q unfit to be a quantized tensor, or nothing: a shape without
+// elements or with an axis beyond 2^31 - 1, a configuration golden refuses or
+// whose RHT does not divide cols, codes or block scales in numbers the shape
+// and block grid do not hold, a code above 4 bits, an E4M3/UE8M0 scale code
+// above 8 bits, or a tensor scale other than {1, 1} outside nvfp4. The checks
+// of write_quantized, for callers that build a QuantizedTensor from outside data.
+std::optional<std::string> quantized_defect(const QuantizedTensor& q);
 
 // Writes the entries in order. Raises TensorFileError naming the file and the
 // entry for an empty, reserved or repeated name, an invalid configuration, or
