@@ -377,8 +377,10 @@ constexpr const char* kRendezvousEnv = "NIBBLE_TRAIN_RENDEZVOUS";
 
 int available_gpus() { return tr::cuda_device_count(); }
 
-// Runs `children`, at most `slots.size()` at once, child i on GPU set slots[k];
-// returns each child's exit status.
+double seconds_until(std::chrono::steady_clock::time_point deadline) {
+  return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+}
+
 // Status of a child run that was not started: the deadline had passed.
 constexpr int kNotStarted = -2;
 
@@ -395,7 +397,7 @@ std::vector<int> run_children(std::vector<Child>& children, const std::vector<st
   while (next < children.size() || running > 0) {
     while (next < children.size() && running < slots.size()) {
       if (deadline) {
-        const double left = std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+        const double left = seconds_until(*deadline);
         if (left < 1.0) {
           status[next++] = kNotStarted;
           continue;
@@ -609,7 +611,7 @@ void run_jobs(const std::vector<TrainJob>& jobs, int parallel, bool isolate, con
     for (const auto* j : pending) {
       tr::TrainConfig cfg = j->flags.config(j->seeds);
       if (deadline) {
-        const double left = std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
+        const double left = seconds_until(*deadline);
         if (left < 1.0) {
           ++not_started;
           continue;
