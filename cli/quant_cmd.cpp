@@ -19,7 +19,7 @@
 #include "commands.h"
 #include "nibble/analysis/chain.h"
 #include "nibble/analysis/quant_matrix.h"
-#include "nibble/analysis/report.h"
+#include "nibble/analysis/render.h"
 #include "nibble/analysis/synthetic.h"
 #include "nibble/io/tensor_file.h"
 #include "nibble/limits.h"

@@ -17,7 +17,7 @@
 #include "names.h"
 #include "nibble/analysis/chain.h"
 #include "nibble/analysis/quant_matrix.h"
-#include "nibble/analysis/report.h"
+#include "nibble/analysis/render.h"
 #include "nibble/analysis/synthetic.h"
 #include "nibble/limits.h"
 

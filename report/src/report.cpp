@@ -14,7 +14,7 @@
 
 #include "nibble/analysis/chain.h"
 #include "nibble/analysis/quant_matrix.h"
-#include "nibble/analysis/report.h"
+#include "nibble/analysis/render.h"
 #include "nibble/analysis/synthetic.h"
 #include "nibble/formats.h"
 #include "nibble/report/report.h"

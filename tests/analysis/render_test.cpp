@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "nibble/analysis/report.h"
+#include "nibble/analysis/render.h"
 #include "nibble/analysis/synthetic.h"
 
 namespace nibble::analysis {

@@ -1,4 +1,4 @@
-#include "nibble/analysis/report.h"
+#include "nibble/analysis/render.h"
 
 namespace nibble::analysis {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nibble/analysis/report.h"
+#include "nibble/analysis/render.h"
 
 namespace nibble::analysis {
 namespace {
