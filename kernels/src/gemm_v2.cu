@@ -1,6 +1,6 @@
 // GEMM version 2: the same arithmetic as version 1 (gemm.cu, whose header
 // comment states the bit-exactness argument), with the data movement rebuilt
-// to hide latency. Version 1 spent ~3 us per 64-k stage: one stage of
+// to hide latency. Version 1 waits on memory every 64-k stage: one stage of
 // register prefetch, one CTA per SM, decode on the critical path.
 //
 // Data movement (layout and index math in nibble/cuda/gemm_v2_layout.h,
@@ -31,7 +31,7 @@
 // of codes, 4 MiB of 1-byte or 16 MiB of FP32 1x16 scales) is read by 64 CTA
 // rows/columns: 4.3 GB of codes + 0.5..2.1 GB of scales, mostly from L2
 // (~1 ms at ~5 TB/s, overlapped with the ~4 ms of epilogue arithmetic of the
-// 16-wide INT8 path; see docs/results/kernels.md).
+// 16-wide INT8 path; see docs/results/kernels.md#gemm-the-contracts-own-adds-take-as-long-as-cublass-whole-gemm).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 

@@ -3,7 +3,8 @@
 // mma.sync.
 //
 // The contract's cost on Hopper is the one binary32 add per output per
-// k-block (docs/results/kernels.md): those adds alone take about as long as
+// k-block (docs/results/kernels.md#gemm-the-contracts-own-adds-take-as-long-as-cublass-whole-gemm):
+// those adds alone take about as long as
 // cuBLAS's whole BF16 GEMM. Version 2 spends about 3.3 instructions per add
 // (mma.sync issue, fragment reads and decode of both operands per warp tile);
 // version 3 takes the mma off the issue path and decodes each operand once
@@ -58,7 +59,7 @@
 // call's stream, and every CTA picks its datapath from the verdict
 // (with_fma_check, wgmma_gemm_kernel_ue8m0): the E4M3 datapath on the
 // operands or on them swapped, the scaled one with FMAs, or the scaled one.
-// Measured: docs/results/kernels.md.
+// Measured: docs/results/kernels.md#design-choices-measured.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -290,10 +291,11 @@ constexpr int kProducer = 5;
 // with kLaunchRegs per thread (the register file over 384 threads, in
 // setmaxnreg's steps of 8); what the producer gives back is all the
 // consumers can take: setmaxnreg.inc waits until the CTA's pool has it.
-// Scaled datapath: 104 / 200 for 16-wide blocks (1.7 % faster than 120 / 192
-// on an H100), 120 / 192 for 32-wide ones (4 % faster than 104 / 200, though
-// ptxas -v then shows its consumers spilling 24 bytes, 8 at 104 / 200;
-// docs/results/kernels.md); kFp32Scales runs the same splits. No other role
+// Scaled datapath: 104 / 200 for 16-wide blocks, 120 / 192 for 32-wide ones,
+// each the faster of the two splits for its width
+// (docs/results/kernels.md#design-choices-measured), though ptxas -v then
+// shows the 32-wide consumers spilling 24 bytes (8 at 104 / 200);
+// kFp32Scales runs the same splits. No other role
 // spills. Half tiles take the same splits: their consumers hold half the
 // sums, and no role spills.
 constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
@@ -354,7 +356,7 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 // binary32 scales of kStep-wide blocks, kFp32Scales, B's moved and the padding
 // zeroed). The producer holds its copies' sources in registers, but where the
 // scaled datapath decodes other scale widths, whose producer works them out
-// per stage (holding them there measured 3 % slower for mx-floor). On half
+// per stage (holding them there measured slower for mx-floor). On half
 // tiles (64 columns: S::kCols) threads t and t + 64 decode the two
 // halves of B's row t % 64, and the stage holds 64 rows of B and of its
 // scales (StageCopies' kBRows).
@@ -602,8 +604,9 @@ __device__ __forceinline__ void scales_of_step(const uint8_t* stage, int u, cons
 // added at the top of the next stage, once that stage's first kDepth wgmmas
 // are issued, so the tensor cores do not wait for those adds; its scales,
 // which lie in the raw stage the producer may then overwrite, go with it in
-// registers (sa_last, sb_last: UFP4's FP32 1x16 2 % faster at 8192^3 on an
-// H100, docs/results/kernels.md). Blocks past the data have zero B and zero
+// registers (sa_last, sb_last); deferring that step measured faster for
+// UFP4's FP32 1x16 (docs/results/kernels.md#design-choices-measured). Blocks
+// past the data have zero B and zero
 // scales (the producer writes them), so they add a zero (acc is never -0: it
 // starts at +0 and a sum is -0 only from two -0; with kFma, fma(0, 0, acc) is
 // acc as well), and so does the deferred step before a tile's first stage (q
@@ -615,9 +618,9 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
   constexpr int kChunks = kStep / v3::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
   // 16-wide blocks load each step's scales a step ahead, so that the shared
-  // loads' latency hides behind a step: 3 % faster for FP32 1x16 on an H100.
-  // A 32-wide block's steps take twice the mma, and the same measured 2 %
-  // slower for mx-floor 1x32 (docs/results/kernels.md).
+  // loads' latency hides behind a step (faster for FP32 1x16). A 32-wide
+  // block's steps take twice the mma, and the same measured slower for
+  // mx-floor 1x32 (docs/results/kernels.md#design-choices-measured).
   constexpr bool kScalesAhead = kStep == 16;
   const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));

@@ -630,9 +630,8 @@ __device__ __forceinline__ void store_both_group(const QuantizeArgs& a, const Ti
 
 // One both-ways tile (launch x: the tile row). R: FixedRecipe. The two passes
 // stay written out: one function for their common tail (negations, group,
-// stores) compiled differently and measured 1 % to 4 % slower for three
-// recipes on an H100 (nvfp4 both ways, e1m2 SR without RHT), the UFP4 ones
-// unchanged.
+// stores) compiled differently and measured slower for some recipes, faster
+// for none (docs/results/kernels.md#design-choices-measured).
 template <bool kAmaxOnly, Format F, bool kStochastic, class R>
 __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float* s, float (&partial)[kThreads / 32],
                                                    unsigned tile_row, unsigned tile_col) {
@@ -719,19 +718,16 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
 // F: the element format, fixed at compile time so its grid folds into
 // constants; kStochastic: the rounding, so the inner loop has no branches.
 // Six CTAs per SM (40 registers, no spills; 48 by default would allow five):
-// the extra warps hide more of each tile's load latency (5 % faster on an H200).
-// The wide-rows RNE kernels run eight (32 registers; the six nvfp4 RHT16 ones
-// spill 8 bytes): up to 3 % faster with BF16 input on an H100, the same with
-// FP32 (docs/results/kernels.md, nineteenth run; six were slower again in the
-// twenty-first). The SR kernels stay at six:
-// at 32 registers they spill, or, with the random bits drawn after the
-// group's codes are folded into a few words, issue 5 % more instructions and
-// gain nothing. The both-ways RNE main passes run five, no more (below): 6 %
-// to 9 % faster with BF16 input on an H100; the SR RHT16 ones (UFP4's dY)
-// were no faster at five (twentieth run).
-// Two variants measured slower and were not kept (docs/results/kernels.md):
-// persistent CTAs prefetching their next tile into registers, and persistent
-// CTAs double-buffering tiles in shared memory through cp.async.
+// the extra warps hide more of each tile's load latency. The wide-rows RNE
+// kernels run eight (32 registers; the six nvfp4 RHT16 ones spill 8 bytes),
+// faster than six with BF16 input and no slower with FP32. The SR kernels stay
+// at six: at 32 registers they spill, or, with the random bits drawn after the
+// group's codes are folded into a few words, issue more instructions and gain
+// nothing. The both-ways RNE main passes run five, no more (below), faster
+// with BF16 input; the SR RHT16 ones (UFP4's dY) were no faster at five.
+// Persistent CTAs, prefetching their next tile into registers or
+// double-buffering tiles in shared memory through cp.async, were slower and
+// were not kept. The measurements: docs/results/kernels.md#design-choices-measured.
 // kLayout: the tile shape and the order the CTAs start in; quantize() says which.
 // R: ArgsRecipe for the 32 x 128 tile layouts, FixedRecipe for wide rows and both ways.
 constexpr int ctas_per_sm(Layout layout, bool stochastic, bool amax_only) {
@@ -744,7 +740,7 @@ constexpr int ctas_per_sm(Layout layout, bool stochastic, bool amax_only) {
 // shared memory that leaves room for that many (cta_cap_bytes). The both-ways
 // RNE main passes are exact: since uniform grids round signed values they
 // fit in 40 registers, and a sixth CTA made them slower again (BF16 input on
-// an H200, thirty-third run).
+// an H200).
 constexpr bool ctas_per_sm_exact(Layout layout, bool stochastic, bool amax_only) {
   return layout == Layout::kBothWays && !stochastic && !amax_only;
 }
@@ -1154,15 +1150,14 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   // The tile shape and the order the CTAs start in (launch x fastest):
   // - wide rows (8 x 512 tiles, along the tile rows) for the row-wise output
   //   alone with blocks one row tall and rows of at least 512 columns: a
-  //   warp's code and scale stores are contiguous runs of one row (docs/results/kernels.md,
-  //   fourteenth run);
+  //   warp's code and scale stores are contiguous runs of one row;
   // - else 32 x 128 tiles, down the tile columns: CTAs that run at the same time
   //   then write disjoint sectors of a row-wise scale row (a tile row holds 4
   //   or 8 bytes of it for 1-byte scales, and walking along the tile rows made
   //   those recipes slower). Where a tile row's row-wise scales fill whole
   //   32-byte sectors (FP32 scales of 16-wide blocks) and there is no
   //   column-wise output, along the tile rows: running CTAs then read whole
-  //   rows of x (thirteenth run);
+  //   rows of x;
   // - with a column-wise output of blocks one row tall, 64 x 128 tiles, down
   //   the tile columns, one kernel per recipe: each column-wise code store
   //   fills a whole 32-byte sector (outputs whose rows are under 32 MiB).

@@ -16,7 +16,7 @@ namespace nibble::cuda {
 // The numbered kernel versions (llm.c style; both compute the same bits):
 //   kV1  register-staged: CTA 128x128, 8 warps of 64x32, 64 k per stage decoded
 //        into shared memory, one stage prefetched through registers. The
-//        reference version, measured in docs/results/kernels.md.
+//        reference version.
 //   kV2  cp.async multistage: 3 stages of 128 k of raw packed codes and scale
 //        codes in shared memory, decoded in registers at the mma; CTA 128x128,
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
@@ -31,7 +31,8 @@ namespace nibble::cuda {
 //        call) add each block by one FMA, or run the E4M3 pairs' datapath
 //        with B's scales folded (or A's, the operands swapped). Devices other
 //        than compute capability 9.0 run v2.
-// kV3 is the default: it passed the bit-exact device tests (docs/results/kernels.md).
+// kV3 is the default: the fastest, and it passed the bit-exact device tests
+// (docs/results/kernels.md#correctness).
 enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
 inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
 inline constexpr GemmKernel kDefaultGemmKernel = GemmKernel::kV3;
@@ -46,16 +47,14 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 //     a weight gradient of a narrow layer (1024 x 1024 outputs, long K), whose
 //     128 x 128 tiles would leave half the SMs idle, or where C has at most 64
 //     columns: two consumer warpgroups of 64 x 64 each, a half tile taking its
-//     SM for 0.69 to 0.71 of a full tile's time on the E4M3 datapath and 0.58
-//     to 0.59 on the scaled one, the UFP4 recipes' FP32 scales among it (an
-//     H100 and an H200, 1024^2 x 16384; docs/results/kernels.md);
+//     SM for well under a full tile's time on either datapath (the UFP4
+//     recipes' FP32 scales among them; docs/results/kernels.md#design-choices-measured);
 //   * else 64 x 128 ("wide") for an output of at most 64 rows (a GEMM of a few
 //     tokens against a weight matrix): the half tile run on the operands
 //     swapped (C^T = B A^T, each output the same sum of the same block
 //     products in the same k order, C stored transposed), so that every row
 //     of a tile is one of C's, where 128 x 128 tiles would leave at least
-//     half of their rows empty: 1.35x to 1.70x faster at 64 x 16384 x 4096
-//     and 64 x 32768 x 4096 (docs/results/kernels.md);
+//     half of their rows empty (docs/results/kernels.md#design-choices-measured);
 //   * 128 x 128 otherwise (two consumer warpgroups of 64 x 128).
 // kFull, kHalf and kWide force one (tests, benchmarks); every choice computes
 // the same bits. Other versions have one tile shape each and ignore it.

@@ -215,7 +215,7 @@ inline constexpr uint32_t kFmaCodeHi = 185;  // 2^58
 NIBBLE_HD bool fma_scale_code(uint32_t code) { return code - kFmaCodeLo <= kFmaCodeHi - kFmaCodeLo; }
 // The check is a kernel launch of its own: calls of fewer multiply-adds
 // (M N K) than this skip it and keep golden's three roundings, where the
-// check costs as much as the FMA saves or more (docs/results/kernels.md).
+// check costs as much as the FMA saves or more (docs/results/kernels.md#design-choices-measured).
 inline constexpr double kFmaMinMacs = 0x1p33;
 
 // UE8M0 scales of B folded into B's FP16 values. Where B's codes also leave
@@ -246,18 +246,18 @@ inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
 // x kCols, stacked by rows. Full tiles are 128 x 128; half tiles, where full
 // tiles would leave SMs idle (half_tiles), 128 x 64: the producer then
 // decodes 64 rows of B instead of 128, and each warpgroup the A fragments of
-// its own rows. Measured against the two half tiles of 64 x 128 before them
-// (one warpgroup of 128 columns, whose warps, one per scheduler, waited on
-// their instruction fetch and on latencies; two of 64 columns side by side,
-// which decoded the same A fragments twice and B's 128 rows):
-// docs/results/kernels.md.
+// its own rows. They replaced half tiles of 64 x 128 (one warpgroup of 128
+// columns, whose warps, one per scheduler, waited on their instruction fetch
+// and on latencies; or two of 64 columns side by side, which decoded the same
+// A fragments twice and B's 128 rows), being faster on every datapath:
+// docs/results/kernels.md#design-choices-measured.
 //
 // A consumer warpgroup's 64 x kCols outputs are kParts n-parts of kPartN
 // columns: one wgmma (m64n32k16) per 16-k slice and one partial-sum buffer of
 // kPartRegs registers per thread each; a thread holds kAcc outputs, element j
 // of part p at acc[kPartRegs p + j]. Four parts on full tiles, two on half
 // tiles (where four of 16 columns took more wgmma, fence and wait
-// instructions per output: the UFP4 recipes' GEMM measured 1.08x slower so).
+// instructions per output, and the UFP4 recipes' GEMM measured slower so).
 inline constexpr int kPartN = 32;
 inline constexpr int kPartRegs = kPartN / 2;
 template <int kColsT>
@@ -337,8 +337,8 @@ inline int64_t tile_count(int64_t m, int64_t n, int rows, int tile_cols) {
 // Whether an m x n output may run half tiles on a device of `sms` SMs: where
 // every half tile has an SM of its own. Full tiles would then leave at least
 // half the SMs idle, or give some SM a second tile after every other has
-// finished, while a half tile takes its SM for about 0.7 (E4M3 datapath) or
-// 0.6 (scaled datapath) of a full tile's time (docs/results/kernels.md).
+// finished, while a half tile takes its SM for well under a full tile's time
+// (docs/results/kernels.md#design-choices-measured).
 inline bool half_tiles(int64_t m, int64_t n, int sms) {
   return tile_count(m, n, HalfTile::kRows, HalfTile::kCols) <= sms;
 }
@@ -349,8 +349,8 @@ inline bool half_tiles(int64_t m, int64_t n, int sms) {
 // where its columns do (a full tile would compute no more outputs, the same
 // count of tiles), and kFull otherwise. Where every 128 x 64 tile has an SM,
 // an output of at most 64 rows keeps them although their rows are half
-// empty: both are one wave there, and the two shapes measured within 1.5 %
-// of each other (docs/results/kernels.md).
+// empty: both are one wave there, and the two shapes measured alike
+// (docs/results/kernels.md#design-choices-measured).
 inline GemmTiles auto_tiles(int64_t m, int64_t n, int sms) {
   if (half_tiles(m, n, sms)) return GemmTiles::kHalf;
   if (m <= HalfTile::kCols) return GemmTiles::kWide;

@@ -1,15 +1,16 @@
-// The analysis behind kernels.md's "One mismatch seen once": rebuilds, on the
-// host, the operands of kernels_gemm_gpu_test's UE8M0 range-ends test (seed
-// 910) through golden's quantize (which the GPU quantize matches bit for bit),
+// The analysis behind the one GEMM mismatch seen once and not reproduced
+// (docs/results/kernels.md, "Correctness"): rebuilds, on the host, the
+// operands of kernels_gemm_gpu_test's UE8M0 range-ends test (seed 910)
+// through golden's quantize (which the GPU quantize matches bit for bit),
 // following the test's draws in order, and for the e2m1 1x32 mx-floor pair
 // with B's scales on their fold range prints golden's outputs (144, 210) and
 // (144, 2985), then every single change to row 144 of A (each scale code to
 // each of 256 values, each code to each of 16) that gives the two values the
-// GPU returned, 0xc90aa79f and 0x461fce89. Built and run from the repository
-// root after the project's own build (build/):
+// GPU returned, 0xc90aa79f and 0x461fce89. It follows the test's draws, so a
+// change to that test's operands or their order makes its output stale.
+// Built with the kernel tests (where CUDA is found; it needs no GPU):
 //
-//   g++ -std=c++17 -O2 -Igolden/include -Ikernels/include -Itests/kernels -I/usr/local/cuda/include \
-//     docs/results/kernels/ue8m0_mismatch_search.cpp build/golden/libnibble_golden.a -o /tmp/search && /tmp/search
+//   cmake --build build --target kernels_ue8m0_mismatch_search && build/tests/kernels_ue8m0_mismatch_search
 #include <cmath>
 #include <cstdio>
 #include <random>
