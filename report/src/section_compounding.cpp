@@ -1,0 +1,146 @@
+// Section 2: eta across depth (the chain) and the per-layer attenuation of recorded
+// training diagnostics.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "nibble/analysis/chain.h"
+#include "nibble/analysis/quant_matrix.h"
+#include "nibble/analysis/render.h"
+#include "nibble/analysis/synthetic.h"
+#include "nibble/formats.h"
+#include "nibble/stats.h"
+#include "sections.h"
+
+namespace nibble::report::detail {
+namespace fs = std::filesystem;
+
+Section compounding_section(ReportContext& ctx) {
+  const ReportOptions& o = ctx.options;
+  const Writer& w = ctx.writer;
+  nlohmann::json& quant_json = ctx.quant;
+  const TrainingData& training = ctx.training;
+  Section s;
+  s.id = "compounding";
+  s.title = "2. Compounding across depth";
+  s.source = "computed now (the --chain analysis of nibble quant)";
+  const analysis::ChainShape shape{kChainLayers, kChainWidth, kChainBatch};
+  const analysis::ChainProblem problem = analysis::make_chain_problem(shape, o.seed);
+  std::vector<analysis::ChainRun> runs;
+  for (Format f : kAllFormats) {
+    for (int rht : {0, 16}) {
+      QuantConfig c;
+      c.format = f;
+      c.scale = ScaleMode::kNVFP4;
+      c.block = BlockShape::k1x16;
+      c.rounding = Rounding::kNearestEven;
+      c.sr_bits = 8;
+      c.seed = o.seed;
+      c.rht.size = rht;
+      runs.push_back({c, analysis::run_chain(problem, c)});
+      if (o.progress) o.progress(fmt::format("compounding: chain of {} layers, {}", shape.layers, label(f, rht)));
+    }
+  }
+  quant_json["chain"] = analysis::chain_json(shape, runs);
+  std::string csv = "depth";
+  for (const analysis::ChainRun& run : runs) csv += "," + label(run.config.format, run.config.rht.size);
+  csv += "\n";
+  for (int d = 0; d < shape.layers; ++d) {
+    csv += std::to_string(d + 1);
+    for (const analysis::ChainRun& run : runs) csv += "," + csv_num(run.depths[static_cast<size_t>(d)].eta);
+    csv += "\n";
+  }
+  w.text("data/chain_eta.csv", csv);
+  s.figures.push_back(
+      {"chain_eta", "Compounded gain eta across depth.",
+       fmt::format("A batch of {} through {} random linear layers of width {} (W ~ N(0, 1/width)), both GEMM operands "
+                   "quantized (nvfp4 scales, 1x16, RNE); eta_l = &lt;y_q, y_ref&gt; / ||y_ref||^2. E1M2 and INT4 coincide: "
+                   "under the same scale rule they dequantize to bit-identical tensors. Same numbers as "
+                   "<code>nibble quant --chain {}</code> with the options of section 1.",
+                   shape.batch, shape.layers, shape.width, shape.layers),
+       fmt::format("set xlabel 'depth (layers)'\nset ylabel 'eta'\nset key autotitle columnhead\nset xtics 1\n"
+                   "plot for [i=2:{}] 'data/chain_eta.csv' using 1:i with linespoints lw 2\n",
+                   runs.size() + 1)});
+  Table t{"chain", "eta and cosine at each depth, and the per-layer gain eta_L^(1/L).", {"configuration"}, {}};
+  for (int d = 1; d <= shape.layers; ++d) t.header.push_back(fmt::format("eta {}", d));
+  t.header.push_back("cosine " + std::to_string(shape.layers));
+  t.header.push_back("per-layer gain");
+  for (const analysis::ChainRun& run : runs) {
+    std::vector<std::string> row = {label(run.config.format, run.config.rht.size)};
+    for (const analysis::ChainDepth& d : run.depths) row.push_back(fixed(d.eta, 5));
+    row.push_back(fixed(run.depths.back().cosine, 5));
+    row.push_back(fixed(std::pow(run.depths.back().eta, 1.0 / shape.layers), 5));
+    t.rows.push_back(row);
+  }
+  s.tables.push_back(t);
+
+  // From training: cum_alpha across the linear layers at the last diagnostic step.
+  if (!training.present) {
+    s.notes_html = "<p class=\"note\" data-absent=\"training-diagnostics\">Per-layer attenuation from training: " +
+                   html_escape(training.problem) + ".</p>\n";
+    return s;
+  }
+  const fs::path base = training_dir(o);
+  std::string diag_path;
+  std::string run_name;
+  for (const auto& rec : training.summary["recipes"]) {
+    if (!rec.contains("runs") || !rec["runs"].is_array()) continue;
+    for (const auto& run : rec["runs"]) {
+      if (run.contains("diag_csv") && run["diag_csv"].is_string() && diag_path.empty()) {
+        diag_path = (base / run["diag_csv"].get<std::string>()).string();
+        run_name = rec.value("name", std::string("?")) + " seed " + (run.contains("seed") ? run["seed"].dump() : "?");
+      }
+    }
+  }
+  try {
+    if (diag_path.empty()) throw ReportError("summary.json lists no diag_csv");
+    const auto rows = read_csv(diag_path);
+    if (rows.size() < 2) throw ReportError(diag_path + " is empty");
+    std::map<std::string, size_t> col;
+    for (size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+    for (const char* k : {"step", "layer", "linear", "gemm", "variant", "cum_alpha"}) {
+      if (!col.count(k)) throw ReportError(fmt::format("{} has no column '{}'", diag_path, k));
+    }
+    double last = -1;
+    for (size_t i = 1; i < rows.size(); ++i) last = std::max(last, std::stod(rows[i].at(col["step"])));
+    const std::vector<std::string> variants = {"e2m1", "e2m1+rht", "e1m2", "e1m2+rht"};
+    std::map<std::string, std::vector<std::pair<std::string, double>>> series;
+    for (size_t i = 1; i < rows.size(); ++i) {
+      const auto& c = rows[i];
+      if (std::stod(c.at(col["step"])) != last || c.at(col["gemm"]) != "fprop") continue;
+      series[c.at(col["variant"])].push_back({c.at(col["layer"]) + "." + c.at(col["linear"]),
+                                              std::stod(c.at(col["cum_alpha"]))});
+    }
+    std::string out = "index,layer";
+    for (const auto& v : variants) out += "," + v;
+    out += "\n";
+    const size_t n = series["e2m1"].size();
+    if (n == 0) throw ReportError(diag_path + ": no fprop rows of variant e2m1 at the last step");
+    for (size_t i = 0; i < n; ++i) {
+      out += fmt::format("{},{}", i + 1, series["e2m1"][i].first);
+      for (const auto& v : variants) out += "," + (i < series[v].size() ? csv_num(series[v][i].second) : "NaN");
+      out += "\n";
+    }
+    w.text("data/training_cum_alpha.csv", out);
+    s.source += std::string("; per-layer attenuation ") +
+                (o.training_fresh ? "from the training run now" : "recorded from training") + " (" + run_name + ")";
+    s.figures.push_back({"training_cum_alpha",
+                         "Running product of alpha across the linear layers of the trained model (Fprop).",
+                         html_escape(fmt::format("From {} at step {} of the recorded run {}.", diag_path,
+                                                 static_cast<long long>(last), run_name)),
+                         "set xlabel 'linear layer (in order of depth)'\nset ylabel 'cumulative alpha'\n"
+                         "set key autotitle columnhead\nplot for [i=3:6] 'data/training_cum_alpha.csv' using 1:i "
+                         "with linespoints lw 2\n"});
+  } catch (const std::exception& e) {
+    s.notes_html = "<p class=\"note\" data-absent=\"training-diagnostics\">Per-layer attenuation from training: " +
+                   html_escape(e.what()) + "</p>\n";
+  }
+  return s;
+}
+
+}  // namespace nibble::report::detail

@@ -1,0 +1,215 @@
+// Section 8: the recorded GPU kernel runs.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "nibble/analysis/chain.h"
+#include "nibble/analysis/quant_matrix.h"
+#include "nibble/analysis/render.h"
+#include "nibble/analysis/synthetic.h"
+#include "nibble/formats.h"
+#include "nibble/stats.h"
+#include "sections.h"
+
+namespace nibble::report::detail {
+namespace fs = std::filesystem;
+
+// The range of a value over several runs.
+namespace {
+
+struct Span {
+  double lo = 0, hi = 0, sum = 0;
+  int n = 0;
+  void add(double v) {
+    lo = n ? std::min(lo, v) : v;
+    hi = n ? std::max(hi, v) : v;
+    sum += v;
+    ++n;
+  }
+  void merge(const Span& o) {
+    if (o.n == 0) return;
+    lo = n ? std::min(lo, o.lo) : o.lo;
+    hi = n ? std::max(hi, o.hi) : o.hi;
+    sum += o.sum;
+    n += o.n;
+  }
+  double mean() const { return sum / n; }
+};
+
+// One row of the runs of one GPU: its time, its ratio to the yardstick and,
+// for a quantize recipe without RHT, the RHT16 recipe's time over its own.
+struct RowRange {
+  Span ms, ratio, no_rht;
+  std::string tile;
+  void add(const io::KernelBenchRow& r) {
+    ms.add(r.ms);
+    ratio.add(r.vs_baseline);
+    if (r.vs_no_rht) no_rht.add(*r.vs_no_rht);
+    tile = r.tile;
+  }
+};
+
+std::string range_cell(const Span& v, int decimals, const char* suffix = "") {
+  const std::string a = fixed(v.lo, decimals) + suffix, b = fixed(v.hi, decimals) + suffix;
+  return a == b ? a : a + " – " + b;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t v : shape) s += (s.empty() ? "" : " × ") + std::to_string(v);
+  return s;
+}
+
+}  // namespace
+
+Section kernels_section(ReportContext& ctx) {
+  const Writer& w = ctx.writer;
+  const KernelData& kd = ctx.kernels;
+  Section s;
+  s.id = "gpu-kernels";
+  s.title = "8. GPU kernels: the formats on today's hardware";
+  if (kd.runs.empty()) {
+    mark_absent(s, "gpu-kernels", "GPU kernel runs", kd.problem,
+                "They come from <code>nibble bench-kernels --json FILE</code> on a GPU machine, saved under the "
+                "results directory's <code>kernels/</code> (docs/results/kernels.md).");
+    return s;
+  }
+  std::string files;
+  for (const std::string& f : kd.files) files += (files.empty() ? "" : ", ") + fs::path(f).filename().string();
+  s.source = "recorded: " + kd.dir + " (" + files + "; nibble bench-kernels --json on a GPU; not re-run)";
+  s.intro_html =
+      "<p>Hopper GPUs have no 4-bit tensor cores, and none of their tensor cores rounds once per block as the "
+      "contract does, so Nibble's CUDA kernels emulate the formats bit for bit: quantization against a device copy "
+      "of the same bytes, and the block-scaled GEMM against cuBLAS BF16 of the same shape. The <i>bound</i> rows "
+      "time the contract's own adds alone (one binary32 add per output per k-block, in k order) on the CUDA cores, "
+      "over 128 × 128 tiles: where those tiles fill the GPU, no bit-exact GEMM on it can be faster, and a tensor "
+      "core that accumulates per block, as the DPU of section 4 does, removes that cost. Ranges are over the "
+      "recorded runs of each GPU.</p>\n";
+
+  // The GPUs, in the order the runs name them.
+  std::vector<std::string> devices;
+  for (const io::KernelBenchRun& run : kd.runs) {
+    if (std::find(devices.begin(), devices.end(), run.device.name) == devices.end()) devices.push_back(run.device.name);
+  }
+  Table gemm{"kernels_gemm",
+             "GEMM C = A·Bᵀ: cuBLAS BF16, the contract's adds alone, the library's bit-exact GEMM per recipe (its "
+             "default path), and the usual emulation (dequantize to BF16, then cuBLAS; not bit-exact; its range over "
+             "the recipes).",
+             {"GPU", "M × N × K", "path", "ms", "vs cuBLAS BF16", "tile"},
+             {}};
+  Table quant{"kernels_quantize",
+              "Quantize (the runs' tensor, row-wise output unless named): time, bandwidth against a device copy "
+              "of the input, and the fused RHT16's cost: the time of the RHT16 recipe in the row above over this "
+              "one's, the same recipe without RHT.",
+              {"GPU", "input", "shape", "recipe", "ms", "vs copy", "RHT16 above / this"},
+              {}};
+  std::string csv;
+  std::vector<std::string> columns;  // figure columns after the shape: bound, then each recipe, then the emulation
+  std::vector<std::vector<std::string>> csv_rows;
+  nlohmann::json data = nlohmann::json::array();
+  for (const std::string& dev : devices) {
+    // This GPU's rows, each as its first run has it and over all its runs.
+    std::vector<io::KernelBenchRun> runs;
+    for (const io::KernelBenchRun& run : kd.runs) {
+      if (run.device.name == dev) runs.push_back(run);
+    }
+    struct Line {
+      io::KernelBenchRow row;
+      RowRange range;
+    };
+    std::vector<Line> lines;
+    for (const io::KernelBenchSeries& one : io::kernel_bench_series(runs)) {
+      Line line{one.rows.front(), {}};
+      for (const io::KernelBenchRow& r : one.rows) line.range.add(r);
+      lines.push_back(line);
+    }
+    // GEMM rows, shape by shape.
+    std::vector<std::vector<int64_t>> shapes;
+    for (const Line& line : lines) {
+      const io::KernelBenchRow& r = line.row;
+      if (r.section == "gemm" && std::find(shapes.begin(), shapes.end(), r.shape) == shapes.end()) {
+        shapes.push_back(r.shape);
+      }
+    }
+    for (const std::vector<int64_t>& shape : shapes) {
+      std::vector<std::string> fig_row = {shape_text(shape)};
+      Span emulation;         // every emulation row's ratio, over the recipes and runs
+      Span emulation_ms;
+      for (const Line& line : lines) {
+        const io::KernelBenchRow& r = line.row;
+        if (r.section != "gemm" || r.shape != shape) continue;
+        const RowRange& rr = line.range;
+        if (r.kind == "emulation") {
+          emulation.merge(rr.ratio);
+          emulation_ms.merge(rr.ms);
+          continue;
+        }
+        const bool shown = r.kind == "yardstick" || r.kind == "bound" || (r.kind == "kernel" && r.library_default);
+        if (!shown) continue;
+        const std::string path = r.kind == "kernel" ? "bit-exact " + r.recipe : r.name;
+        gemm.rows.push_back({dev, shape_text(shape), path, range_cell(rr.ms, 3), range_cell(rr.ratio, 2, "×"),
+                             rr.tile.empty() ? "-" : rr.tile});
+        data.push_back({{"gpu", dev}, {"shape", shape}, {"path", path}, {"kind", r.kind}, {"ms", {rr.ms.lo, rr.ms.hi}},
+                        {"vs_cublas", {rr.ratio.lo, rr.ratio.hi}}, {"runs", rr.ms.n}});
+        if (dev == devices.front() && r.kind != "yardstick" &&
+            (r.kind == "kernel" || r.name.find("16-wide") != std::string::npos)) {
+          const std::string name = r.kind == "kernel" ? "bit-exact " + r.recipe : "contract's adds alone (1x16)";
+          if (shape == shapes.front()) columns.push_back(name);
+          fig_row.push_back(csv_num(rr.ratio.mean()));
+        }
+      }
+      if (emulation.n > 0) {
+        gemm.rows.push_back({dev, shape_text(shape), "emulation (dequantize + cuBLAS), any recipe",
+                             range_cell(emulation_ms, 3), range_cell(emulation, 2, "×"), "-"});
+        data.push_back({{"gpu", dev}, {"shape", shape}, {"path", "emulation"}, {"kind", "emulation"},
+                        {"ms", {emulation_ms.lo, emulation_ms.hi}}, {"vs_cublas", {emulation.lo, emulation.hi}}});
+        if (dev == devices.front()) {
+          if (shape == shapes.front()) columns.push_back("emulation (mean over recipes)");
+          fig_row.push_back(csv_num(emulation.mean()));
+        }
+      }
+      if (dev == devices.front()) csv_rows.push_back(fig_row);
+    }
+    // Quantize rows.
+    for (const Line& line : lines) {
+      const io::KernelBenchRow& r = line.row;
+      if (r.section != "quantize") continue;
+      const RowRange& rr = line.range;
+      quant.rows.push_back({dev, r.input, shape_text(r.shape), r.kind == "yardstick" ? r.name : r.recipe,
+                            range_cell(rr.ms, 3), range_cell(rr.ratio, 2, "×"),
+                            rr.no_rht.n ? range_cell(rr.no_rht, 3, "×") : "-"});
+    }
+  }
+  csv = "shape";
+  for (std::string name : columns) {  // a column head holds no separator
+    std::replace(name.begin(), name.end(), ',', ';');
+    csv += "," + name;
+  }
+  csv += "\n";
+  for (const auto& row : csv_rows) {
+    for (size_t i = 0; i < row.size(); ++i) csv += (i ? "," : "") + row[i];
+    csv += "\n";
+  }
+  s.tables.push_back(gemm);
+  s.tables.push_back(quant);
+  w.text("data/kernels_gemm.csv", csv);
+  w.json("data/kernels.json", {{"files", kd.files}, {"gemm", data}});
+  s.figures.push_back(
+      {"kernels_gemm",
+       "Throughput against cuBLAS BF16 on " + devices.front() + ", per GEMM shape (M × N × K).",
+       "Bars: the contract's adds alone (16-wide blocks, 128 × 128 tiles: where those fill the GPU, the ceiling of "
+       "any bit-exact GEMM on it), the library's bit-exact GEMM per recipe, and the dequantize + cuBLAS emulation; "
+       "1 = cuBLAS BF16. Mean of the recorded runs.",
+       // noenhanced: the recipes' names hold '^' and '_' as they are
+       "set key noenhanced\n" +
+           histogram_script("kernels_gemm", static_cast<int>(columns.size()), "throughput vs cuBLAS BF16")});
+  if (!kd.problem.empty()) s.notes_html += "<p class=\"note\">" + html_escape(kd.problem) + "</p>\n";
+  return s;
+}
+
+}  // namespace nibble::report::detail

@@ -1,0 +1,139 @@
+// Section 5: quality against cost, one point per configuration and recipe.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "nibble/analysis/chain.h"
+#include "nibble/analysis/quant_matrix.h"
+#include "nibble/analysis/render.h"
+#include "nibble/analysis/synthetic.h"
+#include "nibble/formats.h"
+#include "nibble/stats.h"
+#include "sections.h"
+
+namespace nibble::report::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The element format of a recipe spec ("preset" or "preset+key=value+..."): a format= flag, else the preset's.
+std::string format_of_recipe(const std::string& recipe) {
+  const size_t flag = recipe.find("+format=");
+  if (flag != std::string::npos) return recipe.substr(flag + 8, recipe.find('+', flag + 1) - flag - 8);
+  const std::string preset = recipe.substr(0, recipe.find('+'));
+  if (preset == "ufp4-int4") return "int4";
+  if (preset == "ufp4") return "e1m2";
+  if (preset == "bf16") return "";
+  return "e2m1";  // e2m1, nvfp4, mxfp4
+}
+
+bool config_supports(const std::string& config, const std::string& format) {
+  return config == "all" || config.find(format) != std::string::npos;
+}
+
+}  // namespace
+
+Section tradeoff_section(ReportContext& ctx) {
+  const Writer& w = ctx.writer;
+  const AreaData& area = ctx.area;
+  const std::vector<RecipeGap>& gaps = ctx.gaps;
+  const nlohmann::json& chain = ctx.quant["chain"];
+  Section s;
+  s.id = "tradeoff";
+  s.title = "5. Trade-off: quality against cost";
+  if (!area.present) {
+    s.source = "absent: needs recorded area results (section 4)";
+    s.notes_html = "<p class=\"note\" data-absent=\"tradeoff\">No trade-off plot: " + html_escape(area.problem) +
+                   (gaps.empty() ? "; and no recorded training results (section 3)" : "") + ".</p>\n";
+    return s;
+  }
+  // The first table of area records (one library/top).
+  const std::string tb = area.records.front().table;
+  std::vector<const AreaData::Record*> recs;
+  for (const auto& r : area.records) {
+    if (r.table == tb) recs.push_back(&r);
+  }
+  auto pct = [&](const AreaData::Record& r) {
+    if (r.has_percent) return r.percent_vs_e2m1;
+    for (const auto& b : area.records) {
+      if (b.table == r.table && b.config == "e2m1" && b.area > 0) return 100.0 * (r.area - b.area) / b.area;
+    }
+    return std::nan("");
+  };
+  // Energy per MAC running format f, percent over E2M1-only running E2M1 (gaussian operands).
+  auto epct = [&](const AreaData::Record& r, const std::string& f) {
+    if (!area.energy.empty()) return area.energy_percent(r.table, r.config, f);
+    for (const auto& b : area.records) {
+      if (r.has_energy && b.table == r.table && b.config == "e2m1" && b.has_energy && b.energy_per_mac > 0) {
+        return 100.0 * (r.energy_per_mac - b.energy_per_mac) / b.energy_per_mac;
+      }
+    }
+    return std::nan("");
+  };
+  Table t{"tradeoff", "One point per format configuration and recipe (the configuration must multiply the recipe's "
+                      "element format).",
+          {"config", "recipe / run", "format", "area vs E2M1-only (%)", "energy/MAC vs E2M1-only (%)", "quality",
+           "quality measure"},
+          {}};
+  std::string csv = "series,config,recipe,area_percent,energy_percent,quality\n";
+  int series = 0;
+  if (!gaps.empty()) {
+    s.source = "recorded: area-energy.json and the training results of section 3";
+    for (const RecipeGap& g : gaps) {
+      const std::string f = format_of_recipe(g.recipe);
+      if (f.empty()) continue;
+      for (const auto* r : recs) {
+        if (!config_supports(r->config, f)) continue;
+        csv += fmt::format("0,{},{},{},{},{}\n", r->config, g.recipe, csv_num(pct(*r)),
+                           csv_num(epct(*r, f)), csv_num(100.0 * g.mean));
+        t.rows.push_back({r->config, g.recipe, f, fixed(pct(*r), 1), fixed(epct(*r, f), 1),
+                          fixed(100.0 * g.mean, 3) + " %", "loss gap to BF16"});
+      }
+    }
+    series = 1;
+  } else {
+    s.source = "recorded area-energy.json; quality from the chain computed now (no recorded training results)";
+  }
+  // Quality proxy: attenuation of the 8-layer chain, 1 - eta_8, per format and RHT.
+  for (const auto& run : chain["runs"]) {
+    const std::string f = run["format"].get<std::string>();
+    const double eta = run["depths"].back()["eta"].get<double>();
+    const std::string nm = f + (run["rht"] == "off" ? std::string(" no-rht") : " rht" + run["rht"].get<std::string>());
+    for (const auto* r : recs) {
+      if (!config_supports(r->config, f)) continue;
+      csv += fmt::format("1,{},{},{},{},{}\n", r->config, nm, csv_num(pct(*r)),
+                         csv_num(epct(*r, f)), csv_num(100.0 * std::fabs(1.0 - eta)));
+      t.rows.push_back({r->config, "chain: " + nm, f, fixed(pct(*r), 1), fixed(epct(*r, f), 1),
+                        fixed(100.0 * std::fabs(1.0 - eta), 3) + " %", "|1 - eta_8| of the chain"});
+    }
+  }
+  w.text("data/tradeoff.csv", csv);
+  s.tables.push_back(t);
+  std::string plot = "set xlabel 'area vs E2M1-only (%)'\nset ylabel 'quality loss (%)'\n"
+                     "set offsets graph 0.05, graph 0.3, graph 0.1, graph 0.05\nplot ";
+  if (series) {
+    plot += "'data/tradeoff.csv' skip 1 using ($1==0 ? $4 : NaN):6:3 with labels point pt 7 ps 1.2 offset 0.5,0.5 "
+            "left font ',9' title 'loss gap to BF16 (training)', ";
+  }
+  plot += "'data/tradeoff.csv' skip 1 using ($1==1 ? $4 : NaN):6:3 with labels point pt 6 ps 1.2 offset 0.5,-0.5 "
+          "left font ',9' title '|1 - eta_8| (chain)'\n";
+  s.figures.push_back({"tradeoff", "Quality against area, one point per configuration and recipe.",
+                       "Filled: relative loss gap to BF16 from recorded training (where present). Open: attenuation "
+                       "of the 8-layer chain, |1 - eta_8|, computed now.",
+                       plot});
+  if (std::any_of(recs.begin(), recs.end(), [&](const auto* r) { return std::isfinite(epct(*r, "e2m1")); })) {
+    std::string p2 = "set xlabel 'energy per MAC vs E2M1-only (%)'\nset ylabel 'quality loss (%)'\n"
+                     "set offsets graph 0.05, graph 0.3, graph 0.1, graph 0.05\nplot ";
+    if (series) p2 += "'data/tradeoff.csv' skip 1 using ($1==0 ? $5 : NaN):6:3 with labels point pt 7 offset 0.5,0.5 left font ',9' title 'loss gap to BF16', ";
+    p2 += "'data/tradeoff.csv' skip 1 using ($1==1 ? $5 : NaN):6:3 with labels point pt 6 offset 0.5,-0.5 left font ',9' title '|1 - eta_8|'\n";
+    s.figures.push_back({"tradeoff_energy", "Quality against energy per MAC.", "As above, against energy.", p2, "tradeoff"});
+  }
+  return s;
+}
+
+}  // namespace nibble::report::detail

@@ -1,0 +1,354 @@
+// Section 3: the scaling study, and the 6.4 M sweep until a study size is complete.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "nibble/analysis/chain.h"
+#include "nibble/analysis/quant_matrix.h"
+#include "nibble/analysis/render.h"
+#include "nibble/analysis/synthetic.h"
+#include "nibble/formats.h"
+#include "nibble/stats.h"
+#include "sections.h"
+
+namespace nibble::report::detail {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string spread_text(const nlohmann::json& j, int decimals, double scale = 1.0) {
+  if (!j.is_object() || !j.contains("mean") || !j["mean"].is_number()) return "-";
+  std::string s = fixed(j["mean"].get<double>() * scale, decimals);
+  if (j.contains("std") && j["std"].is_number()) s += " ± " + fixed(j["std"].get<double>() * scale, decimals);
+  if (j.contains("min") && j["min"].is_number() && j.contains("max") && j["max"].is_number()) {
+    s += fmt::format(" [{}, {}]", fixed(j["min"].get<double>() * scale, decimals),
+                     fixed(j["max"].get<double>() * scale, decimals));
+  }
+  return s;
+}
+
+// The recorded 6.4 M sweep (training/summary.json), or one the report ran now.
+Section sweep_section(const ReportOptions& o, const Writer& w, const TrainingData& training,
+                      std::vector<RecipeGap>& gaps) {
+  Section s;
+  s.id = "training";
+  s.title = "3. Training quality";
+  if (!training.present) {
+    mark_absent(s, "training", "training results", training.problem,
+                "They come from <code>nibble train-sweep --out docs/results/training</code> on a GPU machine "
+                "(docs/training.md), or from this report itself with <code>--training fresh</code> in a build with "
+                "libtorch on a machine with a GPU.");
+    return s;
+  }
+  const nlohmann::json& sum = training.summary;
+  auto str = [](const nlohmann::json& j, const char* k) {
+    return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
+  };
+  std::string device = str(sum, "device");
+  std::string gpu;
+  for (const char* k : {"gpu", "gpu_name", "device_name"}) {
+    if (gpu.empty()) gpu = str(sum, k);
+  }
+  std::string command = str(sum, "command");
+  // The GPU's name, where summary.json does not carry it: the first run's run.json.
+  std::string run_device;
+  if (gpu.empty()) {
+    for (const auto& rec : sum["recipes"]) {
+      if (!run_device.empty() || !rec.is_object() || !rec.contains("runs") || !rec["runs"].is_array()) continue;
+      for (const auto& run : rec["runs"]) {
+        const fs::path rj = fs::path(training_dir(o)) / str(run, "dir") / "run.json";
+        if (str(run, "dir").empty() || !fs::exists(rj)) continue;
+        try {
+          const nlohmann::json j = read_json(rj.string());
+          for (const char* k : {"gpu", "gpu_name", "device_name", "device"}) {
+            if (run_device.empty() && j.contains(k)) run_device = j[k].is_string() ? j[k].get<std::string>() : j[k].dump();
+          }
+        } catch (const ReportError&) {  // an unreadable run.json: look at the next run
+        }
+        if (!run_device.empty()) break;
+      }
+    }
+  }
+  if (gpu.empty() && !run_device.empty() && run_device != device) gpu = run_device + " (from run.json)";
+  s.source = o.training_fresh
+                 ? "run now by this report on this machine's GPU: " + (fs::path(training_dir(o)) / "summary.json").string()
+                 : "recorded GPU results: " + (fs::path(training_dir(o)) / "summary.json").string() +
+                       " (not re-run by this report)";
+  s.intro_html = fmt::format(
+      "<p>Device recorded: <b>{}</b>{}. Command recorded: {}.{}</p>\n", html_escape(device.empty() ? "not recorded" : device),
+      gpu.empty() ? "; GPU: not recorded in summary.json or run.json (docs/results/training.md names it)"
+                  : "; GPU: <b>" + html_escape(gpu) + "</b>",
+      command.empty() ? "not recorded in summary.json (docs/results/training.md lists the sweep's command)"
+                      : "<code>" + html_escape(command) + "</code>",
+      training.problem.empty() ? "" : " <span class=\"note\">" + html_escape(training.problem) + "</span>");
+  const int last_n = sum.contains("metric") && sum["metric"].is_object() && sum["metric"].contains("last_n") &&
+                             sum["metric"]["last_n"].is_number()
+                         ? sum["metric"]["last_n"].get<int>()
+                         : 0;
+  Table t{"training_gap",
+          fmt::format("Relative loss gap to BF16 per recipe, mean ± sample std [min, max] over seeds, in percent{}.",
+                      last_n ? fmt::format(" (mean of |L - L_bf16| / L_bf16 over the last {} steps)", last_n) : ""),
+          {"recipe", "description", "seeds", "loss gap to BF16 (%)", "final loss", "final val loss", "step time vs BF16"},
+          {}};
+  const fs::path base = training_dir(o);
+  std::vector<std::string> curve_names;
+  std::map<long, std::vector<double>> curves;  // step -> per recipe mean loss
+  std::string problems;
+  for (const auto& rec : sum["recipes"]) {
+    if (!rec.is_object()) continue;
+    const std::string nm = str(rec, "name");
+    const nlohmann::json gap = rec.value("gap", nlohmann::json());
+    std::string n = gap.is_object() && gap.contains("n") ? gap["n"].dump() : "-";
+    t.rows.push_back({nm, str(rec, "description"), n, spread_text(gap, 3, 100.0),
+                      spread_text(rec.value("final_loss", nlohmann::json()), 4),
+                      spread_text(rec.value("final_val_loss", nlohmann::json()), 4),
+                      rec.contains("step_time_vs_bf16") && rec["step_time_vs_bf16"].is_number()
+                          ? fixed(rec["step_time_vs_bf16"].get<double>(), 2) + "x"
+                          : "-"});
+    if (gap.is_object() && gap.contains("mean") && gap["mean"].is_number()) {
+      gaps.push_back({nm, gap["mean"].get<double>(), gap.contains("std") && gap["std"].is_number() ? gap["std"].get<double>() : 0});
+    }
+    // Mean loss curve over the recipe's seeds.
+    std::map<long, std::pair<double, int>> acc;
+    if (rec.contains("runs") && rec["runs"].is_array()) {
+      for (const auto& run : rec["runs"]) {
+        const std::string rel = str(run, "loss_csv");
+        if (rel.empty()) continue;
+        try {
+          const auto rows = read_csv((base / rel).string());
+          if (rows.empty()) continue;
+          size_t cs = 0, cl = 1;
+          for (size_t i = 0; i < rows[0].size(); ++i) {
+            if (rows[0][i] == "step") cs = i;
+            if (rows[0][i] == "loss") cl = i;
+          }
+          for (size_t i = 1; i < rows.size(); ++i) {
+            const long step = std::stol(rows[i].at(cs));
+            acc[step].first += std::stod(rows[i].at(cl));
+            acc[step].second += 1;
+          }
+        } catch (const std::exception& e) {
+          problems += html_escape(fmt::format("{}: {}; ", (base / rel).string(), e.what()));
+        }
+      }
+    }
+    if (!acc.empty()) {
+      const size_t idx = curve_names.size();
+      curve_names.push_back(nm);
+      for (const auto& [step, v] : acc) {
+        auto& row = curves[step];
+        row.resize(idx + 1, std::nan(""));
+        row[idx] = v.first / v.second;
+      }
+    }
+  }
+  s.tables.push_back(t);
+  if (!curve_names.empty()) {
+    std::string csv = "step";
+    for (const auto& nm : curve_names) csv += "," + nm;
+    csv += "\n";
+    for (auto& [step, row] : curves) {
+      row.resize(curve_names.size(), std::nan(""));
+      csv += std::to_string(step);
+      for (double v : row) csv += "," + csv_num(v);
+      csv += "\n";
+    }
+    w.text("data/training_loss.csv", csv);
+    s.figures.push_back({"training_loss", "Training loss per recipe (mean over seeds).",
+                         "Per-step training loss read from each run's loss.csv, averaged over the recorded seeds.",
+                         fmt::format("set xlabel 'step'\nset ylabel 'training loss'\nset logscale y\n"
+                                     "set key autotitle columnhead\nplot for [i=2:{}] 'data/training_loss.csv' "
+                                     "using 1:i with lines lw 1.5\n",
+                                     curve_names.size() + 1)});
+  }
+  if (!problems.empty()) s.notes_html += "<p class=\"note\">Unreadable loss files: " + problems + "</p>\n";
+  return s;
+}
+
+// A gap or difference (a fraction) in percentage points with its t interval: "+0.123 ± 0.045 [+0.078, +0.168]".
+std::string points_ci(const nlohmann::json& m) {
+  auto num = [](const nlohmann::json& j, const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_number() ? j[k].get<double>() : std::nan("");
+  };
+  const double mean = num(m, "mean");
+  if (!std::isfinite(mean)) return "-";
+  const double hw = num(m, "ci_half_width");
+  if (!std::isfinite(hw)) return fmt::format("{:+.3f} (one seed)", 100 * mean);
+  return fmt::format("{:+.3f} ± {:.3f} [{:+.3f}, {:+.3f}]", 100 * mean, 100 * hw, 100 * num(m, "ci_lo"),
+                     100 * num(m, "ci_hi"));
+}
+
+// The scaling study (training/study/summary.json): the gap per size and arm, the paired
+// differences beside the paper's effect, the ablations and the run count. `complete`
+// receives the sizes whose runs are all done.
+void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<std::string>& complete) {
+  const nlohmann::json& sum = study.summary;
+  auto str = [](const nlohmann::json& j, const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string("-");
+  };
+  auto count = [](const nlohmann::json& j, const char* k) {
+    return j.is_object() && j.contains(k) && j[k].is_number_integer() ? j[k].get<int64_t>() : int64_t{0};
+  };
+  std::vector<std::string> incomplete;
+  Table gaps{"training_study_gap",
+             "Scaling study: signed relative gap of the final validation loss to BF16, g = (L − L_bf16) / L_bf16, "
+             "paired by seed; mean ± 95 % Student-t half-width [interval], in percentage points.",
+             {"size", "recipe", "runs finished / diverged / started", "g (pp)", "g, BF16 forward of the same weights (pp)",
+              "cumulative α across depth, Fprop / Dgrad / Wgrad"},
+             {}};
+  const nlohmann::json boot_meta =
+      sum.contains("metric") && sum["metric"].is_object() ? sum["metric"].value("bootstrap", nlohmann::json()) : nlohmann::json();
+  Table pairs{"training_study_pairs",
+              "Scaling study: paired differences d = g_a − g_b per seed (pp), the 95 % Student-t interval and the "
+              "percentile bootstrap interval (" +
+                  fmt::format("{} resamples, seed {}", count(boot_meta, "resamples"), count(boot_meta, "seed")) +
+                  "), paired t-test, verdict, and the paper's effect (" +
+                  fmt::format("{:.0f} % of E2M1's gap, {}", 100 * published::kUfp4TrainingEffect, published::kUfp4) +
+                  ") beside the primary comparison.",
+              {"size", "d = g_a − g_b", "question", "seeds", "d (pp), t interval", "bootstrap interval", "p",
+               "verdict", "paper's d (pp)", "seeds for the CI target"},
+              {}};
+  std::string csv = "size,params,recipe,g_pp,ci_lo_pp,ci_hi_pp\n";
+  int plotted = 0;
+  for (const auto& z : sum["sizes"]) {
+    if (!z.is_object()) continue;
+    const std::string size = str(z, "name");
+    (z.value("complete", false) ? complete : incomplete).push_back(size);
+    if (z.contains("arms") && z["arms"].is_array()) {
+      for (const auto& a : z["arms"]) {
+        const nlohmann::json& runs = a.value("runs", nlohmann::json::object());
+        std::string att = "-";
+        if (a.contains("attenuation") && a["attenuation"].is_object() && !a["attenuation"].empty()) {
+          att.clear();
+          for (const char* g : {"fprop", "dgrad", "wgrad"}) {
+            const nlohmann::json& x = a["attenuation"].value(g, nlohmann::json::object());
+            att += (att.empty() ? "" : " / ") +
+                   (x.contains("cum_alpha_last_layer") && x["cum_alpha_last_layer"].is_number()
+                        ? fixed(x["cum_alpha_last_layer"].get<double>(), 3)
+                        : std::string("-"));
+          }
+        }
+        const bool base = !a.contains("gap");
+        gaps.rows.push_back({size, str(a, "recipe"),
+                             fmt::format("{} / {} / {} of {}", count(runs, "finished"), count(runs, "diverged"),
+                                         count(runs, "started"), count(runs, "planned")),
+                             base ? "0 (baseline)" : points_ci(a["gap"]),
+                             base ? "-" : points_ci(a.value("gap_bf16_forward", nlohmann::json())), att});
+        if (!base && a["gap"].is_object() && a["gap"].value("mean", nlohmann::json()).is_number()) {
+          const auto& g = a["gap"];
+          const double lo = g.value("ci_lo", nlohmann::json()).is_number() ? g["ci_lo"].get<double>() : g["mean"].get<double>();
+          const double hi = g.value("ci_hi", nlohmann::json()).is_number() ? g["ci_hi"].get<double>() : g["mean"].get<double>();
+          csv += fmt::format("{},{},{},{},{},{}\n", size, count(z, "quantized_linear_parameters"), str(a, "recipe"),
+                             csv_num(100 * g["mean"].get<double>()), csv_num(100 * lo), csv_num(100 * hi));
+          ++plotted;
+        }
+      }
+    }
+    if (z.contains("pairs") && z["pairs"].is_array()) {
+      for (const auto& p : z["pairs"]) {
+        const nlohmann::json& d = p.value("d", nlohmann::json::object());
+        std::string boot = "-";
+        if (p.contains("bootstrap") && p["bootstrap"].is_object()) {
+          const auto& b = p["bootstrap"];
+          boot = fmt::format("[{:+.3f}, {:+.3f}]", 100 * b.value("ci_lo", 0.0), 100 * b.value("ci_hi", 0.0));
+        }
+        std::string paper = "-";
+        if (p.contains("paper_d") && p["paper_d"].is_number()) {
+          paper = fmt::format("{:+.3f} ({} the interval)", 100 * p["paper_d"].get<double>(),
+                              p.value("paper_within_ci", false) ? "inside" : "outside");
+        }
+        pairs.rows.push_back(
+            {size, str(p, "a") + " − " + str(p, "b"), str(p, "question"), std::to_string(count(d, "n")),
+             points_ci(d), boot,
+             p.contains("t_test") && p["t_test"].value("p", nlohmann::json()).is_number()
+                 ? fmt::format("{:.3g}", p["t_test"]["p"].get<double>())
+                 : "-",
+             str(p, "verdict"), paper,
+             p.contains("seeds_needed") ? std::to_string(count(p, "seeds_needed")) : std::string("-")});
+      }
+    }
+  }
+  const nlohmann::json& runs = sum.value("runs", nlohmann::json::object());
+  s.intro_html += fmt::format(
+      "<p><b>Scaling study</b> (<code>{}</code>, {} sizes): {} runs planned, {} started, {} finished, {} diverged "
+      "(every started run is counted; a diverged run is a result). Complete sizes: {}. Incomplete: {}.</p>\n",
+      html_escape(str(sum, "study")), sum["sizes"].size(), count(runs, "planned"), count(runs, "started"),
+      count(runs, "finished"), count(runs, "diverged"), complete.empty() ? "none" : fmt::format("{}", fmt::join(complete, ", ")),
+      incomplete.empty() ? "none" : fmt::format("{}", fmt::join(incomplete, ", ")));
+  s.tables.push_back(gaps);
+  s.tables.push_back(pairs);
+  if (plotted > 0) {
+    w.text("data/training_study_gap.csv", csv);
+    s.figures.push_back(
+        {"training_study_gap", "Loss gap to BF16 per size (scaling study).",
+         "Mean signed gap g of each quantized recipe at each size, with its 95 % Student-t interval (pp), against the "
+         "parameters of the quantized linears.",
+         "set key autotitle columnhead\nset logscale x\nset xlabel 'quantized-linear "
+         "parameters'\nset ylabel 'g = (L - L_bf16)/L_bf16 (pp)'\nset key outside right\n"
+         "plot for [r in 'e2m1 ufp4 e2m1+rht=all ufp4+rht=wgrad nvfp4'] 'data/training_study_gap.csv' "
+         "using ($2):(strcol(3) eq r ? $4 : NaN):(strcol(3) eq r ? $5 : NaN):(strcol(3) eq r ? $6 : NaN) "
+         "with yerrorlines title r\n"});
+  }
+}
+
+}  // namespace
+
+// Section 3: the scaling study where its summary is recorded, and the 6.4 M sweep until a
+// size of the study is complete.
+Section training_section(ReportContext& ctx) {
+  const ReportOptions& o = ctx.options;
+  const Writer& w = ctx.writer;
+  const TrainingData& training = ctx.training;
+  const StudyData& study = ctx.study;
+  std::vector<RecipeGap>& gaps = ctx.gaps;
+  std::vector<std::string> complete;
+  if (!study.present) {
+    Section s = sweep_section(o, w, training, gaps);
+    s.notes_html += "<p class=\"note\" data-absent=\"training-study\">The scaling study (<code>nibble "
+                    "train-study</code>, docs/training.md) has no recorded summary yet: " +
+                    html_escape(study.problem) + ".</p>\n";
+    return s;
+  }
+  Section study_part;
+  add_study(study_part, w, study, complete);
+  Section s;
+  if ((complete.empty() || o.training_fresh) && training.present) {
+    s = sweep_section(o, w, training, gaps);
+    s.intro_html = study_part.intro_html +
+                   (complete.empty() ? "<p>No size of the study is complete yet, so the earlier 6.4 M-parameter sweep "
+                                       "stays below it (its tables and curves follow the study's).</p>\n"
+                                     : "<p>The 6.4 M-parameter sweep below was run now on request (--training "
+                                       "fresh); the study above replaces it.</p>\n") +
+                   s.intro_html;
+    s.source += "; scaling study: " + study.path;
+  } else {
+    s.id = "training";
+    s.title = "3. Training quality";
+    s.source = "recorded GPU results: " + study.path + " (the scaling study; not re-run by this report)";
+    s.intro_html = study_part.intro_html;
+    if (!complete.empty()) {
+      s.intro_html += "<p>The earlier 6.4 M-parameter sweep (training/summary.json) is retired from this section now "
+                      "that a size of the study is complete; docs/results/training.md keeps its history.</p>\n";
+      // The trade-off takes the gaps of the largest complete size.
+      for (const auto& z : study.summary["sizes"]) {
+        if (!z.is_object() || z.value("name", "") != complete.back()) continue;
+        for (const auto& a : z.value("arms", nlohmann::json::array())) {
+          const nlohmann::json& g = a.value("gap", nlohmann::json());
+          if (!g.is_object() || !g.value("mean", nlohmann::json()).is_number()) continue;
+          gaps.push_back({a.value("recipe", ""), g["mean"].get<double>(),
+                          g.value("sd", nlohmann::json()).is_number() ? g["sd"].get<double>() : 0.0});
+        }
+      }
+    }
+  }
+  s.tables.insert(s.tables.begin(), study_part.tables.begin(), study_part.tables.end());
+  s.figures.insert(s.figures.begin(), study_part.figures.begin(), study_part.figures.end());
+  return s;
+}
+
+}  // namespace nibble::report::detail
