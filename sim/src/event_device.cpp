@@ -163,7 +163,10 @@ Tiling EventDevice::tiling(const GemmShape& shape) const {
 GemmStats EventDevice::time(const GemmShape& shape) const {
   check_tile_shape(name(), cfg_, shape);
   const detail::TileSequence seq(cfg_, shape);
-  detail::cycle_bound(name(), cfg_, stalls_, seq);  // before planning: the plan's work grows with the GEMM
+  // Before planning, whose work grows with the GEMM: even an even share of the beats must fit the limit.
+  const double share = static_cast<double>(arch_.tiles);
+  detail::cycle_bound(name(), cfg_, stalls_, static_cast<double>(seq.beats()) / share,
+                      static_cast<double>(seq.tiles()) / share, 0.0);
   const Tiling t = plan_tiling(arch_, shape, reuse_);
   const int64_t tiles = arch_.tiles;
   const uint64_t windows = t.windows();
@@ -175,13 +178,16 @@ GemmStats EventDevice::time(const GemmShape& shape) const {
   LevelShare sram, dram;
   if (arch_.sram) sram = {arch_.sram->latency, arch_.sram->bandwidth / static_cast<double>(active), true};
   if (arch_.dram) dram = {arch_.dram->latency, arch_.dram->bandwidth / static_cast<double>(active), true};
-  const auto grid = [](int64_t n, int64_t w) { return static_cast<uint64_t>((n + w - 1) / w); };
-  const uint64_t fill_total = grid(t.tn, t.wn) * t.a_bytes + grid(t.tm, t.wm) * t.b_bytes;
-  const uint64_t dram_total = t.sram_streams ? fill_total : grid(t.tn, t.sn) * t.a_bytes + grid(t.tm, t.sm) * t.b_bytes;
-  const double extra = static_cast<double>(windows) * static_cast<double>(sram.latency + dram.latency + 2) +
-                       (sram.present ? static_cast<double>(fill_total) / sram.share : 0.0) +
-                       (dram.present ? static_cast<double>(dram_total) / dram.share : 0.0);
-  detail::cycle_bound(name(), cfg_, stalls_, seq, flow == Dataflow::kOutputStationary ? 0 : seq.beats(), extra);
+  // The busiest tile: ceil(windows / active) windows, none larger than wm x wn output tiles.
+  const double busiest = std::ceil(static_cast<double>(windows) / static_cast<double>(active));
+  const double window_tiles = static_cast<double>(t.wm * t.wn), nk_d = static_cast<double>(t.nk);
+  const double window_bytes = static_cast<double>(t.wm) * static_cast<double>(t.a_panel_bytes) +
+                              static_cast<double>(t.wn) * static_cast<double>(t.b_panel_bytes);
+  const double extra = busiest * (static_cast<double>(sram.latency + dram.latency + 2) +
+                                   (sram.present ? window_bytes / sram.share : 0.0) +
+                                   (dram.present ? window_bytes / dram.share : 0.0));
+  detail::cycle_bound(name(), cfg_, stalls_, busiest * window_tiles * nk_d,
+                      busiest * window_tiles * (flow == Dataflow::kOutputStationary ? 1.0 : nk_d), extra);
 
   std::vector<TileTimer> timers;
   for (int64_t j = 0; j < active; ++j) {

@@ -127,24 +127,28 @@ class TileSequence {
 // ahead with probability (1 - p_in)(1 - p_out)). Computed in double, so that a tiny
 // bandwidth cannot wrap it. Throws std::invalid_argument (message starting with
 // `who`) when it passes limits::kMaxSimCycles.
-// `drains`: how many results leave the tile (output tiles, or partial-sum tiles
-// with a stationary dataflow); `extra`: cycles the memory levels may add.
+// `beats`, `drains` (results leaving the tile: output tiles, or partial-sum
+// tiles with a stationary dataflow) and `extra` (cycles memory levels may add)
+// are one tile's, so that an array is bounded by its busiest tile.
 inline uint64_t cycle_bound(const std::string& who, const model::TileConfig& cfg, const StallConfig& stalls,
-                            const TileSequence& seq, uint64_t drains = 0, double extra = 0.0) {
+                            double beats, double drains, double extra) {
   const uint64_t max_bytes = static_cast<uint64_t>(cfg.rows + cfg.cols) * static_cast<uint64_t>(cfg.lanes / 2 + 4);
   const double fetch_bound = std::ceil(static_cast<double>(max_bytes) / cfg.bandwidth) + 1.0;
   const double go_ahead = (1.0 - stalls.input) * (1.0 - stalls.output);
   const double bound_cycles =
-      (static_cast<double>(seq.beats()) * fetch_bound +
-       static_cast<double>(drains ? drains : seq.tiles()) * static_cast<double>(cfg.latency + 2 * cfg.rows + 4) +
-       extra + 100.0) *
-      20.0 / go_ahead;
+      (beats * fetch_bound + drains * static_cast<double>(cfg.latency + 2 * cfg.rows + 4) + extra + 100.0) * 20.0 /
+      go_ahead;
   if (!(bound_cycles <= static_cast<double>(limits::kMaxSimCycles))) {
     throw std::invalid_argument(who + ": the run could take up to " + std::to_string(bound_cycles) +
                                 " cycles, more than the limit of 2^36 (raise the bandwidth, lower the stall "
                                 "probabilities or the GEMM's size)");
   }
   return static_cast<uint64_t>(bound_cycles);
+}
+// One tile taking every beat of `seq`.
+inline uint64_t cycle_bound(const std::string& who, const model::TileConfig& cfg, const StallConfig& stalls,
+                            const TileSequence& seq) {
+  return cycle_bound(who, cfg, stalls, static_cast<double>(seq.beats()), static_cast<double>(seq.tiles()), 0.0);
 }
 
 }  // namespace nibble::sim::detail
