@@ -18,7 +18,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -174,16 +173,8 @@ std::vector<Item> gemm_list(const std::string& path) {
   note_input(path, "--gemms");
   nlohmann::json j;
   try {
-    std::vector<std::set<std::string>> keys;
-    const nlohmann::json::parser_callback_t no_repeats = [&](int, nlohmann::json::parse_event_t e, nlohmann::json& p) {
-      if (e == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
-      if (e == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-      if (e == nlohmann::json::parse_event_t::key && !keys.empty() && !keys.back().insert(p.get<std::string>()).second) {
-        file_fail(path, p.get<std::string>(), "is given twice");
-      }
-      return true;
-    };
-    j = io::parse_json(io::read_text_file(path, limits::kMaxJsonBytes), no_repeats);
+    j = io::parse_json(io::read_text_file(path, limits::kMaxJsonBytes),
+                       io::refuse_repeated_keys([&path](const std::string& key) { file_fail(path, key, "is given twice"); }));
   } catch (const io::JsonError& e) {
     throw UsageError(fmt::format("--gemms: {}: {}", path, e.what()));
   }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -126,20 +125,9 @@ void validate(const ArchConfig& a) {
 }
 
 ArchConfig arch_from_json_text(const std::string& text) {
-  // A key given twice would silently keep the last value: refuse it, at every depth.
-  std::vector<std::set<std::string>> keys;
-  const json::parser_callback_t no_repeats = [&keys](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.empty()) {
-      const std::string key = parsed.get<std::string>();
-      if (!keys.back().insert(key).second) fail(key, "is given twice");
-    }
-    return true;
-  };
   json j;
   try {
-    j = io::parse_json(text, no_repeats);
+    j = io::parse_json(text, io::refuse_repeated_keys([](const std::string& key) { fail(key, "is given twice"); }));
   } catch (const io::JsonError& e) {
     throw ConfigError(std::string("arch: not valid JSON: ") + e.what());
   }

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -100,19 +99,9 @@ std::string mask_name(const std::vector<Format>& formats) {
 }
 
 EnergyTable energy_table_from_json_text(const std::string& text) {
-  std::vector<std::set<std::string>> keys;
-  const json::parser_callback_t no_repeats = [&keys](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.empty()) {
-      const std::string key = parsed.get<std::string>();
-      if (!keys.back().insert(key).second) fail(key, "is given twice");
-    }
-    return true;
-  };
   json j;
   try {
-    j = io::parse_json(text, no_repeats);
+    j = io::parse_json(text, io::refuse_repeated_keys([](const std::string& key) { fail(key, "is given twice"); }));
   } catch (const io::JsonError& e) {
     throw ConfigError(std::string("energy table: not valid JSON: ") + e.what());
   }

@@ -168,40 +168,32 @@ TEST(WorkloadCli, BadInputExitsTwoWithAMessage) {
   std::ofstream(tmp("bad_list.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 0}]})";
   std::ofstream(tmp("bad_list2.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 16, "bias": 1}]})";
   std::ofstream(tmp("bad_list3.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 16, "format_a": "fp8"}]})";
+  std::ofstream(tmp("bad_list4.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 16, "m": 8}]})";
   std::ofstream(tmp("bad_energy.json")) << R"({"schema": "nibble-energy-per-action/1", "unit": "pJ"})";
   const std::string arch = " --arch " + tmp("arch5.json");
-  struct Case {
-    std::string args, must_mention;
+  const std::vector<UsageCase> cases = {
+      {"", "--arch"},
+      {"--arch /nonexistent/arch.json", "/nonexistent/arch.json"},
+      {"--arch " + tmp("e2m1_arch.json") + " " + kModel + " --recipe ufp4", "not in the tile's formats"},
+      {arch + " " + kModel + " --mask e2m1 --recipe ufp4-int4", "'int4' is not in the tile's formats"},
+      {arch + " " + kModel + " --recipe fp8", "--recipe: unknown recipe 'fp8'"},
+      {arch + " " + kModel + " --mask e2m1,fp6", "--mask: unknown format 'fp6'"},
+      {arch + " " + kModel + " --mask e2m1,e2m1", "given twice"},
+      {arch + " --layers 0", "--layers"},
+      {arch + " --d-model 48", "multiple of 32"},
+      {arch + " --size s40m", "--size"},
+      {arch + " --study /nonexistent/study.json --size s40m", "/nonexistent/study.json"},
+      {arch + " --gemms " + tmp("bad_list.json"), "'gemms[0].k' must be at least 1"},
+      {arch + " --gemms " + tmp("bad_list2.json"), "'gemms[0].bias' is an unknown key"},
+      {arch + " --gemms " + tmp("bad_list3.json"), "unknown name \"fp8\""},
+      {arch + " --gemms " + tmp("bad_list4.json"), "'m' is given twice"},
+      {arch + " --gemms " + tmp("bad_list.json") + " --recipe e2m1", "--gemms"},
+      {arch + " " + kModel + " --energy " + tmp("bad_energy.json"), "'source' is missing"},
+      {arch + " --layers 256 --d-model 16384 --ctx 65536 --batch 1048576", "2^36"},
   };
-  const std::vector<Case> cases = {
-      {"workload", "--arch"},
-      {"workload --arch /nonexistent/arch.json", "/nonexistent/arch.json"},
-      {"workload --arch " + tmp("e2m1_arch.json") + " " + kModel + " --recipe ufp4", "not in the tile's formats"},
-      {"workload" + arch + " " + kModel + " --mask e2m1 --recipe ufp4-int4", "'int4' is not in the tile's formats"},
-      {"workload" + arch + " " + kModel + " --recipe fp8", "--recipe: unknown recipe 'fp8'"},
-      {"workload" + arch + " " + kModel + " --mask e2m1,fp6", "--mask: unknown format 'fp6'"},
-      {"workload" + arch + " " + kModel + " --mask e2m1,e2m1", "given twice"},
-      {"workload" + arch + " --layers 0", "--layers"},
-      {"workload" + arch + " --d-model 48", "multiple of 32"},
-      {"workload" + arch + " --size s40m", "--size"},
-      {"workload" + arch + " --study /nonexistent/study.json --size s40m", "/nonexistent/study.json"},
-      {"workload" + arch + " --gemms " + tmp("bad_list.json"), "'gemms[0].k' must be at least 1"},
-      {"workload" + arch + " --gemms " + tmp("bad_list2.json"), "'gemms[0].bias' is an unknown key"},
-      {"workload" + arch + " --gemms " + tmp("bad_list3.json"), "unknown name \"fp8\""},
-      {"workload" + arch + " --gemms " + tmp("bad_list.json") + " --recipe e2m1", "--gemms"},
-      {"workload" + arch + " " + kModel + " --energy " + tmp("bad_energy.json"), "'source' is missing"},
-      {"workload" + arch + " --layers 256 --d-model 16384 --ctx 65536 --batch 1048576", "2^36"},
-  };
-  int checked = 0;
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.args);
-    const CommandResult r = run_nibble(c.args);
-    const bool refused = r.exit_code == 2 && r.output.find(c.must_mention) != std::string::npos;
-    EXPECT_TRUE(refused) << "exit " << r.exit_code << ", must mention '" << c.must_mention << "':\n" << r.output;
-    checked += refused ? 1 : 0;
-  }
-  std::printf("bad workload invocations refused with exit 2: %d\n", checked);
-  EXPECT_EQ(checked, static_cast<int>(cases.size()));
+  const int ran = expect_usage_errors("workload", cases);
+  std::printf("bad workload invocations: %d\n", ran);
+  EXPECT_EQ(ran, static_cast<int>(cases.size()));
 }
 
 }  // namespace
