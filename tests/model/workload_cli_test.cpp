@@ -7,6 +7,7 @@
 // exits 2 naming the problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -92,8 +93,14 @@ TEST(WorkloadCli, ATrainingStepIsEveryLinearsThreeGemms) {
   EXPECT_EQ(checked, 24);
   std::ifstream csv(tmp("step.csv"));
   int lines = 0;
-  for (std::string line; std::getline(csv, line);) ++lines;
+  size_t columns = 0;
+  for (std::string line; std::getline(csv, line);) {
+    const size_t fields = static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+    if (lines++ == 0) columns = fields;
+    EXPECT_EQ(fields, columns) << line;
+  }
   EXPECT_EQ(lines, 1 + 2 * 15);
+  EXPECT_EQ(columns, 31u);
 }
 
 TEST(WorkloadCli, EachGemmIsTheGemmCommandsTiming) {
