@@ -31,7 +31,7 @@ nlohmann::ordered_json parse_ordered_json(std::string_view text);
 
 // An `also` for parse_json that calls `on_repeat(key)` for a key given twice in
 // one object, at any depth (the parser would silently keep the last value);
-// on_repeat must throw.
+// on_repeat must throw. One callback per parse (it keeps the open objects' keys).
 nlohmann::json::parser_callback_t refuse_repeated_keys(std::function<void(const std::string&)> on_repeat);
 
 // The whole of the file `path`, refused (JsonError: "<path>: ...") where it
