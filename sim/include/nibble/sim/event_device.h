@@ -27,7 +27,8 @@
 // and a tile that finishes early idles in pipeline stall, so that
 // T * cycles = beats + stalls (memory stalls included).
 //
-// Work per run: O(tiles) without injected stalls. With them, one coin draw per
+// Work per run: O(output tiles) without injected stalls (O(beats) with a
+// stationary dataflow, one result per beat), plus the plan's O(tm) search. With them, one coin draw per
 // bubble and per cycle a tile sits in the output buffer; the output-stall coin's
 // draws for the other cycles (the testbench draws it every cycle) are skipped
 // in one step (the coins are counter-based).
@@ -70,7 +71,7 @@ class EventDevice : public GemmDevice {
 
  private:
   model::TileConfig cfg_;
-  ArchConfig arch_;      // one tile, no hierarchy, for the single-tile constructor
+  ArchConfig arch_;      // the array (for the single-tile constructor: that tile, no hierarchy)
   bool reuse_ = false;   // plan operand-buffer windows (arrays); 1 x 1 windows for one tile
   StallConfig stalls_;
   Values values_;
