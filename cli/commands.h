@@ -94,6 +94,8 @@ void add_energy_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 // gemm: a GEMM on the golden, SystemC or Verilated-RTL backend, and --bench (only in builds with SystemC).
 void add_gemm_command(CLI::App& app);
+// workload: a training step or a GEMM list on an array, by the event model (with SystemC).
+void add_workload_command(CLI::App& app);
 // bench-compare: runs of bench-kernels --json side by side (every build).
 void add_bench_compare_command(CLI::App& app);
 // gpu-quant, gpu-gemm, bench-kernels (only in builds with CUDA).

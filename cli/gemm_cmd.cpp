@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "sim_report.h"
 #include "nibble/fp32.h"
 #include "nibble/io/json.h"
 #include "nibble/io/tensor_file.h"
@@ -383,7 +384,8 @@ void run_gemm(const GemmArgs& a) {
     if (arch) {
       fmt::print("array          {} tiles, each {}x{}x{} lanes, latency {}, operand buffer {} B at {} B/cycle\n",
                  arch->tiles, cfg.rows, cfg.cols, cfg.lanes, cfg.latency, arch->operand_buffer_bytes, cfg.bandwidth);
-      j["arch"] = {{"tiles", arch->tiles}, {"operand_buffer_bytes", arch->operand_buffer_bytes}};
+      fmt::print("{}\n", describe_memory(*arch));
+      j["arch"] = io::parse_json(sim::to_json_text(*arch));
     } else {
       fmt::print("array {}x{}x{} lanes  latency {}  bandwidth {} B/cycle\n", cfg.rows, cfg.cols, cfg.lanes, cfg.latency,
                  cfg.bandwidth);
@@ -393,10 +395,17 @@ void run_gemm(const GemmArgs& a) {
     fmt::print("utilization    {:.2f}%\n", 100.0 * s.utilization());
     fmt::print("tiles, beats   {}, {}\n", s.tiles, s.beats);
     // With several tiles every counter adds up over the tiles: tiles x cycles = beats + stalls.
-    fmt::print("{}operand bandwidth {}  output back-pressure {}  pipeline fill/drain {}\n",
+    fmt::print("{}operand bandwidth {}  output back-pressure {}  pipeline fill/drain {}{}\n",
                arch && arch->tiles > 1 ? "stall tile-cycles (all tiles) " : "stall cycles   ",
-               s.stall_operand, s.stall_output, s.stall_pipeline);
+               s.stall_operand, s.stall_output, s.stall_pipeline,
+               arch ? fmt::format("  sram {}  dram {}", s.stall_sram, s.stall_dram) : std::string());
     fmt::print("operand bytes  {}\n", s.operand_bytes);
+    if (arch) {
+      const sim::Tiling t = static_cast<const sim::EventDevice&>(*dev).tiling(sim::shape_of(ta, tb));
+      fmt::print("{}", describe_traffic(t, s));
+      j["tiling"] = tiling_json(t);
+      j["traffic"] = traffic_json(s.traffic);
+    }
     const sim::StallConfig st = stall_config(a);
     if (st.input > 0.0 || st.output > 0.0) {
       fmt::print("injected       input bubbles p={}  output stalls p={}  seed {}\n", st.input, st.output, st.seed);
@@ -410,6 +419,10 @@ void run_gemm(const GemmArgs& a) {
     j["tiles"] = s.tiles;
     j["beats"] = s.beats;
     j["stalls"] = {{"operand", s.stall_operand}, {"output", s.stall_output}, {"pipeline", s.stall_pipeline}};
+    if (arch) {
+      j["stalls"]["sram"] = s.stall_sram;
+      j["stalls"]["dram"] = s.stall_dram;
+    }
     j["operand_bytes"] = s.operand_bytes;
   }
   if (!a.trace.empty()) {

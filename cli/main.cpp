@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
   nibble::cli::add_bench_compare_command(app);
 #if NIBBLE_HAVE_SYSTEMC
   nibble::cli::add_gemm_command(app);
+  nibble::cli::add_workload_command(app);
 #endif
 #if NIBBLE_HAVE_CUDA
   nibble::cli::add_kernel_commands(app);

@@ -5,6 +5,10 @@
 
 #include <array>
 #include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "nibble/limits.h"
 
@@ -44,6 +48,19 @@ Json parse_bounded(std::string_view text, const typename Json::parser_callback_t
 }
 
 }  // namespace
+
+nlohmann::json::parser_callback_t refuse_repeated_keys(std::function<void(const std::string&)> on_repeat) {
+  auto open = std::make_shared<std::vector<std::set<std::string>>>();  // the keys of each object being read
+  return [open, on_repeat = std::move(on_repeat)](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) open->emplace_back();
+    if (event == nlohmann::json::parse_event_t::object_end && !open->empty()) open->pop_back();
+    if (event == nlohmann::json::parse_event_t::key && !open->empty()) {
+      const std::string key = parsed.get<std::string>();
+      if (!open->back().insert(key).second) on_repeat(key);
+    }
+    return true;
+  };
+}
 
 nlohmann::json parse_json(std::string_view text, const nlohmann::json::parser_callback_t& also) {
   return parse_bounded<nlohmann::json>(text, also);

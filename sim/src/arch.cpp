@@ -1,8 +1,9 @@
 #include "nibble/sim/arch.h"
 
 #include <algorithm>
+#include <cmath>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ namespace {
 
 using model::ConfigError;
 using nlohmann::json;
+
+// Latencies beyond 2^20 cycles are a typo, not a memory.
+constexpr int64_t kMaxLevelLatency = int64_t{1} << 20;
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) {
   throw ConfigError("arch: '" + key + "' " + what);
@@ -30,7 +34,49 @@ int64_t get_int(const json& j, const std::string& key, int64_t lo, int64_t hi) {
   return v;
 }
 
+// A finite JSON number > 0 (or >= 0 where zero_ok).
+double get_number(const json& j, const std::string& key, bool zero_ok) {
+  if (!j.is_number()) fail(key, "must be a number, got " + j.dump());
+  const double v = j.get<double>();
+  if (!std::isfinite(v) || v < 0.0 || (!zero_ok && v == 0.0)) {
+    fail(key, std::string("must be a finite number ") + (zero_ok ? ">= 0" : "> 0") + ", got " + j.dump());
+  }
+  return v;
+}
+
+// A sub-object whose keys must all be among `known` and include every one of `required`.
+void check_object(const json& j, const std::string& key, std::initializer_list<const char*> known,
+                  std::initializer_list<const char*> required) {
+  if (!j.is_object()) fail(key, "must be an object, got " + j.dump());
+  std::string names;
+  for (const char* k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || it.key() == k;
+    if (!ok) fail(key, "has an unknown key '" + it.key() + "' (known: " + names + ")");
+  }
+  for (const char* r : required) {
+    if (!j.contains(r)) fail(key + "." + r, "is missing (required: " + names + ")");
+  }
+}
+
 }  // namespace
+
+std::string_view name(Dataflow d) {
+  switch (d) {
+    case Dataflow::kOutputStationary: return "output-stationary";
+    case Dataflow::kWeightStationary: return "weight-stationary";
+    case Dataflow::kInputStationary: return "input-stationary";
+  }
+  return "?";
+}
+
+std::optional<Dataflow> parse_dataflow(std::string_view s) {
+  for (Dataflow d : kAllDataflows) {
+    if (s == name(d)) return d;
+  }
+  return std::nullopt;
+}
 
 uint64_t largest_beat_bytes(const model::TileConfig& t) {
   const uint64_t scale_bytes = t.allows(ScaleMode::kFP32) ? 4u : 1u;
@@ -53,23 +99,35 @@ void validate(const ArchConfig& a) {
                                      std::to_string(a.tile.lanes) + " tile: " + std::to_string(need) +
                                      " bytes needed" + (a.tile.allows(ScaleMode::kFP32) ? " (fp32 scales)" : ""));
   }
+  if (a.sram) {
+    // The SRAM feeds every operand buffer: it must hold at least one beat for each tile.
+    const uint64_t sram_need = need * static_cast<uint64_t>(a.tiles);
+    if (a.sram->bytes < sram_need) {
+      fail("sram.bytes", std::to_string(a.sram->bytes) + " cannot hold one beat for each of the " +
+                             std::to_string(a.tiles) + " tiles: " + std::to_string(sram_need) + " bytes needed");
+    }
+    if (!(std::isfinite(a.sram->bandwidth) && a.sram->bandwidth > 0.0)) fail("sram.bandwidth", "must be > 0");
+    if (a.sram->latency < 0 || a.sram->latency > kMaxLevelLatency) fail("sram.latency", "must be in 0..2^20");
+  }
+  if (a.dram) {
+    if (!(std::isfinite(a.dram->bandwidth) && a.dram->bandwidth > 0.0)) fail("dram.bandwidth", "must be > 0");
+    if (a.dram->latency < 0 || a.dram->latency > kMaxLevelLatency) fail("dram.latency", "must be in 0..2^20");
+  }
+  if (a.clock_ghz && !(std::isfinite(*a.clock_ghz) && *a.clock_ghz > 0.0)) fail("clock_ghz", "must be > 0");
+  if (a.quantizer) {
+    if (!(std::isfinite(a.quantizer->elements_per_cycle) && a.quantizer->elements_per_cycle > 0.0)) {
+      fail("quantizer.elements_per_cycle", "must be > 0");
+    }
+    if (!(std::isfinite(a.quantizer->rht_elements_per_cycle) && a.quantizer->rht_elements_per_cycle > 0.0)) {
+      fail("quantizer.rht_elements_per_cycle", "must be > 0");
+    }
+  }
 }
 
 ArchConfig arch_from_json_text(const std::string& text) {
-  // A key given twice would silently keep the last value: refuse it, at every depth.
-  std::vector<std::set<std::string>> keys;
-  const json::parser_callback_t no_repeats = [&keys](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) keys.emplace_back();
-    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
-    if (event == json::parse_event_t::key && !keys.empty()) {
-      const std::string key = parsed.get<std::string>();
-      if (!keys.back().insert(key).second) fail(key, "is given twice");
-    }
-    return true;
-  };
   json j;
   try {
-    j = io::parse_json(text, no_repeats);
+    j = io::parse_json(text, io::refuse_repeated_keys([](const std::string& key) { fail(key, "is given twice"); }));
   } catch (const io::JsonError& e) {
     throw ConfigError(std::string("arch: not valid JSON: ") + e.what());
   }
@@ -92,12 +150,59 @@ ArchConfig arch_from_json_text(const std::string& text) {
       }
     } else if (key == "operand_buffer_bytes") {
       a.operand_buffer_bytes = static_cast<uint64_t>(get_int(v, key, 1, int64_t{1} << 40));
+    } else if (key == "dataflow") {
+      if (!v.is_string()) fail(key, "must be a string, got " + v.dump());
+      const auto d = parse_dataflow(v.get<std::string>());
+      if (!d) fail(key, "unknown dataflow " + v.dump() + " (expected output-stationary, weight-stationary or input-stationary)");
+      a.dataflow = *d;
+    } else if (key == "double_buffer") {
+      if (!v.is_boolean()) fail(key, "must be true or false, got " + v.dump());
+      a.double_buffer = v.get<bool>();
+    } else if (key == "sram") {
+      check_object(v, key, {"bytes", "bandwidth", "latency"}, {"bytes", "bandwidth", "latency"});
+      SramConfig s;
+      s.bytes = static_cast<uint64_t>(get_int(v["bytes"], "sram.bytes", 1, int64_t{1} << 40));
+      s.bandwidth = get_number(v["bandwidth"], "sram.bandwidth", false);
+      s.latency = get_int(v["latency"], "sram.latency", 0, kMaxLevelLatency);
+      a.sram = s;
+    } else if (key == "dram") {
+      check_object(v, key, {"bandwidth", "latency"}, {"bandwidth", "latency"});
+      DramConfig d;
+      d.bandwidth = get_number(v["bandwidth"], "dram.bandwidth", false);
+      d.latency = get_int(v["latency"], "dram.latency", 0, kMaxLevelLatency);
+      a.dram = d;
+    } else if (key == "clock_ghz") {
+      a.clock_ghz = get_number(v, key, false);
+    } else if (key == "quantizer") {
+      check_object(v, key, {"elements_per_cycle", "rht_elements_per_cycle"},
+                   {"elements_per_cycle", "rht_elements_per_cycle"});
+      QuantizerConfig q;
+      q.elements_per_cycle = get_number(v["elements_per_cycle"], "quantizer.elements_per_cycle", false);
+      q.rht_elements_per_cycle = get_number(v["rht_elements_per_cycle"], "quantizer.rht_elements_per_cycle", false);
+      a.quantizer = q;
     } else {
-      throw ConfigError("arch: unknown key '" + key + "' (known: tiles, tile, operand_buffer_bytes)");
+      throw ConfigError("arch: unknown key '" + key + "' (known: " + kArchKeys + ")");
     }
   }
   validate(a);
   return a;
+}
+
+std::string to_json_text(const ArchConfig& a) {
+  json j;
+  j["tiles"] = a.tiles;
+  j["tile"] = json::parse(model::to_json_text(a.tile));
+  j["operand_buffer_bytes"] = a.operand_buffer_bytes;
+  j["dataflow"] = std::string(name(a.dataflow));
+  j["double_buffer"] = a.double_buffer;
+  if (a.sram) j["sram"] = {{"bytes", a.sram->bytes}, {"bandwidth", a.sram->bandwidth}, {"latency", a.sram->latency}};
+  if (a.dram) j["dram"] = {{"bandwidth", a.dram->bandwidth}, {"latency", a.dram->latency}};
+  if (a.clock_ghz) j["clock_ghz"] = *a.clock_ghz;
+  if (a.quantizer) {
+    j["quantizer"] = {{"elements_per_cycle", a.quantizer->elements_per_cycle},
+                      {"rht_elements_per_cycle", a.quantizer->rht_elements_per_cycle}};
+  }
+  return j.dump();
 }
 
 ArchConfig arch_from_json_file(const std::string& path) {

@@ -16,6 +16,7 @@
 #include "nibble/model/config.h"
 #include "nibble/quantize.h"
 #include "nibble/scale.h"
+#include "nibble/sim/memory.h"
 #include "nibble/sim/systemc_device.h"
 
 namespace nibble::sim::detail {
@@ -74,13 +75,15 @@ inline int scale_bytes(ScaleFormat f) { return f == ScaleFormat::kFP32 ? 4 : 1; 
 class TileSequence {
  public:
   TileSequence(const model::TileConfig& cfg, const QuantizedTensor& a, const QuantizedTensor& b)
+      : TileSequence(cfg, shape_of(a, b)) {}
+  TileSequence(const model::TileConfig& cfg, const GemmShape& s)
       : cfg_(cfg),
-        m_(a.rows),
-        n_(b.rows),
-        k_(a.cols),
-        step_(std::min(block_cols(a.config.block), block_cols(b.config.block))),
-        sb_a_(scale_bytes(scale_format(a.config.scale))),
-        sb_b_(scale_bytes(scale_format(b.config.scale))) {}
+        m_(s.m),
+        n_(s.n),
+        k_(s.k),
+        step_(std::min(block_cols(s.block_a), block_cols(s.block_b))),
+        sb_a_(scale_bytes(scale_format(s.scale_a))),
+        sb_b_(scale_bytes(scale_format(s.scale_b))) {}
 
   int64_t step() const { return step_; }
   int64_t tiles_m() const { return (m_ + cfg_.rows - 1) / cfg_.rows; }
@@ -92,15 +95,21 @@ class TileSequence {
   // Real (unpadded) rows of tile `tile`'s A and B panels.
   int64_t rows_a(int64_t tile) const { return std::min<int64_t>(cfg_.rows, m_ - tile / tiles_n() * cfg_.rows); }
   int64_t rows_b(int64_t tile) const { return std::min<int64_t>(cfg_.cols, n_ - tile % tiles_n() * cfg_.cols); }
+  // The same by output-tile row and column.
+  int64_t rows_a_of(int64_t tile_row) const { return std::min<int64_t>(cfg_.rows, m_ - tile_row * cfg_.rows); }
+  int64_t rows_b_of(int64_t tile_col) const { return std::min<int64_t>(cfg_.cols, n_ - tile_col * cfg_.cols); }
   // Real k elements of k-block kb.
   int64_t count(int64_t kb) const { return std::min(step_, k_ - kb * step_); }
 
   // Bytes the operand buffer reads for one beat:
   // ra * (ceil(count/2) + sa) + rb * (ceil(count/2) + sb).
-  uint64_t bytes(int64_t ra, int64_t rb, int64_t count) const {
-    const int64_t code_bytes = (count + 1) / 2;
-    return static_cast<uint64_t>(ra * (code_bytes + sb_a_) + rb * (code_bytes + sb_b_));
-  }
+  uint64_t bytes(int64_t ra, int64_t rb, int64_t count) const { return a_bytes(ra, count) + b_bytes(rb, count); }
+  // The A part and the B part of it.
+  uint64_t a_bytes(int64_t ra, int64_t count) const { return static_cast<uint64_t>(ra * ((count + 1) / 2 + sb_a_)); }
+  uint64_t b_bytes(int64_t rb, int64_t count) const { return static_cast<uint64_t>(rb * ((count + 1) / 2 + sb_b_)); }
+  // Bytes of one operand row over the whole of K, as the beats carry it: codes and one scale code per k-block.
+  uint64_t a_row_bytes() const { return a_bytes(1, step_) * static_cast<uint64_t>(kblocks() - 1) + a_bytes(1, count(kblocks() - 1)); }
+  uint64_t b_row_bytes() const { return b_bytes(1, step_) * static_cast<uint64_t>(kblocks() - 1) + b_bytes(1, count(kblocks() - 1)); }
   // Cycles to fetch them: ceil(bytes / bandwidth), at least 1.
   uint64_t fetch_cycles(uint64_t bytes) const {
     const double f = std::ceil(static_cast<double>(bytes) / cfg_.bandwidth);
@@ -118,21 +127,28 @@ class TileSequence {
 // ahead with probability (1 - p_in)(1 - p_out)). Computed in double, so that a tiny
 // bandwidth cannot wrap it. Throws std::invalid_argument (message starting with
 // `who`) when it passes limits::kMaxSimCycles.
+// `beats`, `drains` (results leaving the tile: output tiles, or partial-sum
+// tiles with a stationary dataflow) and `extra` (cycles memory levels may add)
+// are one tile's, so that an array is bounded by its busiest tile.
 inline uint64_t cycle_bound(const std::string& who, const model::TileConfig& cfg, const StallConfig& stalls,
-                            const TileSequence& seq) {
+                            double beats, double drains, double extra) {
   const uint64_t max_bytes = static_cast<uint64_t>(cfg.rows + cfg.cols) * static_cast<uint64_t>(cfg.lanes / 2 + 4);
   const double fetch_bound = std::ceil(static_cast<double>(max_bytes) / cfg.bandwidth) + 1.0;
   const double go_ahead = (1.0 - stalls.input) * (1.0 - stalls.output);
   const double bound_cycles =
-      (static_cast<double>(seq.beats()) * fetch_bound +
-       static_cast<double>(seq.tiles()) * static_cast<double>(cfg.latency + 2 * cfg.rows + 4) + 100.0) *
-      20.0 / go_ahead;
+      (beats * fetch_bound + drains * static_cast<double>(cfg.latency + 2 * cfg.rows + 4) + extra + 100.0) * 20.0 /
+      go_ahead;
   if (!(bound_cycles <= static_cast<double>(limits::kMaxSimCycles))) {
     throw std::invalid_argument(who + ": the run could take up to " + std::to_string(bound_cycles) +
                                 " cycles, more than the limit of 2^36 (raise the bandwidth, lower the stall "
                                 "probabilities or the GEMM's size)");
   }
   return static_cast<uint64_t>(bound_cycles);
+}
+// One tile taking every beat of `seq`.
+inline uint64_t cycle_bound(const std::string& who, const model::TileConfig& cfg, const StallConfig& stalls,
+                            const TileSequence& seq) {
+  return cycle_bound(who, cfg, stalls, static_cast<double>(seq.beats()), static_cast<double>(seq.tiles()), 0.0);
 }
 
 }  // namespace nibble::sim::detail

@@ -75,6 +75,28 @@ TEST(Json, TheCallerSeesEveryEventAndMayRefuse) {
                std::invalid_argument);
 }
 
+TEST(Json, ARepeatedKeyIsRefusedAtAnyDepthAndOnlyWithinOneObject) {
+  std::string repeated;
+  const auto refuse = refuse_repeated_keys([&repeated](const std::string& key) {
+    repeated = key;
+    throw std::invalid_argument("repeated " + key);
+  });
+  // The same key in sibling and nested objects is no repeat.
+  const nlohmann::json j = parse_json(R"({"a": {"a": 1, "b": {"a": 2}}, "b": [{"a": 3}, {"a": 4}]})", refuse);
+  EXPECT_EQ(j["b"][1]["a"], 4);
+  EXPECT_TRUE(repeated.empty());
+  for (const char* text : {R"({"a": 1, "a": 2})", R"({"x": {"b": {"a": 1, "a": 2}}})", R"([{"a": 1}, {"k": 1, "k": 2}])"}) {
+    SCOPED_TRACE(text);
+    repeated.clear();
+    EXPECT_THROW(parse_json(text, refuse_repeated_keys([&repeated](const std::string& key) {
+                              repeated = key;
+                              throw std::invalid_argument("repeated " + key);
+                            })),
+                 std::invalid_argument);
+    EXPECT_FALSE(repeated.empty());
+  }
+}
+
 TEST(Json, ATextOverTheSizeLimitIsRefusedUnread) {
   const std::string big(limits::kMaxJsonBytes + 1, ' ');
   expect_json_error([&] { parse_json(big); }, "more than the limit");

@@ -53,7 +53,37 @@ TEST(Arch, RefusesEveryBadFileNamingTheKey) {
       {"{" + tile + R"(, "operand_buffer_bytes": 96})", "'tiles' is missing"},
       {R"({"tiles": 2, "operand_buffer_bytes": 96})", "'tile' is missing"},
       {R"({"tiles": 2, )" + tile + "}", "'operand_buffer_bytes' is missing"},
-      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "dataflow": "os"})", "unknown key 'dataflow'"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "pe_shape": "os"})", "unknown key 'pe_shape'"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "dataflow": "os"})", "unknown dataflow \"os\""},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "dataflow": 1})", "'dataflow' must be a string"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "double_buffer": 1})", "'double_buffer' must be true or false"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "sram": 5})", "'sram' must be an object"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "sram": {"bytes": 4096, "bandwidth": 8}})",
+       "'sram.latency' is missing"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "sram": {"bytes": 4096, "bandwidth": 8, "latency": 1, "banks": 2}})",
+       "'sram' has an unknown key 'banks'"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "sram": {"bytes": 191, "bandwidth": 8, "latency": 1}})",
+       "'sram.bytes' 191 cannot hold one beat for each of the 2 tiles"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "sram": {"bytes": 4096, "bandwidth": 0, "latency": 1}})",
+       "'sram.bandwidth' must be a finite number > 0"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "sram": {"bytes": 4096, "bandwidth": "8", "latency": 1}})",
+       "'sram.bandwidth' must be a number"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "sram": {"bytes": 4096, "bandwidth": 8, "latency": -1}})",
+       "'sram.latency' must be at least 0"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "dram": {"bandwidth": -4, "latency": 100}})",
+       "'dram.bandwidth' must be a finite number > 0"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "dram": {"bandwidth": 4, "latency": 2.5}})",
+       "'dram.latency' must be an integer"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "dram": {"bandwidth": 4, "latency": 9999999}})",
+       "'dram.latency' must be at most"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "dram": {"bandwidth": 4}})", "'dram.latency' is missing"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "clock_ghz": 0})", "'clock_ghz' must be a finite number > 0"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "quantizer": {"elements_per_cycle": 16}})",
+       "'quantizer.rht_elements_per_cycle' is missing"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "quantizer": {"elements_per_cycle": 0, "rht_elements_per_cycle": 4}})",
+       "'quantizer.elements_per_cycle' must be a finite number > 0"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "sram": {"bytes": 4096, "bandwidth": 8, "latency": 1, "latency": 2}})",
+       "'latency' is given twice"},
       {R"({"tiles": 0, )" + tile + R"(, "operand_buffer_bytes": 96})", "'tiles' must be at least 1"},
       {R"({"tiles": 5000, )" + tile + R"(, "operand_buffer_bytes": 96})", "'tiles' must be at most 4096"},
       {R"({"tiles": 2.5, )" + tile + R"(, "operand_buffer_bytes": 96})", "'tiles' must be an integer"},
@@ -106,6 +136,30 @@ TEST(Arch, RefusesEveryBadFileNamingTheKey) {
   ArchConfig too_small;
   too_small.operand_buffer_bytes = 10;
   EXPECT_THROW(EventDevice{too_small}, model::ConfigError);
+}
+
+TEST(Arch, ReadsEveryOptionalKeyAndWritesThemBack) {
+  const std::string text = R"({"tiles": 16, "tile": {"rows": 4, "cols": 4, "lanes": 16}, "operand_buffer_bytes": 8192,
+    "dataflow": "weight-stationary", "double_buffer": false,
+    "sram": {"bytes": 1048576, "bandwidth": 256, "latency": 12}, "dram": {"bandwidth": 32.5, "latency": 200},
+    "clock_ghz": 1.5, "quantizer": {"elements_per_cycle": 64, "rht_elements_per_cycle": 32}})";
+  const ArchConfig a = arch_from_json_text(text);
+  EXPECT_EQ(a.dataflow, Dataflow::kWeightStationary);
+  EXPECT_FALSE(a.double_buffer);
+  ASSERT_TRUE(a.sram && a.dram && a.clock_ghz && a.quantizer);
+  EXPECT_EQ(a.sram->bytes, 1048576u);
+  EXPECT_EQ(a.sram->latency, 12);
+  EXPECT_EQ(a.dram->bandwidth, 32.5);
+  EXPECT_EQ(*a.clock_ghz, 1.5);
+  EXPECT_EQ(a.quantizer->rht_elements_per_cycle, 32.0);
+  const ArchConfig back = arch_from_json_text(to_json_text(a));
+  EXPECT_EQ(to_json_text(back), to_json_text(a));
+  for (const Dataflow d : kAllDataflows) EXPECT_EQ(parse_dataflow(name(d)), d);
+  EXPECT_FALSE(parse_dataflow("row-stationary"));
+  const ArchConfig plain = arch_from_json_text(kGood);
+  EXPECT_EQ(plain.dataflow, Dataflow::kOutputStationary) << "the RTL's dataflow is the default";
+  EXPECT_TRUE(plain.double_buffer);
+  EXPECT_FALSE(plain.sram || plain.dram || plain.clock_ghz || plain.quantizer);
 }
 
 TEST(ArchEvent, OneTileIsTheSingleTileModel) {

@@ -140,12 +140,34 @@ TEST(GemmCli, AnArrayOfTilesFromAnArchitectureFile) {
   const nlohmann::json j = nlohmann::json::parse(f);
   EXPECT_EQ(j["cycles"], 2 + 15 * 8 + 8 - 1);
   EXPECT_EQ(j["arch"]["tiles"], 4);
+
+  // With SRAM and DRAM: the memory line, the tiling and the bytes per level.
+  {
+    std::ofstream(tmp("mem_arch.json")) << R"({"tiles": 2, "tile": {"bandwidth": 64}, "operand_buffer_bytes": 4096,
+      "sram": {"bytes": 65536, "bandwidth": 32, "latency": 5}, "dram": {"bandwidth": 8, "latency": 100}})";
+  }
+  const CommandResult m = run_nibble("gemm --backend event --arch " + tmp("mem_arch.json") +
+                                     " --m 40 --n 24 --k 96 --json " + tmp("mem_out.json"));
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  for (const char* line : {"memory         output-stationary, double-buffered, SRAM 65536 B", "tiling ", "bytes moved ",
+                           "PASS"}) {
+    EXPECT_NE(m.output.find(line), std::string::npos) << line << "\n" << m.output;
+  }
+  std::ifstream fm(tmp("mem_out.json"));
+  const nlohmann::json jm = nlohmann::json::parse(fm);
+  EXPECT_GT(jm["stalls"]["dram"].get<uint64_t>(), 0u);
+  EXPECT_EQ(jm["traffic"]["c_bytes"], 40 * 24 * 4);
+  EXPECT_EQ(jm["arch"]["sram"]["bytes"], 65536);
 }
 
 TEST(GemmCli, BadInputExitsTwoWithAMessage) {
   {
     std::ofstream(tmp("bad.json")) << R"({"rows": 4, "lanes": 24})";
     std::ofstream(tmp("small_arch.json")) << R"({"tiles": 2, "tile": {}, "operand_buffer_bytes": 64})";
+    std::ofstream(tmp("flow_arch.json")) << R"({"tiles": 2, "tile": {}, "operand_buffer_bytes": 96,
+                                               "dataflow": "row-stationary"})";
+    std::ofstream(tmp("sram_arch.json")) << R"({"tiles": 2, "tile": {}, "operand_buffer_bytes": 96,
+                                               "sram": {"bytes": 100, "bandwidth": 8, "latency": 1}})";
     std::ofstream(tmp("e2m1_arch.json")) << R"({"tiles": 2, "tile": {"formats": ["e2m1"]}, "operand_buffer_bytes": 96})";
   }
   struct Case {
@@ -177,6 +199,8 @@ TEST(GemmCli, BadInputExitsTwoWithAMessage) {
       {"gemm --bench --arch " + tmp("small_arch.json"), "--arch"},
       {"gemm --backend event --arch " + tmp("small_arch.json") + " --lanes 32", "--lanes cannot go with it"},
       {"gemm --backend event --arch " + tmp("small_arch.json"), "'operand_buffer_bytes'"},
+      {"gemm --backend event --arch " + tmp("flow_arch.json"), "unknown dataflow \"row-stationary\""},
+      {"gemm --backend event --arch " + tmp("sram_arch.json"), "'sram.bytes' 100 cannot hold one beat"},
       {"gemm --backend event --arch " + tmp("bad.json"), "'tiles' is missing"},
       {"gemm --backend event --arch /nonexistent/arch.json", "/nonexistent/arch.json"},
       {"gemm --backend event-timing --arch " + tmp("e2m1_arch.json") + " --format-b int4", "not in the tile's formats"},

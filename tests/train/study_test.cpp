@@ -91,6 +91,21 @@ TEST(StudyFile, ParameterCountsAreTheTrainersModel) {
   // The recorded 6.4 M sweep's run.json reports 6,464,000 parameters for the default model.
   EXPECT_EQ(model_parameters(ModelConfig{}), 6464000);
   EXPECT_EQ(quantized_linear_parameters(ModelConfig{}), 12 * 8 * 256 * 256);
+  // The four linears per block that the count and the workload simulator read: [out, in] of each.
+  ModelConfig m;
+  m.d_model = 96;
+  m.mlp_mult = 3;
+  const auto lin = block_linears(m);
+  const char* names[4] = {"qkv", "proj", "fc1", "fc2"};
+  const int64_t shapes[4][2] = {{288, 96}, {96, 96}, {288, 96}, {96, 288}};
+  int64_t per_block = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_STREQ(lin[i].name, names[i]);
+    EXPECT_EQ(lin[i].out, shapes[i][0]);
+    EXPECT_EQ(lin[i].in, shapes[i][1]);
+    per_block += lin[i].out * lin[i].in;
+  }
+  EXPECT_EQ(quantized_linear_parameters(m), m.layers * per_block);
 }
 
 TEST(StudyFile, PlansEveryRunOfEveryPhase) {

@@ -8,9 +8,15 @@
 
 namespace nibble::train {
 
+std::array<LinearShape, 4> block_linears(const ModelConfig& m) {
+  const int64_t d = m.d_model, hidden = static_cast<int64_t>(m.mlp_mult) * d;
+  return {{{"qkv", 3 * d, d}, {"proj", d, d}, {"fc1", hidden, d}, {"fc2", d, hidden}}};
+}
+
 int64_t quantized_linear_parameters(const ModelConfig& m) {
-  const int64_t d = m.d_model;
-  return static_cast<int64_t>(m.layers) * (3 * d * d + d * d + 2 * static_cast<int64_t>(m.mlp_mult) * d * d);
+  int64_t per_block = 0;
+  for (const LinearShape& l : block_linears(m)) per_block += l.out * l.in;
+  return static_cast<int64_t>(m.layers) * per_block;
 }
 
 int64_t model_parameters(const ModelConfig& m) {

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <functional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +28,11 @@ class JsonError : public std::runtime_error {
 // and may throw to refuse the text; its return value decides what is kept.
 nlohmann::json parse_json(std::string_view text, const nlohmann::json::parser_callback_t& also = nullptr);
 nlohmann::ordered_json parse_ordered_json(std::string_view text);
+
+// An `also` for parse_json that calls `on_repeat(key)` for a key given twice in
+// one object, at any depth (the parser would silently keep the last value);
+// on_repeat must throw. One callback per parse (it keeps the open objects' keys).
+nlohmann::json::parser_callback_t refuse_repeated_keys(std::function<void(const std::string&)> on_repeat);
 
 // The whole of the file `path`, refused (JsonError: "<path>: ...") where it
 // cannot be opened or read, or holds more than `max_bytes`: a read that stops

@@ -17,13 +17,25 @@
 // any other key, a key given twice at any depth, a wrong type or an impossible
 // value is refused with model::ConfigError naming the key.
 //
-// The event model simulates such an array (EventDevice): output tile i runs on
-// array tile i mod tiles, each array tile taking its output tiles in row-major
-// order through its own operand buffer, as one tile does alone.
+// Optional keys describe the rest of the machine (sim/README.md has the table):
+//
+//   "dataflow": "output-stationary" | "weight-stationary" | "input-stationary"
+//   "double_buffer": true | false        (operand buffers and SRAM; default true)
+//   "sram": {"bytes": N, "bandwidth": B/cycle, "latency": cycles}   shared by the tiles
+//   "dram": {"bandwidth": B/cycle, "latency": cycles}
+//   "clock_ghz": F                       (to turn cycles into seconds)
+//   "quantizer": {"elements_per_cycle": X, "rht_elements_per_cycle": Y}
+//
+// A level left out is not modelled: it delivers at once (no stall) and its
+// traffic is still counted. The event model simulates such an array
+// (EventDevice); memory.h says how a GEMM is tiled into the buffers and timed.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "nibble/model/config.h"
 
@@ -31,11 +43,49 @@ namespace nibble::sim {
 
 inline constexpr int kMaxArchTiles = 4096;
 
+// Which operand stays in the tile while the others stream past it. The RTL tile
+// is output-stationary (its accumulators hold one output tile over every
+// k-block); the other two keep an A or B k-block latched in the tile's beat
+// register and send a partial-sum tile out after every beat (memory.h).
+enum class Dataflow : uint8_t { kOutputStationary, kWeightStationary, kInputStationary };
+inline constexpr std::array<Dataflow, 3> kAllDataflows = {Dataflow::kOutputStationary, Dataflow::kWeightStationary,
+                                                          Dataflow::kInputStationary};
+std::string_view name(Dataflow d);
+std::optional<Dataflow> parse_dataflow(std::string_view s);
+
+// The SRAM shared by the tiles: capacity, bytes per cycle to all operand buffers
+// together, cycles from a request to its first byte.
+struct SramConfig {
+  uint64_t bytes = 0;
+  double bandwidth = 0.0;
+  int64_t latency = 0;
+};
+// DRAM behind the SRAM: bytes per cycle, cycles from a request to its first byte.
+struct DramConfig {
+  double bandwidth = 0.0;
+  int64_t latency = 0;
+};
+// The quantizer and RHT units of the array: elements per cycle of each.
+struct QuantizerConfig {
+  double elements_per_cycle = 0.0;
+  double rht_elements_per_cycle = 0.0;
+};
+
 struct ArchConfig {
   int tiles = 1;
   model::TileConfig tile;
   uint64_t operand_buffer_bytes = 0;
+  Dataflow dataflow = Dataflow::kOutputStationary;
+  bool double_buffer = true;
+  std::optional<SramConfig> sram;
+  std::optional<DramConfig> dram;
+  std::optional<double> clock_ghz;
+  std::optional<QuantizerConfig> quantizer;
 };
+
+// The keys an architecture file may have, in the order of the docs.
+inline constexpr const char* kArchKeys = "tiles, tile, operand_buffer_bytes, dataflow, double_buffer, sram, dram, "
+                                         "clock_ghz, quantizer";
 
 // Bytes of the largest beat `t` can take: Rows + Cols panel rows of Lanes codes
 // (Lanes / 2 bytes) and one scale code each (4 bytes if t allows fp32 scales, else 1).
@@ -45,6 +95,8 @@ uint64_t largest_beat_bytes(const model::TileConfig& t);
 void validate(const ArchConfig& a);
 
 ArchConfig arch_from_json_text(const std::string& text);
+// The file's keys, for reports: every key, defaults filled in.
+std::string to_json_text(const ArchConfig& a);
 // Errors name the file.
 ArchConfig arch_from_json_file(const std::string& path);
 

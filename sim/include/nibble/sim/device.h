@@ -14,6 +14,15 @@
 
 namespace nibble::sim {
 
+// Bytes moved at each level of an array's hierarchy (memory.h); zero for one tile alone.
+struct MemoryTraffic {
+  uint64_t buffer_fill_bytes = 0;  // SRAM -> operand buffers (A and B panels)
+  uint64_t dram_read_bytes = 0;    // DRAM -> SRAM
+  uint64_t c_bytes = 0;            // C out of the array, FP32 (to the SRAM, then to DRAM)
+  uint64_t accumulator_bytes = 0;  // partial sums written and read beside the tiles (weight/input-stationary)
+  uint64_t dram_write_bytes = 0;   // C written to DRAM
+};
+
 // Timing of one run; absent for untimed devices.
 struct GemmStats {
   uint64_t cycles = 0;          // first cycle to the cycle the last C row is received
@@ -25,6 +34,10 @@ struct GemmStats {
   uint64_t stall_output = 0;    // cycles held back by output back-pressure
   uint64_t stall_pipeline = 0;  // pipeline fill/drain cycles (incl. the final drain)
   uint64_t operand_bytes = 0;   // bytes read from the operand buffer
+  uint64_t stall_sram = 0;      // cycles waiting for the operand buffer's fill from the SRAM (arrays, memory.h)
+  uint64_t stall_dram = 0;      // the same where DRAM was the bound
+  uint64_t windows = 0;         // operand-buffer windows (arrays)
+  MemoryTraffic traffic;        // arrays only
   double macs_per_cycle() const { return cycles ? static_cast<double>(macs) / static_cast<double>(cycles) : 0.0; }
   double utilization() const {
     return cycles && peak_macs_per_cycle

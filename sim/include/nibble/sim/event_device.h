@@ -18,14 +18,17 @@
 // output buffer, pipeline stalls before; the cycles before each offer are
 // operand stalls; the final drain is pipeline stall.
 //
-// An array of tiles (arch.h): output tile i runs on array tile i mod T, each
-// array tile as above over its own output tiles, with its own operand buffer and
-// its own stall coins (StallConfig seed + j for array tile j, so one tile alone
-// is the single-tile model). cycles is the slowest tile's; beats, stalls and
-// operand bytes add up over the tiles, and a tile that finishes early idles in
-// pipeline stall, so that T * cycles = beats + stalls.
+// An array of tiles (arch.h): the GEMM is tiled into operand-buffer windows,
+// window w runs on array tile w mod T, each array tile as above over its own
+// windows' output tiles (or partial-sum tiles: the dataflows), behind the SRAM
+// and DRAM, as memory.h describes, with its own stall coins (StallConfig seed +
+// j for array tile j, so one tile alone is the single-tile model). cycles is
+// the slowest tile's; beats, stalls and operand bytes add up over the tiles,
+// and a tile that finishes early idles in pipeline stall, so that
+// T * cycles = beats + stalls (memory stalls included).
 //
-// Work per run: O(tiles) without injected stalls. With them, one coin draw per
+// Work per run: O(output tiles) without injected stalls (O(beats) with a
+// stationary dataflow, one result per beat), plus the plan's O(tm) search. With them, one coin draw per
 // bubble and per cycle a tile sits in the output buffer; the output-stall coin's
 // draws for the other cycles (the testbench draws it every cycle) are skipped
 // in one step (the coins are counter-based).
@@ -38,6 +41,7 @@
 #include "nibble/quantize.h"
 #include "nibble/sim/arch.h"
 #include "nibble/sim/device.h"
+#include "nibble/sim/memory.h"
 #include "nibble/sim/systemc_device.h"
 
 namespace nibble::sim {
@@ -56,13 +60,19 @@ class EventDevice : public GemmDevice {
                        ProgressFn progress = {});
   std::string name() const override { return values_ == Values::kBulk ? "event" : "event-timing"; }
   GemmResult run(const QuantizedTensor& a, const QuantizedTensor& b) override;
+  // The timing of a GEMM of this shape (what run computes, without operands).
+  // Throws std::invalid_argument for a shape the tile cannot take.
+  GemmStats time(const GemmShape& shape) const;
+  // The tiling time() uses.
+  Tiling tiling(const GemmShape& shape) const;
 
   // Checks that a and b fit this tile; throws std::invalid_argument naming the problem.
   void check_operands(const QuantizedTensor& a, const QuantizedTensor& b) const;
 
  private:
   model::TileConfig cfg_;
-  int tiles_ = 1;  // of the array
+  ArchConfig arch_;      // the array (for the single-tile constructor: that tile, no hierarchy)
+  bool reuse_ = false;   // plan operand-buffer windows (arrays); 1 x 1 windows for one tile
   StallConfig stalls_;
   Values values_;
   ProgressFn progress_;

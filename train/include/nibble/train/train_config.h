@@ -3,6 +3,7 @@
 // tests it and the sweep runner compares configurations without libtorch.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -21,6 +22,16 @@ struct ModelConfig {
   int ctx = 128;
   int mlp_mult = 4;
 };
+
+// One quantized linear of a transformer block, Y = X W^T with W [out, in].
+struct LinearShape {
+  const char* name;
+  int64_t out, in;
+};
+// The four of every block of the model trainer.cpp builds, in its order: qkv
+// (3d x d), proj (d x d), fc1 (mlp_mult d x d), fc2 (d x mlp_mult d). The
+// parameter count below and the workload simulator (nibble workload) read them.
+std::array<LinearShape, 4> block_linears(const ModelConfig& m);
 
 // Parameters of the model trainer.cpp builds: its quantized linears (per block
 // qkv d x 3d, proj d x d, fc1 d x mlp_mult d, fc2 mlp_mult d x d) and all of them

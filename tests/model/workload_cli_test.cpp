@@ -1,0 +1,207 @@
+// `nibble workload` end to end: a training step expands into the Fprop, Dgrad
+// and Wgrad GEMMs of every linear of the trainer's blocks at the shapes of the
+// recipe table's operand layout, quantized as the recipe says; each GEMM's
+// timing is what `nibble gemm --arch` gives for that GEMM; totals add up; the
+// format mask changes the energy of the DPU operations and nothing else;
+// energy is count x entry of the table and absent without one; every bad input
+// exits 2 naming the problem.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "../cli/run_command.h"
+
+namespace nibble::test {
+namespace {
+
+std::string tmp(const std::string& name) { return ::testing::TempDir() + "nibble_workload_cli_" + name; }
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+
+const char* kArch = R"({"tiles": 4, "tile": {"rows": 4, "cols": 4, "lanes": 16, "bandwidth": 128,
+  "scale_modes": ["fp32", "nvfp4", "mx-floor"]}, "operand_buffer_bytes": 4096, "double_buffer": true,
+  "sram": {"bytes": 65536, "bandwidth": 64, "latency": 8}, "dram": {"bandwidth": 16, "latency": 100},
+  "clock_ghz": 1.0, "quantizer": {"elements_per_cycle": 32, "rht_elements_per_cycle": 16}})";
+
+const char* kEnergy = R"({"schema": "nibble-energy-per-action/1", "unit": "pJ", "source": "test values",
+  "dpu_block_op": {"e2m1": 1.0, "e2m1+e1m2+int4": 1.25},
+  "per_byte": {"operand_buffer_read": 0.5, "sram_read": 1, "sram_write": 1, "dram_read": 10, "dram_write": 10,
+               "accumulator": 0.5},
+  "per_element": {"quantize": 0.25, "rht": 0.5}})";
+
+const char* kModel = "--layers 2 --d-model 64 --ctx 16 --batch 2";
+
+TEST(WorkloadCli, ATrainingStepIsEveryLinearsThreeGemms) {
+  std::ofstream(tmp("arch.json")) << kArch;
+  const CommandResult r = run_nibble("workload --arch " + tmp("arch.json") + " " + kModel +
+                                     " --recipe e2m1 --recipe ufp4 --per-gemm --json " + tmp("step.json") + " --csv " +
+                                     tmp("step.csv"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("energy         not computed"), std::string::npos) << r.output;
+  const nlohmann::json j = read_json(tmp("step.json"));
+  ASSERT_EQ(j["configurations"].size(), 2u);
+  const int64_t T = 2 * 16, d = 64;
+  // [out, in] of qkv, proj, fc1, fc2 (the trainer's blocks).
+  const int64_t lin[4][2] = {{3 * d, d}, {d, d}, {4 * d, d}, {d, 4 * d}};
+  const char* names[4] = {"qkv", "proj", "fc1", "fc2"};
+  int checked = 0;
+  for (const nlohmann::json& c : j["configurations"]) {
+    const bool ufp4 = c["recipe"] == "ufp4";
+    const nlohmann::json& g = c["gemms"];
+    ASSERT_EQ(g.size(), 4u * 3u + 3u) << "12 GEMMs of the linears (2 layers merged) and the head's 3";
+    uint64_t cycles = 0, quant = 0, rht = 0, qcycles = 0;
+    for (int l = 0; l < 4; ++l) {
+      const int64_t out = lin[l][0], in = lin[l][1];
+      const int64_t want[3][3] = {{T, out, in}, {T, in, out}, {out, in, T}};  // fprop, dgrad, wgrad
+      for (int gi = 0; gi < 3; ++gi) {
+        const nlohmann::json& x = g[static_cast<size_t>(l * 3 + gi)];
+        SCOPED_TRACE(x.dump());
+        EXPECT_EQ(x["name"].get<std::string>().rfind(names[l], 0), 0u);
+        EXPECT_EQ(x["m"], want[gi][0]);
+        EXPECT_EQ(x["n"], want[gi][1]);
+        EXPECT_EQ(x["k"], want[gi][2]);
+        EXPECT_EQ(x["count"], 2);
+        EXPECT_EQ(x["layers"], "0-1");
+        EXPECT_EQ(x["format_a"], ufp4 ? "e1m2" : "e2m1");
+        EXPECT_EQ(x["scale"], "fp32");
+        const uint64_t elements = static_cast<uint64_t>(want[gi][0] * want[gi][2] + want[gi][1] * want[gi][2]);
+        EXPECT_EQ(x["actions_per_run"]["quantize"], elements);
+        // e2m1: RHT16 on wgrad only; ufp4: on all three.
+        EXPECT_EQ(x["actions_per_run"]["rht"], (ufp4 || gi == 2) ? elements : 0u);
+        cycles += x["per_run"]["cycles"].get<uint64_t>() * 2;
+        quant += elements * 2;
+        rht += x["actions_per_run"]["rht"].get<uint64_t>() * 2;
+        qcycles += 2 * ((elements + 31) / 32 + (x["actions_per_run"]["rht"].get<uint64_t>() + 15) / 16);
+        ++checked;
+      }
+    }
+    for (int h = 0; h < 3; ++h) EXPECT_TRUE(g[static_cast<size_t>(12 + h)]["bf16"].get<bool>());
+    EXPECT_EQ(c["total"]["gemm_cycles"], cycles);
+    EXPECT_EQ(c["total"]["actions"]["quantize"], quant);
+    EXPECT_EQ(c["total"]["actions"]["rht"], rht);
+    EXPECT_EQ(c["total"]["quantizer_cycles"], qcycles) << "ceil(elements / 32) + ceil(RHT elements / 16) per run";
+    EXPECT_GT(c["total"]["stats"]["traffic"]["dram_read_bytes"].get<uint64_t>(), 0u);
+  }
+  EXPECT_EQ(checked, 24);
+  std::ifstream csv(tmp("step.csv"));
+  int lines = 0;
+  size_t columns = 0;
+  for (std::string line; std::getline(csv, line);) {
+    const size_t fields = static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+    if (lines++ == 0) columns = fields;
+    EXPECT_EQ(fields, columns) << line;
+  }
+  EXPECT_EQ(lines, 1 + 2 * 15);
+  EXPECT_EQ(columns, 31u);
+}
+
+TEST(WorkloadCli, EachGemmIsTheGemmCommandsTiming) {
+  std::ofstream(tmp("arch2.json")) << kArch;
+  const CommandResult r =
+      run_nibble("workload --arch " + tmp("arch2.json") + " " + kModel + " --recipe nvfp4 --json " + tmp("nv.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json g = read_json(tmp("nv.json"))["configurations"][0]["gemms"];
+  int compared = 0;
+  for (const nlohmann::json& x : g) {
+    if (x["bf16"].get<bool>() || x["count"] != 1) continue;  // nvfp4 keeps the last block in BF16
+    const std::string args = "gemm --backend event-timing --arch " + tmp("arch2.json") + " --m " + x["m"].dump() +
+                             " --n " + x["n"].dump() + " --k " + x["k"].dump() + " --format-a " +
+                             x["format_a"].get<std::string>() + " --format-b " + x["format_b"].get<std::string>() +
+                             " --scale " + x["scale"].get<std::string>() + " --block " + x["block_a"].get<std::string>() +
+                             " --json " + tmp("one.json");
+    if (x["block_a"] != x["block_b"]) continue;  // nibble gemm takes one block shape for both operands
+    const CommandResult one = run_nibble(args);
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    const nlohmann::json o = read_json(tmp("one.json"));
+    EXPECT_EQ(o["cycles"], x["per_run"]["cycles"]) << x.dump();
+    EXPECT_EQ(o["stalls"], x["per_run"]["stalls"]) << x.dump();
+    EXPECT_EQ(o["traffic"], x["per_run"]["traffic"]) << x.dump();
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+}
+
+TEST(WorkloadCli, TheMaskChangesTheDpuEnergyAndNothingElse) {
+  std::ofstream(tmp("arch3.json")) << kArch;
+  std::ofstream(tmp("energy.json")) << kEnergy;
+  const CommandResult r = run_nibble("workload --arch " + tmp("arch3.json") + " " + kModel +
+                                     " --recipe e2m1 --mask e2m1 --mask e2m1,e1m2,int4 --energy " + tmp("energy.json") +
+                                     " --json " + tmp("masks.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json c = read_json(tmp("masks.json"))["configurations"];
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0]["mask"], "e2m1");
+  EXPECT_EQ(c[1]["mask"], "e2m1+e1m2+int4");
+  EXPECT_EQ(c[0]["total"]["stats"], c[1]["total"]["stats"]) << "formats do not change timing or traffic";
+  const nlohmann::json& acts = c[0]["total"]["actions"];
+  const double rest = acts["operand_buffer_read"].get<double>() * 0.5 + acts["sram_read"].get<double>() +
+                      acts["sram_write"].get<double>() + acts["dram_read"].get<double>() * 10 +
+                      acts["dram_write"].get<double>() * 10 + acts["accumulator"].get<double>() * 0.5 +
+                      acts["quantize"].get<double>() * 0.25 + acts["rht"].get<double>() * 0.5;
+  const double dpu = acts["dpu_block_op"].get<double>();
+  EXPECT_DOUBLE_EQ(c[0]["total"]["energy"]["total_pj"].get<double>(), dpu * 1.0 + rest);
+  EXPECT_DOUBLE_EQ(c[1]["total"]["energy"]["total_pj"].get<double>(), dpu * 1.25 + rest);
+  EXPECT_TRUE(c[0]["total"]["energy"]["unpriced"].empty());
+}
+
+TEST(WorkloadCli, AGemmListFile) {
+  std::ofstream(tmp("arch4.json")) << kArch;
+  std::ofstream(tmp("list.json")) << R"({"gemms": [
+    {"name": "a", "m": 64, "n": 48, "k": 256, "format_a": "int4", "format_b": "e1m2", "scale": "fp32", "count": 3},
+    {"m": 16, "n": 16, "k": 32, "rht": true}]})";
+  const CommandResult r =
+      run_nibble("workload --arch " + tmp("arch4.json") + " --gemms " + tmp("list.json") + " --json " + tmp("list_out.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json c = read_json(tmp("list_out.json"))["configurations"][0];
+  ASSERT_EQ(c["gemms"].size(), 2u);
+  EXPECT_EQ(c["gemms"][0]["name"], "a");
+  EXPECT_EQ(c["gemms"][1]["name"], "gemms[1]");
+  EXPECT_EQ(c["gemms"][1]["actions_per_run"]["rht"], 16 * 32 * 2);
+  EXPECT_EQ(c["total"]["gemm_cycles"], c["gemms"][0]["per_run"]["cycles"].get<uint64_t>() * 3 +
+                                           c["gemms"][1]["per_run"]["cycles"].get<uint64_t>());
+}
+
+TEST(WorkloadCli, BadInputExitsTwoWithAMessage) {
+  std::ofstream(tmp("arch5.json")) << kArch;
+  std::ofstream(tmp("e2m1_arch.json")) << R"({"tiles": 2, "tile": {"formats": ["e2m1"]}, "operand_buffer_bytes": 96})";
+  std::ofstream(tmp("bad_list.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 0}]})";
+  std::ofstream(tmp("bad_list2.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 16, "bias": 1}]})";
+  std::ofstream(tmp("bad_list3.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 16, "format_a": "fp8"}]})";
+  std::ofstream(tmp("bad_list4.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 16, "m": 8}]})";
+  std::ofstream(tmp("bad_energy.json")) << R"({"schema": "nibble-energy-per-action/1", "unit": "pJ"})";
+  const std::string arch = " --arch " + tmp("arch5.json");
+  const std::vector<UsageCase> cases = {
+      {"", "--arch"},
+      {"--arch /nonexistent/arch.json", "/nonexistent/arch.json"},
+      {"--arch " + tmp("e2m1_arch.json") + " " + kModel + " --recipe ufp4", "not in the tile's formats"},
+      {arch + " " + kModel + " --mask e2m1 --recipe ufp4-int4", "'int4' is not in the tile's formats"},
+      {arch + " " + kModel + " --recipe fp8", "--recipe: unknown recipe 'fp8'"},
+      {arch + " " + kModel + " --mask e2m1,fp6", "--mask: unknown format 'fp6'"},
+      {arch + " " + kModel + " --mask e2m1,e2m1", "given twice"},
+      {arch + " --layers 0", "--layers"},
+      {arch + " --d-model 48", "multiple of 32"},
+      {arch + " --size s40m", "--size"},
+      {arch + " --study /nonexistent/study.json --size s40m", "/nonexistent/study.json"},
+      {arch + " --gemms " + tmp("bad_list.json"), "'gemms[0].k' must be at least 1"},
+      {arch + " --gemms " + tmp("bad_list2.json"), "'gemms[0].bias' is an unknown key"},
+      {arch + " --gemms " + tmp("bad_list3.json"), "unknown name \"fp8\""},
+      {arch + " --gemms " + tmp("bad_list4.json"), "'m' is given twice"},
+      {arch + " --gemms " + tmp("bad_list.json") + " --recipe e2m1", "--gemms"},
+      {arch + " " + kModel + " --energy " + tmp("bad_energy.json"), "'source' is missing"},
+      {arch + " --layers 256 --d-model 16384 --ctx 65536 --batch 1048576", "2^36"},
+  };
+  const int ran = expect_usage_errors("workload", cases);
+  std::printf("bad workload invocations: %d\n", ran);
+  EXPECT_EQ(ran, static_cast<int>(cases.size()));
+}
+
+}  // namespace
+}  // namespace nibble::test
