@@ -40,6 +40,8 @@ struct QuantOptions {
   std::vector<std::string> roundings = {"rne", "sr"};
   int sr_bits = 8;
   uint64_t seed = 0;
+  std::string zero = "positive";
+  std::string nonfinite = "finite";
   int chain_layers = 0;  // read only when --chain was given
   int64_t chain_width = 256;
   int64_t chain_batch = 64;
@@ -96,6 +98,13 @@ analysis::MatrixSpec matrix_spec(const QuantOptions& o) {
   if (o.sr_bits < 1 || o.sr_bits > 8) throw UsageError(fmt::format("--sr-bits must be in 1..8, got {}", o.sr_bits));
   spec.sr_bits = o.sr_bits;
   spec.seed = o.seed;
+  const std::optional<ZeroPolicy> zero = parse_zero_policy(o.zero);
+  const std::optional<NonFinitePolicy> nonfinite = parse_nonfinite_policy(o.nonfinite);
+  if (!zero) throw UsageError(fmt::format("--zero: unknown policy '{}'; valid: positive, signed", o.zero));
+  if (!nonfinite) {
+    throw UsageError(fmt::format("--nonfinite: unknown policy '{}'; valid: finite, propagate", o.nonfinite));
+  }
+  spec.policy = QuantPolicy{*zero, *nonfinite};
   return spec;
 }
 
@@ -184,6 +193,7 @@ QuantConfig first_config(const analysis::MatrixSpec& spec, Format f, int rht) {
   c.sr_bits = spec.sr_bits;
   c.seed = spec.seed;
   c.rht.size = rht;
+  c.policy = spec.policy;
   return c;
 }
 
@@ -231,7 +241,11 @@ std::vector<analysis::ChainRun> run_chains(const analysis::MatrixSpec& spec, con
 
 nlohmann::json matrix_json(const QuantOptions& o, const analysis::MatrixSpec& spec,
                            const std::vector<LoadedTensor>& inputs, const std::vector<analysis::MatrixRow>& rows) {
-  nlohmann::json json = {{"command", "quant"}, {"seed", o.seed}, {"sr_bits", o.sr_bits}};
+  nlohmann::json json = {{"command", "quant"},
+                         {"seed", o.seed},
+                         {"sr_bits", o.sr_bits},
+                         {"zero", std::string(name(spec.policy.zero))},
+                         {"nonfinite", std::string(name(spec.policy.nonfinite))}};
   json["inputs"] = nlohmann::json::array();
   for (const LoadedTensor& in : inputs) {
     const analysis::NamedTensor& t = in.tensor;
@@ -257,8 +271,11 @@ void run_quant(const QuantOptions& o, bool chain_requested) {
   std::ofstream json_file = open_output(o.json_path, "--json");
   std::ofstream csv_file = open_output(o.csv_path, "--csv");
 
-  fmt::print("nibble quant: seed {}, sr-bits {}, {} configurations per input\n", o.seed, o.sr_bits,
-             analysis::matrix_row_count(spec));
+  fmt::print("nibble quant: seed {}, sr-bits {}, {} configurations per input{}\n", o.seed, o.sr_bits,
+             analysis::matrix_row_count(spec),
+             spec.policy == QuantPolicy{} ? std::string()
+                                          : fmt::format(" (zero={}, nonfinite={})", name(spec.policy.zero),
+                                                        name(spec.policy.nonfinite)));
   std::vector<analysis::MatrixRow> rows;
   for (const LoadedTensor& in : inputs) {
     if (in.nonfinite > 0) {
@@ -336,6 +353,14 @@ void add_quant_command(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "seeds the synthetic inputs, the SR bits and the RHT signs")
       ->capture_default_str()
       ->check(unsigned_integer());
+  cmd->add_option("--zero", o->zero,
+                  "code of a value that rounds to zero: positive (code 0) or signed (keep the sign, as IEEE, OCP MX, "
+                  "CUDA, Transformer Engine); the metrics read values, so only the code counts change")
+      ->capture_default_str();
+  cmd->add_option("--nonfinite", o->nonfinite,
+                  "NaN/Inf policy of the quantizer: finite or propagate (Transformer Engine's); a user tensor's NaN "
+                  "and Inf are set to 0 first, so it acts where the chain's values overflow")
+      ->capture_default_str();
 
   CLI::Option* chain = cmd->add_option("--chain", o->chain_layers,
                                        "also run the compounding chain through this many random linear layers, for "

@@ -37,6 +37,15 @@ std::vector<CLI::Option*> QuantFlags::add_to(CLI::App* cmd, const std::string& p
   added.push_back(cmd->add_option("--stream", stream, "SR stream id of the tensor")
                       ->capture_default_str()
                       ->check(unsigned_integer(UINT32_MAX)));
+  added.push_back(cmd->add_option("--zero", zero,
+                                  "code of a value that rounds to zero: positive (code 0) or signed (keep the sign: "
+                                  "0x8 in e2m1/e1m2, as IEEE, OCP MX, CUDA and Transformer Engine)")
+                      ->capture_default_str());
+  added.push_back(cmd->add_option("--nonfinite", nonfinite,
+                                  "NaN/Inf inputs: finite (finite amax, NaN block scale) or propagate (amax over "
+                                  "every value, NaN and Inf through the scale rules, as Transformer Engine's NVFP4 "
+                                  "reference)")
+                      ->capture_default_str());
   return added;
 }
 
@@ -50,6 +59,11 @@ QuantConfig QuantFlags::config() const {
   if (!b) throw UsageError(fmt::format("unknown block shape '{}'; valid: 1x16, 1x32, 16x16", block));
   if (!s) throw UsageError(fmt::format("unknown scale mode '{}'; valid: fp32, nvfp4, mx-floor, mx-ceil", scale));
   if (!r) throw UsageError(fmt::format("unknown rounding '{}'; valid: rne, sr", rounding));
+  const auto z = parse_zero_policy(zero);
+  const auto p = parse_nonfinite_policy(nonfinite);
+  if (!z) throw UsageError(fmt::format("--zero: unknown policy '{}'; valid: positive, signed", zero));
+  if (!p) throw UsageError(fmt::format("--nonfinite: unknown policy '{}'; valid: finite, propagate", nonfinite));
+  c.policy = QuantPolicy{*z, *p};
   c.format = *f;
   c.block = *b;
   c.scale = *s;
@@ -67,9 +81,12 @@ QuantConfig QuantFlags::config() const {
 }
 
 std::string describe(const QuantConfig& c) {
-  return fmt::format("{} {} {} {}{}{}", name(c.format), name(c.block), name(c.scale), name(c.rounding),
+  return fmt::format("{} {} {} {}{}{}{}", name(c.format), name(c.block), name(c.scale), name(c.rounding),
                      c.rounding == Rounding::kStochastic ? fmt::format(" B={}", c.sr_bits) : "",
-                     c.rht.enabled() ? fmt::format(" RHT{}{}", c.rht.size, c.rht.round_bf16 ? "+bf16" : "") : "");
+                     c.rht.enabled() ? fmt::format(" RHT{}{}", c.rht.size, c.rht.round_bf16 ? "+bf16" : "") : "",
+                     c.policy == QuantPolicy{} ? std::string()
+                                               : fmt::format(" zero={} nonfinite={}", name(c.policy.zero),
+                                                             name(c.policy.nonfinite)));
 }
 
 QuantizedTensor golden_quantize(const io::Tensor& t, bool transpose, const QuantConfig& cfg) {
@@ -115,8 +132,8 @@ std::string reserve_quantized_output(const std::string& path, const std::string&
   return reserve_output(path, option);
 }
 
-void require_finite(const io::Tensor& t, const std::string& path) {
-  if (t.data.empty()) return;  // golden refuses an empty tensor in its own words
+void require_finite(const io::Tensor& t, const std::string& path, NonFinitePolicy policy) {
+  if (t.data.empty() || policy == NonFinitePolicy::kPropagate) return;  // golden refuses an empty tensor itself
   for (const float v : t.data) {
     if (f32_is_finite(v)) return;
   }

@@ -28,18 +28,21 @@ struct QuantFlags {
   bool rht_bf16 = false;
   uint64_t seed = 0;
   uint32_t stream = 0;
+  std::string zero = "positive";
+  std::string nonfinite = "finite";
 
   // Registers --<prefix>format, --<prefix>block, --<prefix>scale and
   // --<prefix>rounding, and without a prefix the options both operands share
-  // (--sr-bits, --rht, --rht-bf16, --seed, --stream); `rht_sizes` is --rht's
-  // help text. Returns the options registered.
+  // (--sr-bits, --rht, --rht-bf16, --seed, --stream, and the policies --zero
+  // and --nonfinite); `rht_sizes` is --rht's help text. Returns the options registered.
   std::vector<CLI::Option*> add_to(CLI::App* cmd, const std::string& prefix = "",
                                    const std::string& rht_sizes = "0 (off), 16, 32, 64 or 128");
   // The configuration, checked by golden's rules (UsageError naming the option).
   QuantConfig config() const;
 };
 
-// "e2m1 1x16 nvfp4 sr B=8 RHT16".
+// "e2m1 1x16 nvfp4 sr B=8 RHT16", and "zero=signed nonfinite=propagate" where the policies
+// are not the defaults.
 std::string describe(const QuantConfig& c);
 
 // Golden's quantization of the tensor's [rows, cols] matrix view, or with
@@ -59,9 +62,10 @@ std::string reserve_npy_output(const std::string& path, const std::string& optio
 // reserve_output for a quantized-tensor file, which must be named *.safetensors.
 std::string reserve_quantized_output(const std::string& path, const std::string& option);
 
-// A UsageError where `t` (read from `path`) has values but none finite: a tensor of
-// NaNs and infinities has no scale to quantize it with.
-void require_finite(const io::Tensor& t, const std::string& path);
+// A UsageError where `t` (read from `path`) has values but none finite: under the
+// finite policy a tensor of NaNs and infinities has no scale to quantize it with
+// (under 'propagate' its scales are NaN or saturated, and it quantizes).
+void require_finite(const io::Tensor& t, const std::string& path, NonFinitePolicy policy = NonFinitePolicy::kFinite);
 
 // The float matrix of a file to be checked (`--check`: .npy or .safetensors),
 // which must be [rows, cols]: otherwise a UsageError saying that `what` ("C")

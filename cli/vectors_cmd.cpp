@@ -40,6 +40,7 @@ struct VectorsArgs {
   std::string scale_a, scale_b;  // dot: scale formats; gemm-tile: scale modes
   std::string block_len, rounding, sr_bits, nblocks;
   std::string block_a, block_b;
+  std::string zero, nonfinite;  // quantize: the policies
   std::string m = "4", n = "4", k = "64";
   std::string file;  // check
 };
@@ -64,19 +65,47 @@ int to_int(const std::string& option, const std::string& text) {
   return *v;
 }
 
+// A comma-separated list of names ("e2m1,int4"), each checked against all's names;
+// empty text is the empty set (every value). A repeated name is caught by vec::validate.
 template <class T, size_t N, class Parse>
-std::optional<T> to_name(const std::string& option, const std::string& text, const std::array<T, N>& all, Parse parse) {
-  if (text.empty()) return std::nullopt;
-  const std::optional<T> v = parse(text);
-  if (v) return v;
-  std::string known;
-  for (const T& x : all) known += (known.empty() ? "" : ", ") + std::string(name(x));
-  throw UsageError(option + ": unknown name '" + text + "' (expected one of " + known + ")");
+std::vector<T> to_names(const std::string& option, const std::string& text, const std::array<T, N>& all,
+                        Parse parse) {
+  std::vector<T> out;
+  if (text.empty()) return out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::optional<T> v = parse(item);
+    if (!v) {
+      std::string known;
+      for (const T& x : all) known += (known.empty() ? "" : ", ") + std::string(name(x));
+      throw UsageError(option + ": unknown name '" + item + "' (expected one or more of " + known +
+                       ", separated by commas)");
+    }
+    out.push_back(*v);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
 }
 
 std::optional<int> to_optional_int(const std::string& option, const std::string& text) {
   if (text.empty()) return std::nullopt;
   return to_int(option, text);
+}
+
+// --block-len: "16", "32" or "16,32".
+std::vector<int> to_lengths(const std::string& text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    out.push_back(to_int("--block-len", text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                                       : comma - start)));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
 }
 
 vec::GenerateOptions generate_options(vec::Op op, const VectorsArgs& a) {
@@ -88,28 +117,30 @@ vec::GenerateOptions generate_options(vec::Op op, const VectorsArgs& a) {
   o.count = to_int("--count", a.count);
   if (o.count <= 0) throw UsageError("--count must be at least 1, got " + a.count);
   o.boundary = !a.no_boundary;
-  o.length = to_optional_int("--block-len", a.block_len);
+  o.lengths = to_lengths(a.block_len);
   switch (op) {
     case vec::Op::kQuantize:
-      o.format_a = to_name("--format", a.format, kAllFormats, parse_format);
-      o.mode = to_name("--scale", a.scale, kAllScaleModes, parse_scale_mode);
-      o.rounding = to_name("--rounding", a.rounding, kAllRoundings, parse_rounding);
+      o.formats_a = to_names("--format", a.format, kAllFormats, parse_format);
+      o.modes = to_names("--scale", a.scale, kAllScaleModes, parse_scale_mode);
+      o.roundings = to_names("--rounding", a.rounding, kAllRoundings, parse_rounding);
+      o.zero_policies = to_names("--zero", a.zero, kAllZeroPolicies, parse_zero_policy);
+      o.nonfinite_policies = to_names("--nonfinite", a.nonfinite, kAllNonFinitePolicies, parse_nonfinite_policy);
       o.sr_bits = to_optional_int("--sr-bits", a.sr_bits);
       break;
     case vec::Op::kDot:
-      o.format_a = to_name("--format-a", a.format_a, kAllFormats, parse_format);
-      o.format_b = to_name("--format-b", a.format_b, kAllFormats, parse_format);
-      o.scale_a = to_name("--scale-a", a.scale_a, kAllScaleFormats, parse_scale_format);
-      o.scale_b = to_name("--scale-b", a.scale_b, kAllScaleFormats, parse_scale_format);
+      o.formats_a = to_names("--format-a", a.format_a, kAllFormats, parse_format);
+      o.formats_b = to_names("--format-b", a.format_b, kAllFormats, parse_format);
+      o.scales_a = to_names("--scale-a", a.scale_a, kAllScaleFormats, parse_scale_format);
+      o.scales_b = to_names("--scale-b", a.scale_b, kAllScaleFormats, parse_scale_format);
       o.nblocks = to_optional_int("--nblocks", a.nblocks);
       break;
     case vec::Op::kGemmTile:
-      o.format_a = to_name("--format-a", a.format_a, kAllFormats, parse_format);
-      o.format_b = to_name("--format-b", a.format_b, kAllFormats, parse_format);
-      o.mode_a = to_name("--scale-a", a.scale_a, kAllScaleModes, parse_scale_mode);
-      o.mode_b = to_name("--scale-b", a.scale_b, kAllScaleModes, parse_scale_mode);
-      o.block_a = to_name("--block-a", a.block_a, kAllBlockShapes, parse_block_shape);
-      o.block_b = to_name("--block-b", a.block_b, kAllBlockShapes, parse_block_shape);
+      o.formats_a = to_names("--format-a", a.format_a, kAllFormats, parse_format);
+      o.formats_b = to_names("--format-b", a.format_b, kAllFormats, parse_format);
+      o.modes_a = to_names("--scale-a", a.scale_a, kAllScaleModes, parse_scale_mode);
+      o.modes_b = to_names("--scale-b", a.scale_b, kAllScaleModes, parse_scale_mode);
+      o.blocks_a = to_names("--block-a", a.block_a, kAllBlockShapes, parse_block_shape);
+      o.blocks_b = to_names("--block-b", a.block_b, kAllBlockShapes, parse_block_shape);
       o.m = to_int("--m", a.m);
       o.n = to_int("--n", a.n);
       o.k = to_int("--k", a.k);
@@ -190,27 +221,29 @@ void add_generate_options(CLI::App& sub, vec::Op op, VectorsArgs& a) {
   sub.add_flag("--no-boundary", a.no_boundary, "Leave out the boundary table");
   switch (op) {
     case vec::Op::kQuantize:
-      named("--format,--format-a", a.format, "Element format: e2m1, e1m2, int4 (default: all)");
-      named("--scale,--scale-a", a.scale, "Scale mode: fp32, nvfp4, mx-floor, mx-ceil (default: all)");
-      number("--block-len", a.block_len, "Block length: 16 or 32 (default: both)");
-      named("--rounding", a.rounding, "Rounding: rne or sr (default: both)");
+      named("--format,--format-a", a.format, "Element formats: e2m1, e1m2, int4, comma-separated (default: all)");
+      named("--scale,--scale-a", a.scale, "Scale modes: fp32, nvfp4, mx-floor, mx-ceil (default: all)");
+      number("--block-len", a.block_len, "Block lengths: 16, 32 or 16,32 (default: both)");
+      named("--rounding", a.rounding, "Roundings: rne, sr (default: both)");
+      named("--zero", a.zero, "Zero policies: positive, signed (default: positive only)");
+      named("--nonfinite", a.nonfinite, "Non-finite policies: finite, propagate (default: finite only)");
       number("--sr-bits", a.sr_bits, "Stochastic-rounding bits B, 1..8 (default: drawn; tables use 1 and 8)");
       break;
     case vec::Op::kDot:
-      named("--format-a", a.format_a, "Format of a: e2m1, e1m2, int4 (default: all)");
-      named("--format-b", a.format_b, "Format of b (default: all)");
-      named("--scale-a", a.scale_a, "Scale format of a: e4m3, ue8m0, fp32 (default: all)");
-      named("--scale-b", a.scale_b, "Scale format of b (default: all)");
-      number("--block-len", a.block_len, "Block length: 16 or 32 (default: both)");
+      named("--format-a", a.format_a, "Formats of a: e2m1, e1m2, int4, comma-separated (default: all)");
+      named("--format-b", a.format_b, "Formats of b (default: all)");
+      named("--scale-a", a.scale_a, "Scale formats of a: e4m3, ue8m0, fp32 (default: all)");
+      named("--scale-b", a.scale_b, "Scale formats of b (default: all)");
+      number("--block-len", a.block_len, "Block lengths: 16, 32 or 16,32 (default: both)");
       number("--nblocks", a.nblocks, "Blocks per case (default: random cases 1..8, tables 16)");
       break;
     case vec::Op::kGemmTile:
-      named("--format-a", a.format_a, "Format of A: e2m1, e1m2, int4 (default: all)");
-      named("--format-b", a.format_b, "Format of B (default: all)");
-      named("--scale-a", a.scale_a, "Scale mode of A: fp32, nvfp4, mx-floor, mx-ceil (default: all)");
-      named("--scale-b", a.scale_b, "Scale mode of B (default: all)");
-      named("--block-a", a.block_a, "Block shape of A: 1x16, 1x32, 16x16 (default: all)");
-      named("--block-b", a.block_b, "Block shape of B (default: all)");
+      named("--format-a", a.format_a, "Formats of A: e2m1, e1m2, int4, comma-separated (default: all)");
+      named("--format-b", a.format_b, "Formats of B (default: all)");
+      named("--scale-a", a.scale_a, "Scale modes of A: fp32, nvfp4, mx-floor, mx-ceil (default: all)");
+      named("--scale-b", a.scale_b, "Scale modes of B (default: all)");
+      named("--block-a", a.block_a, "Block shapes of A: 1x16, 1x32, 16x16 (default: all)");
+      named("--block-b", a.block_b, "Block shapes of B (default: all)");
       number("--m", a.m, "Rows of A and of C (1..256)")->capture_default_str();
       number("--n", a.n, "Rows of B, columns of C (1..256)")->capture_default_str();
       number("--k", a.k, "Contraction length (1..8192)")->capture_default_str();

@@ -12,8 +12,10 @@
 // (nvfp4), the second 1 / s (fp32) or 1 / fl(dec(s) * g) (nvfp4). gmax, emax and the
 // mx-ceil threshold are per-format constants from nibble_quant_pkg, muxed over the formats
 // of FormatMask. The multiplications are nibble_f32_mul, dec(s) is nibble_scale_decode.
-// amax must be finite and non-negative (non-finite blocks get the NaN code upstream).
-// Purely combinational.
+// amax is non-negative; NaN and +Inf are the non-finite policy 'propagate' (golden's
+// block_scale): a NaN amax gives the mode's NaN code and a NaN encode scale; +Inf flows
+// through the fp32 and nvfp4 arithmetic (+Inf with encode 0; E4M3 448) and takes mx's k
+// to 127. Purely combinational.
 module nibble_block_scale
   import nibble_pkg::*;
   import nibble_f32_pkg::*;
@@ -127,6 +129,10 @@ module nibble_block_scale
     end
   end
 
+  logic amax_nan, amax_inf;
+  assign amax_nan = f32_is_nan(amax_i[F32Width-2:0]);
+  assign amax_inf = f32_is_inf(amax_i[F32Width-2:0]);
+
   always_comb begin
     amax_norm  = amax_sig << (MsbWidth'(F32ManBits) - amax_msb);
     floor_log2 = KWidth'(f32_scale_exp(amax_i[F32Width-2-:F32ExpBits])) -
@@ -135,6 +141,7 @@ module nibble_block_scale
     k_ceil     = (amax_norm <= ceil_threshold) ? k_floor : k_floor + KWidth'(1);
     k_sel      = (mode_i == ModeMXCeil) ? k_ceil : k_floor;
     if (amax_sig == '0) k_sel = KMin;
+    if (amax_inf) k_sel = KMax;  // log2(+Inf) = +Inf, clamped
     k = (k_sel < KMin) ? KMin : ((k_sel > KMax) ? KMax : k_sel);
     ue8m0_code = F32ExpBits'(k + KWidth'(Ue8m0.bias));
     // e = 2^-k: a normal binary32 unless -k = -127, the one subnormal power (bit 22).
@@ -168,6 +175,14 @@ module nibble_block_scale
       end
     endcase
     if (encode_o == F32PosInf) encode_o = F32MaxFin;
+    // A NaN amax: every mode's NaN code and a NaN encode scale (golden's nan_block_scale).
+    if (amax_nan) begin
+      code_o   = '0;
+      for (int unsigned sf = 0; sf < NumScaleFormats; sf++) begin
+        if (mode_scale_format(mode_i) == scale_format_e'(sf)) code_o = ScaleFormatTable[sf].nan_code;
+      end
+      encode_o = F32QuietNaN;
+    end
   end
 
 endmodule

@@ -1,6 +1,8 @@
-// One element of a finite block: v = fl(x * e), rounded onto the grid of the run-time
-// format (RNE or SR, saturating), then encoded; a zero magnitude is code 0 (never negative
-// zero). The twin of one iteration of golden's quantize_block_elements.
+// One element: v = fl(x * e), rounded onto the grid of the run-time format (RNE or SR,
+// saturating), then encoded (golden's quantizer_code): a zero magnitude is code 0 under
+// ZeroPositive and keeps v's sign under ZeroSigned (a minifloat's 0x8; INT4 has no -0); a
+// NaN v (a NaN encode scale, or Inf * 0) is code 0. The twin of one iteration of golden's
+// quantize_block_elements.
 //
 // One nibble_grid_round per format of FormatMask, built from nibble_pkg::FormatTable (unit
 // 2^lsb_exp, man_bits, max_units); formats outside the mask are not generated and give
@@ -19,6 +21,7 @@ module nibble_elem_quant
   input  f32_t                   encode_i,
   input  format_e                format_i,
   input  rounding_e              rounding_i,
+  input  zero_policy_e           zero_i,
   input  logic [SrBitsMax-1:0]   rand_i,
   input  logic [SrBitsWidth-1:0] sr_bits_i,
   output logic [CodeWidth-1:0]   code_o
@@ -33,6 +36,10 @@ module nibble_elem_quant
   );
 
   logic [CodeWidth-1:0] code_by_format [NumFormats];
+
+  // zero_i is read only where a minifloat format is built (INT4 has no negative zero).
+  logic unused_zero;
+  assign unused_zero = ^zero_i;
 
   for (genvar f = 0; f < NumFormats; f++) begin : gen_format
     if (FormatMask[f]) begin : gen_enabled
@@ -76,7 +83,7 @@ module nibble_elem_quant
           .units_i(units),
           .code_o (mf_code)
         );
-        assign code_by_format[f] = (units == '0) ? '0 : CodeWidth'(mf_code);
+        assign code_by_format[f] = (units == '0 && zero_i == ZeroPositive) ? '0 : CodeWidth'(mf_code);
       end
     end else begin : gen_disabled
       assign code_by_format[f] = '0;
@@ -88,6 +95,7 @@ module nibble_elem_quant
     for (int unsigned f = 0; f < NumFormats; f++) begin
       if (format_i == format_e'(f)) code_o = code_by_format[f];
     end
+    if (f32_is_nan(v[F32Width-2:0])) code_o = '0;
   end
 
 endmodule

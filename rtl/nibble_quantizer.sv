@@ -4,13 +4,20 @@
 // is born in hardware: the encode scale maps amax onto the grid top, and the grid rounding
 // below it pulls magnitudes down where the spacing doubles.
 //
-//   stage 1  finite = no element is NaN or +-Inf; amax = max |x_i|        -> s1_*
+//   stage 1  amax = max |x_i| (NaN if an element is NaN, else +Inf if one is infinite);
+//            nan_block = the block holds NaN or +-Inf under the finite policy -> s1_*
 //   stage 2  nibble_block_scale: scale code and encode scale e (fp32, nvfp4, mx-floor,
-//            mx-ceil); a non-finite block gets the scale format's NaN code -> s2_*
+//            mx-ceil); a nan_block gets the scale format's NaN code         -> s2_*
 //   stage 3  Lanes x nibble_elem_quant: v = fl(x_i * e), grid rounding (RNE ties to the
 //            even code, or SR: truncate to B bits, add the B random bits, carry rounds up),
-//            saturation, code 0 for a zero magnitude; all codes 0 in a non-finite block
-//                                                                         -> codes_o, scale_o
+//            saturation; a zero magnitude is code 0 or keeps its sign (zero_i), a NaN v is
+//            code 0; all codes 0 in a nan_block                 -> codes_o, scale_o
+//
+// The policies (docs/numerics.md section 3) are run-time selects like the format: zero_i
+// (ZeroPositive, or ZeroSigned as IEEE/OCP/CUDA/Transformer Engine) and nonfinite_i
+// (NonFiniteFinite, or NonFinitePropagate: the IEEE amax through the scale rules, as
+// Transformer Engine's NVFP4 reference). Under propagate, S_enc and g come from the tensor's
+// IEEE amax (golden's tensor_scale: NaN, or 1.0 for an infinite amax).
 //
 // The random bits are inputs: element i uses rand_i[i], its B = sr_bits_i bits in the low
 // bits (golden's sr_lane_bits, i.e. the top B bits of its Philox byte). A partial block is
@@ -34,6 +41,8 @@ module nibble_quantizer
   input  format_e                             format_i,
   input  scale_mode_e                         mode_i,
   input  rounding_e                           rounding_i,
+  input  zero_policy_e                        zero_i,
+  input  nonfinite_policy_e                   nonfinite_i,
   input  logic [SrBitsWidth-1:0]              sr_bits_i,  // B, 1..SrBitsMax (read under SR)
   input  f32_t                                s_enc_i,    // per-tensor encode scale S_enc
   input  f32_t                                g_i,        // per-tensor decode scale g
@@ -70,7 +79,7 @@ module nibble_quantizer
   // ---------------------------------------------------------------------------------------
   // Stage 1: finiteness and amax
   // ---------------------------------------------------------------------------------------
-  logic     finite;
+  logic     finite, nan_block;
   f32_abs_t amax;
 
   always_comb begin
@@ -78,15 +87,18 @@ module nibble_quantizer
     amax   = '0;
     for (int unsigned i = 0; i < Lanes; i++) begin
       if (&x_i[i][F32Width-2-:F32ExpBits]) finite = 1'b0;
-      // Magnitude order of finite values is the order of their bit patterns without sign.
+      // Magnitudes order as their bit patterns without sign, +Inf above every finite value
+      // and every NaN above +Inf: the largest pattern is the IEEE amax (a NaN of some payload).
       if (x_i[i][F32Width-2:0] > amax) amax = x_i[i][F32Width-2:0];
     end
+    nan_block = !finite && nonfinite_i == NonFiniteFinite;
   end
 
-  logic                                s1_valid_d, s1_valid_q, s1_finite_d, s1_finite_q;
+  logic                                s1_valid_d, s1_valid_q, s1_nan_block_d, s1_nan_block_q;
   format_e                             s1_format_d, s1_format_q;
   scale_mode_e                         s1_mode_d, s1_mode_q;
   rounding_e                           s1_rounding_d, s1_rounding_q;
+  zero_policy_e                        s1_zero_d, s1_zero_q;
   logic [SrBitsWidth-1:0]              s1_sr_bits_d, s1_sr_bits_q;
   f32_t                                s1_s_enc_d, s1_s_enc_q, s1_g_d, s1_g_q;
   f32_abs_t                            s1_amax_d, s1_amax_q;
@@ -94,11 +106,12 @@ module nibble_quantizer
   logic [Lanes-1:0][SrBitsMax-1:0]     s1_rand_d, s1_rand_q;
 
   always_comb begin
-    s1_valid_d    = valid_i;
-    s1_finite_d   = valid_i ? finite : s1_finite_q;
-    s1_format_d   = valid_i ? format_i : s1_format_q;
-    s1_mode_d     = valid_i ? mode_i : s1_mode_q;
-    s1_rounding_d = valid_i ? rounding_i : s1_rounding_q;
+    s1_valid_d     = valid_i;
+    s1_nan_block_d = valid_i ? nan_block : s1_nan_block_q;
+    s1_format_d    = valid_i ? format_i : s1_format_q;
+    s1_mode_d      = valid_i ? mode_i : s1_mode_q;
+    s1_rounding_d  = valid_i ? rounding_i : s1_rounding_q;
+    s1_zero_d      = valid_i ? zero_i : s1_zero_q;
     s1_sr_bits_d  = valid_i ? sr_bits_i : s1_sr_bits_q;
     s1_s_enc_d    = valid_i ? s_enc_i : s1_s_enc_q;
     s1_g_d        = valid_i ? g_i : s1_g_q;
@@ -117,10 +130,11 @@ module nibble_quantizer
 
   // Datapath registers: loaded with valid, never read without it; no reset needed.
   always_ff @(posedge clk_i) begin
-    s1_finite_q   <= s1_finite_d;
-    s1_format_q   <= s1_format_d;
-    s1_mode_q     <= s1_mode_d;
-    s1_rounding_q <= s1_rounding_d;
+    s1_nan_block_q <= s1_nan_block_d;
+    s1_format_q    <= s1_format_d;
+    s1_mode_q      <= s1_mode_d;
+    s1_rounding_q  <= s1_rounding_d;
+    s1_zero_q      <= s1_zero_d;
     s1_sr_bits_q  <= s1_sr_bits_d;
     s1_s_enc_q    <= s1_s_enc_d;
     s1_g_q        <= s1_g_d;
@@ -132,7 +146,7 @@ module nibble_quantizer
   // ---------------------------------------------------------------------------------------
   // Stage 2: block scale and encode scale
   // ---------------------------------------------------------------------------------------
-  logic [ScaleCodeWidth-1:0] finite_code, nan_code;
+  logic [ScaleCodeWidth-1:0] amax_code, nan_code;
   f32_t                      encode;
 
   nibble_block_scale #(
@@ -143,7 +157,7 @@ module nibble_quantizer
     .mode_i  (s1_mode_q),
     .s_enc_i (s1_s_enc_q),
     .g_i     (s1_g_q),
-    .code_o  (finite_code),
+    .code_o  (amax_code),
     .encode_o(encode)
   );
 
@@ -156,9 +170,10 @@ module nibble_quantizer
     end
   end
 
-  logic                            s2_valid_d, s2_valid_q, s2_finite_d, s2_finite_q;
+  logic                            s2_valid_d, s2_valid_q, s2_nan_block_d, s2_nan_block_q;
   format_e                         s2_format_d, s2_format_q;
   rounding_e                       s2_rounding_d, s2_rounding_q;
+  zero_policy_e                    s2_zero_d, s2_zero_q;
   logic [SrBitsWidth-1:0]          s2_sr_bits_d, s2_sr_bits_q;
   logic [ScaleCodeWidth-1:0]       s2_scale_d, s2_scale_q;
   f32_t                            s2_encode_d, s2_encode_q;
@@ -166,12 +181,13 @@ module nibble_quantizer
   logic [Lanes-1:0][SrBitsMax-1:0] s2_rand_d, s2_rand_q;
 
   always_comb begin
-    s2_valid_d    = s1_valid_q;
-    s2_finite_d   = s1_valid_q ? s1_finite_q : s2_finite_q;
-    s2_format_d   = s1_valid_q ? s1_format_q : s2_format_q;
-    s2_rounding_d = s1_valid_q ? s1_rounding_q : s2_rounding_q;
-    s2_sr_bits_d  = s1_valid_q ? s1_sr_bits_q : s2_sr_bits_q;
-    s2_scale_d    = s1_valid_q ? (s1_finite_q ? finite_code : nan_code) : s2_scale_q;
+    s2_valid_d     = s1_valid_q;
+    s2_nan_block_d = s1_valid_q ? s1_nan_block_q : s2_nan_block_q;
+    s2_format_d    = s1_valid_q ? s1_format_q : s2_format_q;
+    s2_rounding_d  = s1_valid_q ? s1_rounding_q : s2_rounding_q;
+    s2_zero_d      = s1_valid_q ? s1_zero_q : s2_zero_q;
+    s2_sr_bits_d   = s1_valid_q ? s1_sr_bits_q : s2_sr_bits_q;
+    s2_scale_d     = s1_valid_q ? (s1_nan_block_q ? nan_code : amax_code) : s2_scale_q;
     s2_encode_d   = s1_valid_q ? encode : s2_encode_q;
     s2_x_d        = s1_valid_q ? s1_x_q : s2_x_q;
     s2_rand_d     = s1_valid_q ? s1_rand_q : s2_rand_q;
@@ -186,9 +202,10 @@ module nibble_quantizer
   end
 
   always_ff @(posedge clk_i) begin
-    s2_finite_q   <= s2_finite_d;
-    s2_format_q   <= s2_format_d;
-    s2_rounding_q <= s2_rounding_d;
+    s2_nan_block_q <= s2_nan_block_d;
+    s2_format_q    <= s2_format_d;
+    s2_rounding_q  <= s2_rounding_d;
+    s2_zero_q      <= s2_zero_d;
     s2_sr_bits_q  <= s2_sr_bits_d;
     s2_scale_q    <= s2_scale_d;
     s2_encode_q   <= s2_encode_d;
@@ -209,6 +226,7 @@ module nibble_quantizer
       .encode_i  (s2_encode_q),
       .format_i  (s2_format_q),
       .rounding_i(s2_rounding_q),
+      .zero_i    (s2_zero_q),
       .rand_i    (s2_rand_q[i]),
       .sr_bits_i (s2_sr_bits_q),
       .code_o    (codes[i])
@@ -222,7 +240,7 @@ module nibble_quantizer
   always_comb begin
     s3_valid_d = s2_valid_q;
     s3_scale_d = s2_valid_q ? s2_scale_q : s3_scale_q;
-    s3_codes_d = s2_valid_q ? (s2_finite_q ? codes : '0) : s3_codes_q;
+    s3_codes_d = s2_valid_q ? (s2_nan_block_q ? '0 : codes) : s3_codes_q;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -30,7 +30,11 @@ Measurement measure_quantization(const float* x, int64_t rows, int64_t cols, con
   const std::vector<double> scaled = scaled_reference(q, ref.data());
   Measurement m;
   m.metrics = error_metrics(ref.data(), deq.data(), ref.size());
-  m.code_entropy_bits = code_entropy_bits(q.codes.data(), q.codes.size());
+  // The entropy is over the emitted levels: a negative zero (the signed-zero policy's 0x8)
+  // is the level 0, so the metric is the same under both zero policies.
+  std::vector<uint8_t> levels(q.codes);
+  for (uint8_t& c : levels) c = decode(cfg.format, c).units == 0 ? uint8_t{0} : c;
+  m.code_entropy_bits = code_entropy_bits(levels.data(), levels.size());
   m.b_eff = effective_level_fraction(m.code_entropy_bits, emitted_level_count(cfg.format));
   m.level_bias = measured_level_bias(cfg.format, q.codes.data(), scaled.data(), scaled.size());
   return m;

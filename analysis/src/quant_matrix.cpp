@@ -41,6 +41,7 @@ std::vector<MatrixRow> run_quant_matrix(const NamedTensor& input, const MatrixSp
           cfg.rounding = rounding;
           cfg.sr_bits = spec.sr_bits;
           cfg.seed = spec.seed;
+          cfg.policy = spec.policy;
           const Measurement baseline = measure(cfg);
           for (int rht : spec.rht_sizes) {
             MatrixRow row{input.name, cfg, baseline, std::numeric_limits<double>::quiet_NaN()};

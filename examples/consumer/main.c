@@ -1,6 +1,7 @@
 /* Quantizes one 1x16 E2M1 block through the installed C API and checks golden's
  * answer: the block holds every E2M1 value, so with an fp32 scale of 6/6 = 1 each
- * element keeps its own code (zero magnitudes become code 0). Exit status 0 = pass. */
+ * element keeps its own code (zero magnitudes become code 0 under the default zero
+ * policy, and keep their sign under the signed one: API version 2). Exit status 0 = pass. */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ int main(void) {
   uint32_t scale = 0;
   float value = 0.0f;
   nibble_quant_config cfg;
+  nibble_quant_policy policy;
   int i;
 
   failures += check(nibble_golden_api_version() == NIBBLE_GOLDEN_API_VERSION, "API version");
@@ -37,6 +39,15 @@ int main(void) {
     failures += check(codes[i] == (i == 8 ? 0 : i), "element code");
     ++checked;
   }
+  /* The signed-zero policy keeps code 0x8 (-0), as IEEE, OCP MX, CUDA and Transformer Engine do. */
+  failures += check(nibble_quant_policy_init(&policy) == NIBBLE_OK, "policy defaults");
+  policy.zero = NIBBLE_ZERO_SIGNED;
+  failures += check(nibble_quantize_block_with_policy(&cfg, &policy, x, 16, codes, &scale, NULL, NULL) == NIBBLE_OK,
+                    "quantize with a policy");
+  for (i = 0; i < 16; ++i) {
+    failures += check(codes[i] == i, "element code under the signed-zero policy");
+    ++checked;
+  }
   failures += check(nibble_scale_decode(NIBBLE_SCALE_FMT_UE8M0, 127u, &value) == NIBBLE_OK && value == 1.0f,
                     "UE8M0 code 127 is 1.0");
   /* Bad input is a status and a message, never a crash. */
@@ -45,5 +56,5 @@ int main(void) {
   failures += check(strstr(nibble_last_error(), "count") != NULL, "the message names the count");
 
   printf("nibble consumer: %s, %d codes checked, %d failures\n", nibble_format_name(cfg.format), checked, failures);
-  return failures == 0 && checked == 16 ? 0 : 1;
+  return failures == 0 && checked == 32 ? 0 : 1;
 }

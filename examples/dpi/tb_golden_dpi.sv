@@ -2,7 +2,8 @@
 // quantizer and block dot-product unit (16 lanes, every format) against nibble_golden_dpi.
 //
 // Every cycle, from a seeded xorshift64 generator (+seed=<n>, printed):
-//   nibble_quantizer  a block configuration (format, scale mode, rounding, B) and 16
+//   nibble_quantizer  a block configuration (format, scale mode, rounding, B, and the zero
+//                     and non-finite policies) and 16
 //                     binary32 inputs; golden gives the codes, scale code and per-tensor
 //                     scales, and the DUT gets the same inputs (the per-tensor scales and,
 //                     under stochastic rounding, golden's random bits included);
@@ -37,6 +38,8 @@ module tb_golden_dpi
   format_e                           format_q;
   scale_mode_e                       mode_q;
   rounding_e                         rounding_q;
+  zero_policy_e                      zero_q;
+  nonfinite_policy_e                 nonfinite_q;
   logic [SrBitsWidth-1:0]            sr_bits_q;
   f32_t                              s_enc_q, g_q;
   logic [Lanes-1:0][F32Width-1:0]    x_q;
@@ -54,6 +57,8 @@ module tb_golden_dpi
     .format_i  (format_q),
     .mode_i    (mode_q),
     .rounding_i(rounding_q),
+    .zero_i     (zero_q),
+    .nonfinite_i(nonfinite_q),
     .sr_bits_i (sr_bits_q),
     .s_enc_i   (s_enc_q),
     .g_i       (g_q),
@@ -150,7 +155,11 @@ module tb_golden_dpi
         nibble_scale_mode_name(NibbleScaleModeMXFloor) != "mx-floor" ||
         nibble_scale_mode_name(NibbleScaleModeMXCeil) != "mx-ceil" ||
         nibble_rounding_name(NibbleRoundNearestEven) != "rne" ||
-        nibble_rounding_name(NibbleRoundStochastic) != "sr") begin
+        nibble_rounding_name(NibbleRoundStochastic) != "sr" ||
+        nibble_zero_policy_name(NibbleZeroPositive) != "positive" ||
+        nibble_zero_policy_name(NibbleZeroSigned) != "signed" ||
+        nibble_nonfinite_policy_name(NibbleNonFiniteFinite) != "finite" ||
+        nibble_nonfinite_policy_name(NibbleNonFinitePropagate) != "propagate") begin
       $fatal(1, "nibble_golden_dpi's constants do not match golden's names");
     end
     if (NibbleFmtE2M1 != int'(FmtE2M1) || NibbleFmtE1M2 != int'(FmtE1M2) || NibbleFmtInt4 != int'(FmtInt4) ||
@@ -158,7 +167,9 @@ module tb_golden_dpi
         NibbleScaleFmtFP32 != int'(ScaleFP32) || NibbleScaleModeFP32 != int'(ModeFP32) ||
         NibbleScaleModeNVFP4 != int'(ModeNVFP4) || NibbleScaleModeMXFloor != int'(ModeMXFloor) ||
         NibbleScaleModeMXCeil != int'(ModeMXCeil) || NibbleRoundNearestEven != int'(RoundNearestEven) ||
-        NibbleRoundStochastic != int'(RoundStochastic)) begin
+        NibbleRoundStochastic != int'(RoundStochastic) || NibbleZeroPositive != int'(ZeroPositive) ||
+        NibbleZeroSigned != int'(ZeroSigned) || NibbleNonFiniteFinite != int'(NonFiniteFinite) ||
+        NibbleNonFinitePropagate != int'(NonFinitePropagate)) begin
       $fatal(1, "nibble_golden_dpi's constants differ from nibble_pkg's and nibble_quant_pkg's enums");
     end
     // The element conversions through DPI: every code of every format decodes to a value
@@ -193,6 +204,8 @@ module tb_golden_dpi
       automatic int mode = int'(r[3:2]);
       automatic int rounding = int'(r[4]);
       automatic int sr_bits = int'(r[7:5]) + 1;
+      automatic int zero = int'(r[8]);
+      automatic int nonfinite = int'(r[9]);
       automatic int unsigned stream = r[47:16];
       automatic bit [15:0][31:0] x;
       automatic bit [15:0][3:0] codes;
@@ -205,8 +218,8 @@ module tb_golden_dpi
         // Non-finite values in one block of eight, so most blocks have a finite scale.
         if (x[i][30:23] == 8'hFF && issued % 8 != 0) x[i] = 32'h3F80_0000;
       end
-      if (nibble_dpi_quantize_block16(fmt, mode, rounding, sr_bits, rng_q, stream, x, codes, scale, te, td)
-            != NibbleOk) begin
+      if (nibble_dpi_quantize_block16_with_policy(fmt, mode, rounding, sr_bits, zero, nonfinite, rng_q, stream, x,
+                                                  codes, scale, te, td) != NibbleOk) begin
         $fatal(1, "golden rejected block %0d: %s", issued, nibble_last_error());
       end
       if (nibble_dpi_sr_random16(rng_q, stream, sr_bits, random) != NibbleOk) begin
@@ -216,6 +229,8 @@ module tb_golden_dpi
       format_q   <= format_e'(fmt);
       mode_q     <= scale_mode_e'(mode);
       rounding_q <= rounding_e'(rounding);
+      zero_q     <= zero_policy_e'(zero);
+      nonfinite_q <= nonfinite_policy_e'(nonfinite);
       sr_bits_q  <= SrBitsWidth'(sr_bits);
       s_enc_q    <= te;
       g_q        <= td;

@@ -289,33 +289,53 @@ uint32_t sr_random_bits(const Config& cfg, int64_t r, int64_t c, int64_t cols) {
   return byte >> (8 - cfg.sr_bits);
 }
 
+// A NaN product (a NaN scale, or Inf * 0) is code 0; a zero result keeps its sign
+// only under the signed-zero policy (and only where the format has a negative zero).
 uint8_t quantize_element(float x, float encode, const Config& cfg, uint32_t random) {
   const float v = mul(x, encode);
+  if (std::isnan(v)) return 0;
   const uint8_t code = cfg.rounding == Rounding::kNearestEven ? convert_nearest_even(v, cfg.format)
                                                               : convert_stochastic(v, cfg.format, random, cfg.sr_bits);
-  return code_values(cfg.format)[code] == 0 ? uint8_t{0} : code;
+  if (code_values(cfg.format)[code] != 0) return code;
+  return cfg.zero == ZeroPolicy::kSigned ? code : uint8_t{0};
 }
 
 struct BlockRange {
   int64_t r0, r1, c0, c1;
 };
 
-void quantize_block(const std::vector<float>& work, const BlockRange& b, Tensor& q, size_t scale_index) {
-  bool finite = true;
+// The largest |x|: under the finite policy over the finite values; under propagate NaN
+// if any value is NaN, else +Inf if any is infinite.
+float policy_amax(const std::vector<float>& values, NonFinitePolicy p) {
+  bool nan = false, inf = false;
   float amax = 0.0f;
-  for (int64_t r = b.r0; r < b.r1; ++r) {
-    for (int64_t c = b.c0; c < b.c1; ++c) {
-      const float v = work[static_cast<size_t>(r * q.cols + c)];
-      finite = finite && std::isfinite(v);
-      if (std::isfinite(v) && std::fabs(v) > amax) amax = std::fabs(v);
+  for (float v : values) {
+    if (std::isnan(v)) {
+      nan = true;
+    } else if (std::isinf(v)) {
+      inf = true;
+    } else if (std::fabs(v) > amax) {
+      amax = std::fabs(v);
     }
   }
+  if (p == NonFinitePolicy::kFinite) return amax;
+  return nan ? kNaN : (inf ? kInf : amax);
+}
+
+void quantize_block(const std::vector<float>& work, const BlockRange& b, Tensor& q, size_t scale_index) {
+  std::vector<float> values;
+  for (int64_t r = b.r0; r < b.r1; ++r) {
+    for (int64_t c = b.c0; c < b.c1; ++c) values.push_back(work[static_cast<size_t>(r * q.cols + c)]);
+  }
   const Config& cfg = q.config;
+  const bool finite = std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); });
+  const bool nan_block = !finite && cfg.nonfinite == NonFinitePolicy::kFinite;
   // Qualified here and in quantize(): the enum arguments make golden's overloads visible by ADL.
-  const BlockScale s =
-      finite ? reference::block_scale(cfg.scale, cfg.format, amax, q.tensor) : nonfinite_block_scale(cfg.scale);
+  const BlockScale s = nan_block ? nonfinite_block_scale(cfg.scale)
+                                 : reference::block_scale(cfg.scale, cfg.format, policy_amax(values, cfg.nonfinite),
+                                                          q.tensor);
   q.scales[scale_index] = s.code;
-  if (!finite) return;
+  if (nan_block) return;
   for (int64_t r = b.r0; r < b.r1; ++r) {
     for (int64_t c = b.c0; c < b.c1; ++c) {
       const size_t i = static_cast<size_t>(r * q.cols + c);
@@ -323,14 +343,6 @@ void quantize_block(const std::vector<float>& work, const BlockRange& b, Tensor&
       q.codes[i] = quantize_element(work[i], s.encode, cfg, random);
     }
   }
-}
-
-float finite_amax(const std::vector<float>& x) {
-  float amax = 0.0f;
-  for (float v : x) {
-    if (std::isfinite(v) && std::fabs(v) > amax) amax = std::fabs(v);
-  }
-  return amax;
 }
 
 size_t scale_index_at(const Tensor& q, int64_t r, int64_t c) {
@@ -466,7 +478,10 @@ float scale_value(ScaleFormat f, uint32_t code) {
 }
 
 TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor) {
-  if (m != ScaleMode::kNVFP4 || amax_tensor == 0.0f) return {};
+  if (m != ScaleMode::kNVFP4) return {};
+  if (std::isnan(amax_tensor)) return {kNaN, kNaN};  // 448 gmax / NaN is NaN, not 0: it stays
+  if (std::isinf(amax_tensor)) return {};             // 448 gmax / Inf = 0, which becomes 1
+  if (amax_tensor == 0.0f) return {};
   float s_enc = to_binary32(e4m3_max() * max_quantized_magnitude(f) / exact(amax_tensor));
   if (s_enc == 0.0f) s_enc = 1.0f;
   s_enc = at_most_flt_max(s_enc);
@@ -474,6 +489,7 @@ TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor) {
 }
 
 BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t) {
+  if (std::isnan(amax)) return nonfinite_block_scale(m);
   switch (m) {
     case ScaleMode::kFP32: {
       const float s = div(amax, gmax_f32(f));
@@ -484,8 +500,11 @@ BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t) 
       const float s = scale_value(ScaleFormat::kE4M3, code);
       return {code, s, at_most_flt_max(div(1.0f, mul(s, t.decode)))};
     }
-    case ScaleMode::kMXFloor: return power_of_two_scale(amax == 0.0f ? -127 : mx_floor_exponent(amax, f));
-    case ScaleMode::kMXCeil: return power_of_two_scale(amax == 0.0f ? -127 : mx_ceil_exponent(amax, f));
+    case ScaleMode::kMXFloor:
+    case ScaleMode::kMXCeil:
+      if (std::isinf(amax)) return power_of_two_scale(127);  // the exponent of +Inf, clamped
+      if (amax == 0.0f) return power_of_two_scale(-127);
+      return power_of_two_scale(m == ScaleMode::kMXFloor ? mx_floor_exponent(amax, f) : mx_ceil_exponent(amax, f));
   }
   throw std::invalid_argument("reference: unknown scale mode");
 }
@@ -567,7 +586,7 @@ Tensor quantize(const std::vector<float>& x, int64_t rows, int64_t cols, const C
   q.config = cfg;
   std::vector<float> work = x;
   if (cfg.rht_size != 0) rotate_rows(work, rows, cols, cfg);
-  q.tensor = reference::tensor_scale(cfg.scale, cfg.format, finite_amax(work));
+  q.tensor = reference::tensor_scale(cfg.scale, cfg.format, policy_amax(work, cfg.nonfinite));
   q.codes.assign(work.size(), 0);
   const int64_t bh = block_height(cfg.block);
   const int64_t bw = block_width(cfg.block);

@@ -70,8 +70,9 @@ struct BlockScale {
   float decode;
   float encode;
 };
+// amax_tensor is >= 0, NaN or +Inf (the propagate policy's amax).
 TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor);
-// For a block whose elements are all finite, amax = max |x|.
+// amax = max |x| of the block: >= 0, NaN or +Inf (the propagate policy's amax).
 BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t);
 // For a block holding NaN or Inf.
 BlockScale nonfinite_block_scale(ScaleMode m);
@@ -94,6 +95,8 @@ struct Config {
   bool rht_bf16 = false;
   uint64_t seed = 0;
   uint32_t stream = 0;
+  ZeroPolicy zero = ZeroPolicy::kPositive;              // a zero result: code 0, or its sign kept
+  NonFinitePolicy nonfinite = NonFinitePolicy::kFinite;  // NaN-scaled blocks, or IEEE amaxes
 };
 
 struct Tensor {

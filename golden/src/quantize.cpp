@@ -42,6 +42,15 @@ std::string_view name(BlockShape b) {
   return "?";
 }
 
+std::optional<ZeroPolicy> parse_zero_policy(std::string_view n) {
+  for (ZeroPolicy z : kAllZeroPolicies) {
+    if (name(z) == n) return z;
+  }
+  return std::nullopt;
+}
+
+std::string_view name(ZeroPolicy z) { return z == ZeroPolicy::kPositive ? "positive" : "signed"; }
+
 int block_rows(BlockShape b) { return b == BlockShape::k16x16 ? 16 : 1; }
 int block_cols(BlockShape b) { return b == BlockShape::k1x32 ? 32 : 16; }
 
@@ -85,6 +94,11 @@ uint8_t convert_to_format(float v, Format f, Rounding r, uint32_t random, int sr
   return encode(f, gv.neg, gv.units);
 }
 
+uint8_t quantizer_code(Format f, const GridValue& v, ZeroPolicy z) {
+  if (v.units == 0 && z == ZeroPolicy::kPositive) return 0;
+  return encode(f, v.neg, v.units);  // INT4's -0 encodes as 0
+}
+
 void validate(const QuantConfig& cfg) {
   if (cfg.sr_bits < 1 || cfg.sr_bits > 8) {
     throw std::invalid_argument("stochastic-rounding bits must be in 1..8 (one Philox call per 16 elements), got " +
@@ -111,22 +125,26 @@ uint32_t QuantizedTensor::scale_code_at(int64_t r, int64_t c) const {
   return scales[static_cast<size_t>(br * block_grid_cols() + bc)];
 }
 
-float finite_amax(const float* x, size_t n) {
-  float amax = 0.0f;
-  for (size_t i = 0; i < n; ++i) {
-    if (f32_is_finite(x[i])) amax = std::max(amax, std::fabs(x[i]));
-  }
-  return amax;
-}
-
 void quantize_block_elements(const float* x, size_t count, float encode_scale, Format f, Rounding r,
-                             const uint32_t* random, int sr_bits, uint8_t* codes) {
+                             const uint32_t* random, int sr_bits, ZeroPolicy zero, uint8_t* codes) {
   const Grid g = grid(f);
   for (size_t i = 0; i < count; ++i) {
     const float v = x[i] * encode_scale;
+    if (v != v) {
+      codes[i] = 0;
+      continue;
+    }
     const GridValue gv = round_to_grid(v, g, r, r == Rounding::kStochastic ? random[i] : 0u, sr_bits);
-    codes[i] = gv.units == 0 ? uint8_t{0} : encode(f, gv.neg, gv.units);
+    codes[i] = quantizer_code(f, gv, zero);
   }
+}
+
+BlockScale quantize_block(const float* x, size_t count, const QuantConfig& cfg, const TensorScale& t,
+                          const uint32_t* random, uint8_t* codes) {
+  const BlockScale s = block_scale(cfg.scale, cfg.format, scale_amax(x, count, NonFinitePolicy::kPropagate), t,
+                                   cfg.policy.nonfinite);
+  quantize_block_elements(x, count, s.encode, cfg.format, cfg.rounding, random, cfg.sr_bits, cfg.policy.zero, codes);
+  return s;
 }
 
 QuantizedTensor quantize(const float* x, int64_t rows, int64_t cols, const QuantConfig& cfg) {
@@ -140,7 +158,7 @@ QuantizedTensor quantize(const float* x, int64_t rows, int64_t cols, const Quant
   std::vector<float> work(x, x + n);
   if (cfg.rht.enabled()) rht_rows(work.data(), rows, cols, cfg.rht, cfg.seed);
 
-  q.tensor = tensor_scale(cfg.scale, cfg.format, finite_amax(work.data(), n));
+  q.tensor = tensor_scale(cfg.scale, cfg.format, scale_amax(work.data(), n, cfg.policy.nonfinite));
   q.codes.assign(n, 0);
   const int64_t bh = block_rows(cfg.block);
   const int64_t bw = block_cols(cfg.block);
@@ -148,39 +166,33 @@ QuantizedTensor quantize(const float* x, int64_t rows, int64_t cols, const Quant
   const int64_t gc = q.block_grid_cols();
   q.scales.resize(static_cast<size_t>(gr * gc));
 
-  std::vector<float> block;
-  std::vector<uint32_t> random(static_cast<size_t>(bw));
+  // Each block is gathered row by row (a 16x16 block is 16 runs of 16) with its SR bits.
+  std::vector<float> block(static_cast<size_t>(bh * bw));
+  std::vector<uint32_t> random(block.size(), 0u);
+  std::vector<uint8_t> codes(block.size());
   for (int64_t br = 0; br < gr; ++br) {
     for (int64_t bc = 0; bc < gc; ++bc) {
       const int64_t r0 = br * bh, r1 = std::min(rows, r0 + bh);
       const int64_t c0 = bc * bw, c1 = std::min(cols, c0 + bw);
-      bool finite = true;
-      float amax = 0.0f;
+      const int64_t w = c1 - c0;
       for (int64_t r = r0; r < r1; ++r) {
-        for (int64_t c = c0; c < c1; ++c) {
-          const float v = work[static_cast<size_t>(r * cols + c)];
-          finite = finite && f32_is_finite(v);
-          amax = std::max(amax, std::fabs(v));
-        }
-      }
-      const BlockScale s = finite ? block_scale(cfg.scale, cfg.format, amax, q.tensor) : nan_block_scale(cfg.scale);
-      q.scales[static_cast<size_t>(br * gc + bc)] = s.code;
-      if (!finite) continue;  // codes stay 0; the NaN scale carries the block
-      for (int64_t r = r0; r < r1; ++r) {
-        const size_t row_off = static_cast<size_t>(r * cols);
-        if (cfg.rounding == Rounding::kStochastic) {
-          for (int64_t c = c0; c < c1; c += 16) {
-            const PhiloxWords w = philox4x32_10(cfg.seed, sr_group(static_cast<uint64_t>(r), static_cast<uint64_t>(c),
-                                                                   static_cast<uint64_t>(cols)),
-                                                cfg.stream, PhiloxDomain::kStochasticRounding);
-            for (int lane = 0; lane < 16 && c + lane < c1; ++lane) {
-              random[static_cast<size_t>(c - c0 + lane)] = sr_lane_bits(w, lane, cfg.sr_bits);
-            }
+        const size_t at = static_cast<size_t>((r - r0) * w);
+        std::copy(work.data() + r * cols + c0, work.data() + r * cols + c1, block.data() + at);
+        if (cfg.rounding != Rounding::kStochastic) continue;
+        for (int64_t c = c0; c < c1; c += 16) {
+          const PhiloxWords pw = philox4x32_10(
+              cfg.seed, sr_group(static_cast<uint64_t>(r), static_cast<uint64_t>(c), static_cast<uint64_t>(cols)),
+              cfg.stream, PhiloxDomain::kStochasticRounding);
+          for (int lane = 0; lane < 16 && c + lane < c1; ++lane) {
+            random[at + static_cast<size_t>(c - c0 + lane)] = sr_lane_bits(pw, lane, cfg.sr_bits);
           }
         }
-        quantize_block_elements(&work[row_off + static_cast<size_t>(c0)], static_cast<size_t>(c1 - c0), s.encode,
-                                cfg.format, cfg.rounding, random.data(), cfg.sr_bits,
-                                &q.codes[row_off + static_cast<size_t>(c0)]);
+      }
+      const size_t count = static_cast<size_t>((r1 - r0) * w);
+      q.scales[static_cast<size_t>(br * gc + bc)] =
+          quantize_block(block.data(), count, cfg, q.tensor, random.data(), codes.data()).code;
+      for (int64_t r = r0; r < r1; ++r) {
+        std::copy(codes.data() + (r - r0) * w, codes.data() + (r - r0 + 1) * w, q.codes.data() + r * cols + c0);
       }
     }
   }

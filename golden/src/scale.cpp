@@ -1,5 +1,6 @@
 #include "nibble/scale.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -55,6 +56,29 @@ std::string_view name(ScaleMode m) {
   return "?";
 }
 
+std::optional<NonFinitePolicy> parse_nonfinite_policy(std::string_view n) {
+  for (NonFinitePolicy p : kAllNonFinitePolicies) {
+    if (name(p) == n) return p;
+  }
+  return std::nullopt;
+}
+
+std::string_view name(NonFinitePolicy p) { return p == NonFinitePolicy::kFinite ? "finite" : "propagate"; }
+
+float scale_amax(const float* x, size_t n, NonFinitePolicy p) {
+  float amax = 0.0f;
+  bool nan = false;
+  for (size_t i = 0; i < n; ++i) {
+    const float a = std::fabs(x[i]);
+    if (a != a) {
+      nan = true;
+    } else if (p == NonFinitePolicy::kPropagate || f32_is_finite(a)) {
+      amax = std::max(amax, a);
+    }
+  }
+  return nan && p == NonFinitePolicy::kPropagate ? f32_from_bits(kCanonicalNaN) : amax;
+}
+
 float decode_scale(ScaleFormat f, uint32_t code) {
   switch (f) {
     case ScaleFormat::kFP32: return canonical(f32_from_bits(code));
@@ -80,15 +104,20 @@ uint8_t encode_e4m3(float x) {
   return static_cast<uint8_t>(minifloat_code(g.neg, g.units, e4m3.exp_bits, e4m3.man_bits));
 }
 
+// NaN and +Inf need no case of their own in the binary32 rules (min_finite
+// keeps a NaN, as torch.min does; 448 * gmax / Inf = 0 becomes 1; E4M3 takes
+// NaN to 0x7F and saturates Inf); canonical() fixes the NaNs they produce.
 TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor) {
   if (m != ScaleMode::kNVFP4) return {};
   const float e4m3_max = decode_scale(ScaleFormat::kE4M3, 0x7E);  // 448
   float s_enc = min_finite(div(mul(e4m3_max, max_value(f)), amax_tensor));
   if (amax_tensor == 0.0f || s_enc == 0.0f) s_enc = 1.0f;
-  return {s_enc, div(1.0f, s_enc)};
+  return {canonical(s_enc), canonical(div(1.0f, s_enc))};
 }
 
 BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t) {
+  // A NaN amax gives every mode its NaN code and a NaN encode scale, which is nan_block_scale.
+  if (amax != amax) return nan_block_scale(m);
   switch (m) {
     case ScaleMode::kFP32: {
       const float s = div(amax, max_value(f));
@@ -98,14 +127,22 @@ BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t) 
       const float s_dec = mul(amax, mul(t.encode, div(1.0f, max_value(f))));
       const uint8_t code = encode_e4m3(s_dec);
       const float s = decode_scale(ScaleFormat::kE4M3, code);
-      return {code, s, min_finite(div(1.0f, mul(s, t.decode)))};
+      return {code, s, canonical(min_finite(div(1.0f, mul(s, t.decode))))};
     }
     case ScaleMode::kMXFloor:
-      return power_of_two_scale(amax == 0.0f ? -kUe8m0Bias : floor_log2(amax) - emax(f));
-    case ScaleMode::kMXCeil:
-      return power_of_two_scale(amax == 0.0f ? -kUe8m0Bias : ceil_rule_exponent(amax, f));
+    case ScaleMode::kMXCeil: {
+      // log2(+Inf) = +Inf: k clamps to the top of UE8M0's range (Transformer Engine's cast_to_e8).
+      if (!f32_is_finite(amax)) return power_of_two_scale(kUe8m0Bias);
+      if (amax == 0.0f) return power_of_two_scale(-kUe8m0Bias);
+      return power_of_two_scale(m == ScaleMode::kMXFloor ? floor_log2(amax) - emax(f) : ceil_rule_exponent(amax, f));
+    }
   }
   throw std::invalid_argument("block_scale: unknown scale mode");
+}
+
+BlockScale block_scale(ScaleMode m, Format f, float ieee_amax, const TensorScale& t, NonFinitePolicy p) {
+  if (p == NonFinitePolicy::kFinite && !f32_is_finite(ieee_amax)) return nan_block_scale(m);
+  return block_scale(m, f, ieee_amax, t);
 }
 
 BlockScale nan_block_scale(ScaleMode m) {

@@ -18,6 +18,9 @@ using detail::kF32MinSubnormal;
 using detail::quantize_operand;
 using detail::scale_count;
 
+using detail::allowed;
+using detail::allowed_policies;
+
 // The one value fixed, or every value of all.
 template <class T, size_t N>
 std::vector<T> sweep(const std::optional<T>& fixed, const std::array<T, N>& all) {
@@ -25,13 +28,13 @@ std::vector<T> sweep(const std::optional<T>& fixed, const std::array<T, N>& all)
   return std::vector<T>(all.begin(), all.end());
 }
 
-// Every (a, b) pair of the two sweeps, a outer.
+// Every (a, b) pair of the two sets' allowed values, a outer.
 template <class T, size_t N>
-std::vector<std::pair<T, T>> sweep_pairs(const std::optional<T>& fixed_a, const std::optional<T>& fixed_b,
+std::vector<std::pair<T, T>> sweep_pairs(const std::vector<T>& chosen_a, const std::vector<T>& chosen_b,
                                          const std::array<T, N>& all) {
   std::vector<std::pair<T, T>> pairs;
-  for (const T& a : sweep(fixed_a, all)) {
-    for (const T& b : sweep(fixed_b, all)) pairs.emplace_back(a, b);
+  for (const T& a : allowed(chosen_a, all)) {
+    for (const T& b : allowed(chosen_b, all)) pairs.emplace_back(a, b);
   }
   return pairs;
 }
@@ -108,13 +111,18 @@ class QuantizeTable {
   QuantizeTable(const GenerateOptions& o, std::vector<Vector>& out)
       : o_(o),
         out_(out),
-        lengths_(sweep(o.length, kBlockLengths)),
-        roundings_(sweep(o.rounding, kAllRoundings)),
+        lengths_(allowed(o.lengths, kBlockLengths)),
+        roundings_(allowed(o.roundings, kAllRoundings)),
         sr_bits_(sweep(o.sr_bits, std::array<int, 2>{1, 8})) {}
 
   void build() {
-    for (Format f : sweep(o_.format_a, kAllFormats)) {
-      for (ScaleMode m : sweep(o_.mode, kAllScaleModes)) add_entries(f, m);
+    for (ZeroPolicy z : allowed_policies(o_.zero_policies)) {
+      for (NonFinitePolicy p : allowed_policies(o_.nonfinite_policies)) {
+        policy_ = QuantPolicy{z, p};
+        for (Format f : allowed(o_.formats_a, kAllFormats)) {
+          for (ScaleMode m : allowed(o_.modes, kAllScaleModes)) add_entries(f, m);
+        }
+      }
     }
   }
 
@@ -136,6 +144,7 @@ class QuantizeTable {
       QuantizeCase c;
       c.format = f;
       c.mode = m;
+      c.policy = policy_;
       c.length = length;
       c.rounding = rounding;
       c.sr_bits = bits;
@@ -185,6 +194,7 @@ class QuantizeTable {
     if (info(f).encoding == Encoding::kTwosComplement) add(f, m, "INT4 -8 input saturates", {-8.0f, 7.0f, -7.0f, 1.0f});
     add(f, m, "all-zero block", {0.0f});
     add(f, m, "signed zeros", {0.0f, -0.0f});
+
     add(f, m, "NaN input", with(ramp(gmax), 5, kCanonicalNaN));
     add(f, m, "signalling NaN input", with(ramp(gmax), 2, 0x7F800001u));
     add(f, m, "+Inf input", with(ramp(gmax), 0, 0x7F800000u));
@@ -196,10 +206,25 @@ class QuantizeTable {
     add(f, m, "min subnormal alone", {f32_from_bits(kF32MinSubnormal), 0.0f, 0.0f, 0.0f});
     add(f, m, "saturating values (amax just below 2^(emax+1))",
         ramp(f32_from_bits(f32_bits(exp2_f32(emax(f) + 1)) - 1u)));
+    // The policies' own entries come last, and only under a non-default policy, so that the
+    // default table is what it was before the policies existed.
+    if (policy_.zero == ZeroPolicy::kSigned) {
+      // Negative values below half the smallest step: 0x8 in the minifloats, 0 in INT4.
+      add(f, m, "negative values rounding to zero", {gmax, -gmax * exp2_f32(-5), -gmax * exp2_f32(-12), -0.0f},
+          true);
+    }
     switch (m) {
       case ScaleMode::kNVFP4: {
         const std::vector<float> r = ramp(gmax * 3.0f);
-        add(f, m, "tensor scale from the block", r, true, tensor_scale(m, f, finite_amax(r.data(), r.size())));
+        add(f, m, "tensor scale from the block", r, true,
+            tensor_scale(m, f, scale_amax(r.data(), r.size(), policy_.nonfinite)));
+        if (policy_.nonfinite == NonFinitePolicy::kPropagate) {
+          // The tensor holds a NaN elsewhere (S_enc = g = NaN), or an infinity (S_enc = 1).
+          add(f, m, "NaN tensor scale (a NaN elsewhere in the tensor)", ramp(gmax), false,
+              tensor_scale(m, f, f32_from_bits(kCanonicalNaN)));
+          add(f, m, "+Inf input, tensor scale from it (S_enc = 1)", with(ramp(gmax * 64.0f), 3, 0x7F800000u), true,
+              tensor_scale(m, f, f32_from_bits(0x7F800000u)));
+        }
         add(f, m, "tensor scale FLT_MAX (amax_tensor = min subnormal)", {f32_from_bits(kF32MinSubnormal), 0.0f}, false,
             tensor_scale(m, f, f32_from_bits(kF32MinSubnormal)));
         add(f, m, "E4M3 scale at max 448", ramp(gmax * 448.0f));
@@ -223,6 +248,7 @@ class QuantizeTable {
   std::vector<int> lengths_;
   std::vector<Rounding> roundings_;
   std::vector<int> sr_bits_;
+  QuantPolicy policy_;
   size_t next_ = 0;
 };
 
@@ -257,10 +283,10 @@ class DotTable {
  public:
   DotTable(const GenerateOptions& o, std::vector<Vector>& out)
       : nblocks_(o.nblocks.value_or(16)),
-        lengths_(sweep(o.length, kBlockLengths)),
+        lengths_(allowed(o.lengths, kBlockLengths)),
         out_(out),
-        formats_(sweep_pairs(o.format_a, o.format_b, kAllFormats)),
-        scales_(sweep_pairs(o.scale_a, o.scale_b, kAllScaleFormats)) {}
+        formats_(sweep_pairs(o.formats_a, o.formats_b, kAllFormats)),
+        scales_(sweep_pairs(o.scales_a, o.scales_b, kAllScaleFormats)) {}
 
   void build() {
     for (size_t i = 0; i < formats_.size(); ++i) {
@@ -429,9 +455,9 @@ class GemmTable {
   GemmTable(const GenerateOptions& o, std::vector<Vector>& out)
       : o_(o),
         out_(out),
-        formats_(sweep_pairs(o.format_a, o.format_b, kAllFormats)),
-        modes_(sweep_pairs(o.mode_a, o.mode_b, kAllScaleModes)),
-        blocks_(sweep_pairs(o.block_a, o.block_b, kAllBlockShapes)) {}
+        formats_(sweep_pairs(o.formats_a, o.formats_b, kAllFormats)),
+        modes_(sweep_pairs(o.modes_a, o.modes_b, kAllScaleModes)),
+        blocks_(sweep_pairs(o.blocks_a, o.blocks_b, kAllBlockShapes)) {}
 
   void build() {
     size_t t = 0;
@@ -471,8 +497,12 @@ class GemmTable {
           [](size_t r, size_t c) { return static_cast<uint8_t>((r + 2 * c) % 16); },
           [](size_t r, size_t c) { return static_cast<uint8_t>((3 * r + c) % 16); }, Scales::kUnit, kTensorScales[i]);
     }
-    const bool int4_a = !o_.format_a || *o_.format_a == Format::kInt4;
-    const bool int4_b = !o_.format_b || *o_.format_b == Format::kInt4;
+    const auto has_int4 = [](const std::vector<Format>& chosen) {
+      const std::vector<Format> f = allowed(chosen, kAllFormats);
+      return std::find(f.begin(), f.end(), Format::kInt4) != f.end();
+    };
+    const bool int4_a = has_int4(o_.formats_a);
+    const bool int4_b = has_int4(o_.formats_b);
     if (int4_a && int4_b) {
       TileShape s = shape(0, 0, t++);
       s.fa = s.fb = Format::kInt4;

@@ -22,7 +22,8 @@ std::optional<Op> parse_op(std::string_view n) {
 Op op_of(const Case& c) { return static_cast<Op>(c.index()); }
 
 bool operator==(const QuantizeCase& a, const QuantizeCase& b) {
-  return a.format == b.format && a.mode == b.mode && a.length == b.length && a.rounding == b.rounding &&
+  return a.format == b.format && a.mode == b.mode && a.policy == b.policy && a.length == b.length &&
+         a.rounding == b.rounding &&
          a.sr_bits == b.sr_bits && a.seed == b.seed && a.stream == b.stream && a.group == b.group &&
          a.s_enc == b.s_enc && a.g == b.g && a.x == b.x && a.random == b.random && a.scale_code == b.scale_code &&
          a.codes == b.codes;

@@ -1,7 +1,9 @@
 // Golden's side of a test vector: the expected fields a case's inputs give
 // (compute_expected), and where a case disagrees with them (check, check_stream).
 #include <algorithm>
+#include <cstddef>
 #include <istream>
+#include <string>
 
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
@@ -108,12 +110,12 @@ void require_well_formed(const GemmTileCase& c) {
 // --- Checking ---------------------------------------------------------------------
 
 // The first index where file (at least as long as golden) disagrees with golden:
-// field(i) names it, show writes a value.
-template <class T, class Same, class Field, class Show>
+// field(i) names it, show writes a value, operands(i) gives the inputs it depends on.
+template <class T, class Same, class Field, class Show, class Operands>
 std::optional<Mismatch> first_mismatch(const std::vector<T>& file, const std::vector<T>& golden, Same same,
-                                       Field field, Show show) {
+                                       Field field, Show show, Operands operands) {
   for (size_t i = 0; i < golden.size(); ++i) {
-    if (!same(file[i], golden[i])) return Mismatch{field(i), show(file[i]), show(golden[i])};
+    if (!same(file[i], golden[i])) return Mismatch{field(i), show(file[i]), show(golden[i]), operands(i)};
   }
   return std::nullopt;
 }
@@ -129,24 +131,78 @@ auto hex_of(int digits) {
   return [digits](auto v) { return hex(v, digits); };
 }
 
+std::string hex_list(const std::vector<uint32_t>& v, int digits) {
+  std::string s;
+  for (uint32_t x : v) s += (s.empty() ? "" : " ") + hex(x, digits);
+  return s;
+}
+std::string nibble_run(const std::vector<uint8_t>& codes, size_t first, size_t count) {
+  std::string s;
+  for (size_t i = first; i < first + count; ++i) s += hex(codes[i], 1);
+  return s;
+}
+
+// The inputs of a quantize case: every field before the expected ones.
+std::string operands_of(const QuantizeCase& c) {
+  std::string s = std::string(name(c.format)) + " " + std::string(name(c.mode));
+  if (c.policy != QuantPolicy{}) {
+    s += " " + std::string(name(c.policy.zero)) + " " + std::string(name(c.policy.nonfinite));
+  }
+  s += " " + std::to_string(c.length) + " " + std::string(name(c.rounding)) + " sr_bits " + std::to_string(c.sr_bits) +
+       "; s_enc " + hex(c.s_enc, 8) + " g " + hex(c.g, 8) + "; x " + hex_list(c.x, 8);
+  if (c.rounding == Rounding::kStochastic) s += "; random " + hex_list(c.random, 2);
+  return s;
+}
+
+// Block b of a dot case: what p[b] and r[b] depend on.
+std::string operands_of(const DotCase& c, size_t b) {
+  const size_t len = static_cast<size_t>(c.length);
+  return std::string(name(c.fa)) + " x " + std::string(name(c.fb)) + ", block " + std::to_string(b) + ": codes_a " +
+         nibble_run(c.codes_a, b * len, len) + " codes_b " + nibble_run(c.codes_b, b * len, len) + " scale_a " +
+         hex(c.scales_a[b], scale_digits(c.sfa)) + " (" + std::string(name(c.sfa)) + ") scale_b " +
+         hex(c.scales_b[b], scale_digits(c.sfb)) + " (" + std::string(name(c.sfb)) + ")";
+}
+
+// Row i of A and row j of B of a gemm-tile case, with their block scale codes: what c[i][j] depends on.
+std::string operands_of(const GemmTileCase& c, size_t i, size_t j) {
+  const size_t k = static_cast<size_t>(c.k);
+  const auto row = [k](const char* which, Format f, ScaleMode mode, BlockShape block,
+                       const std::vector<uint8_t>& codes, const std::vector<uint32_t>& scales, size_t r) {
+    const size_t bw = static_cast<size_t>(block_cols(block));
+    const size_t per_row = (k + bw - 1) / bw;
+    const auto first = static_cast<std::ptrdiff_t>((r / static_cast<size_t>(block_rows(block))) * per_row);
+    const std::vector<uint32_t> own(scales.begin() + first, scales.begin() + first + static_cast<std::ptrdiff_t>(per_row));
+    return std::string(which) + " row " + std::to_string(r) + " (" + std::string(name(f)) + " " +
+           std::string(name(mode)) + " " + std::string(name(block)) + "): codes " + nibble_run(codes, r * k, k) +
+           " scales " + hex_list(own, scale_digits(scale_format(mode)));
+  };
+  return row("A", c.fa, c.mode_a, c.block_a, c.codes_a, c.scales_a, i) + "; " +
+         row("B", c.fb, c.mode_b, c.block_b, c.codes_b, c.scales_b, j) + "; ga " + hex(c.ga, 8) + " gb " +
+         hex(c.gb, 8);
+}
+
 std::optional<Mismatch> check_case(const QuantizeCase& c) {
   require_well_formed(c);
+  const std::string operands = operands_of(c);
+  const auto all = [&operands](size_t) { return operands; };
   // One block cannot show the tensor amax S_enc came from, so S_enc and g are
   // inputs; only the modes without a tensor level pin them.
   if (c.mode != ScaleMode::kNVFP4) {
-    if (c.s_enc != kOneF32) return Mismatch{"s_enc", hex(c.s_enc, 8), hex(kOneF32, 8)};
-    if (c.g != kOneF32) return Mismatch{"g", hex(c.g, 8), hex(kOneF32, 8)};
+    if (c.s_enc != kOneF32) return Mismatch{"s_enc", hex(c.s_enc, 8), hex(kOneF32, 8), operands};
+    if (c.g != kOneF32) return Mismatch{"g", hex(c.g, 8), hex(kOneF32, 8), operands};
   }
-  if (auto m = first_mismatch(c.random, sr_random_bits(c), equal<uint32_t>, named("random"), hex_of(2))) return m;
+  if (auto m = first_mismatch(c.random, sr_random_bits(c), equal<uint32_t>, named("random"), hex_of(2), all)) return m;
   QuantizeCase want = c;
   compute_expected(want);
   const int digits = scale_digits(scale_format(c.mode));
-  if (c.scale_code != want.scale_code)
-    return Mismatch{"scale_code", hex(c.scale_code, digits), hex(want.scale_code, digits)};
-  if (c.codes.size() != want.codes.size()) {
-    return Mismatch{"codes", std::to_string(c.codes.size()) + " codes", std::to_string(want.codes.size()) + " codes"};
+  if (c.scale_code != want.scale_code) {
+    return Mismatch{"scale_code", hex(c.scale_code, digits), hex(want.scale_code, digits), operands};
   }
-  return first_mismatch(c.codes, want.codes, equal<uint8_t>, named("codes"), hex_of(1));
+  if (c.codes.size() != want.codes.size()) {
+    return Mismatch{"codes", std::to_string(c.codes.size()) + " codes", std::to_string(want.codes.size()) + " codes",
+                    operands};
+  }
+  return first_mismatch(c.codes, want.codes, equal<uint8_t>, named("codes"), hex_of(1), all);
 }
 
 std::optional<Mismatch> check_case(const DotCase& c) {
@@ -155,14 +211,20 @@ std::optional<Mismatch> check_case(const DotCase& c) {
   if (c.partial.size() != want.partial.size() || c.products.size() != want.products.size()) {
     return Mismatch{
         "p", std::to_string(c.partial.size()) + " partial sums and " + std::to_string(c.products.size()) + " products",
-        std::to_string(want.partial.size()) + " of each"};
+        std::to_string(want.partial.size()) + " of each", std::string()};
   }
+  const auto block = [&c](size_t b) { return operands_of(c, b); };
   if (auto m = first_mismatch(c.partial, want.partial, equal<int32_t>, named("p"),
-                              [](int32_t p) { return std::to_string(p); })) {
+                              [](int32_t p) { return std::to_string(p); }, block)) {
     return m;
   }
-  if (auto m = first_mismatch(c.products, want.products, same_result, named("r"), hex_of(8))) return m;
-  if (!same_result(c.result, want.result)) return Mismatch{"result", hex(c.result, 8), hex(want.result, 8)};
+  if (auto m = first_mismatch(c.products, want.products, same_result, named("r"), hex_of(8), block)) return m;
+  if (!same_result(c.result, want.result)) {
+    // The result depends on every r[b] (now known to match) and the tensor scales.
+    std::vector<uint32_t> r(want.products.begin(), want.products.end());
+    return Mismatch{"result", hex(c.result, 8), hex(want.result, 8),
+                    "r " + hex_list(r, 8) + "; ga " + hex(c.ga, 8) + " gb " + hex(c.gb, 8)};
+  }
   return std::nullopt;
 }
 
@@ -170,11 +232,13 @@ std::optional<Mismatch> check_case(const GemmTileCase& c) {
   GemmTileCase want = c;
   compute_expected(want);
   if (c.c.size() != want.c.size()) {
-    return Mismatch{"c", std::to_string(c.c.size()) + " values", std::to_string(want.c.size()) + " values"};
+    return Mismatch{"c", std::to_string(c.c.size()) + " values", std::to_string(want.c.size()) + " values",
+                    std::string()};
   }
   const size_t n = static_cast<size_t>(c.n);
   return first_mismatch(
-      c.c, want.c, same_result, [n](size_t i) { return indexed(indexed("c", i / n), i % n); }, hex_of(8));
+      c.c, want.c, same_result, [n](size_t i) { return indexed(indexed("c", i / n), i % n); }, hex_of(8),
+      [&c, n](size_t i) { return operands_of(c, i / n, i % n); });
 }
 
 }  // namespace
@@ -198,17 +262,15 @@ void compute_expected(QuantizeCase& c) {
   require_well_formed(c);
   std::vector<float> x(c.x.size());
   std::transform(c.x.begin(), c.x.end(), x.begin(), f32_from_bits);
+  QuantConfig cfg;
+  cfg.format = c.format;
+  cfg.scale = c.mode;
+  cfg.rounding = c.rounding;
+  cfg.sr_bits = c.sr_bits;
+  cfg.policy = c.policy;
   c.codes.assign(x.size(), 0);
-  // As in quantize(): a block holding NaN or Inf gets the NaN scale code and its codes stay 0.
-  if (!std::all_of(x.begin(), x.end(), f32_is_finite)) {
-    c.scale_code = nan_block_scale(c.mode).code;
-    return;
-  }
   const TensorScale t{f32_from_bits(c.s_enc), f32_from_bits(c.g)};
-  const BlockScale s = block_scale(c.mode, c.format, finite_amax(x.data(), x.size()), t);
-  c.scale_code = s.code;
-  quantize_block_elements(x.data(), x.size(), s.encode, c.format, c.rounding, c.random.data(), c.sr_bits,
-                          c.codes.data());
+  c.scale_code = quantize_block(x.data(), x.size(), cfg, t, c.random.data(), c.codes.data()).code;
 }
 
 void compute_expected(DotCase& c) {
@@ -264,7 +326,9 @@ CheckReport check_stream(std::istream& in) {
     if (report.reported.size() < CheckReport::kMaxReported) {
       std::string where = "line " + std::to_string(v->line);
       if (!v->label.empty()) where += " (boundary: " + v->label + ")";
-      report.reported.push_back(where + ": " + std::string(name(op_of(v->data))) + " " + describe(*m));
+      std::string line = where + ": " + std::string(name(op_of(v->data))) + " " + describe(*m);
+      if (!m->operands.empty()) line += "\n    operands: " + m->operands;
+      report.reported.push_back(std::move(line));
     }
   }
   return report;

@@ -28,6 +28,19 @@ inline constexpr std::array<int, 2> kBlockLengths = {16, 32};
 inline constexpr uint32_t kF32Max = 0x7F7FFFFFu;
 inline constexpr uint32_t kF32MinSubnormal = 0x00000001u;
 
+// --- Options (vectors_generate.cpp, vectors_boundary.cpp) ------------------------
+
+// The values a set option allows: the set, or every value of `all` when it is empty.
+template <class T, size_t N>
+std::vector<T> allowed(const std::vector<T>& chosen, const std::array<T, N>& all) {
+  return chosen.empty() ? std::vector<T>(all.begin(), all.end()) : chosen;
+}
+// A policy set: empty means the default policy alone.
+template <class T>
+std::vector<T> allowed_policies(const std::vector<T>& chosen) {
+  return chosen.empty() ? std::vector<T>{T{}} : chosen;
+}
+
 // --- Hex and field names (vectors_text.cpp) ---------------------------------------
 
 // v as `digits` lower-case hex digits, most significant first.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ostream>
 #include <random>
+#include <string>
+#include <type_traits>
 
 #include "nibble/fp32.h"
 #include "nibble/vectors.h"
@@ -123,18 +125,34 @@ uint32_t draw_tensor_decode(Rng& rng) {
   return rng.one_in(2) ? rng.pick(kF32Finite) : rng.pick(kF32NonFinite);
 }
 
+// One draw whatever is chosen, so that choosing one field's values leaves the
+// other fields' draws alone (and one chosen value draws what it always did).
+template <class T, size_t N>
+T draw(Rng& rng, const std::vector<T>& chosen, const std::array<T, N>& all) {
+  const uint64_t r = rng.bits();
+  return chosen.empty() ? all[r % N] : chosen[r % chosen.size()];
+}
 template <class T, size_t N>
 T draw(Rng& rng, const std::optional<T>& fixed, const std::array<T, N>& all) {
-  const T drawn = rng.pick(all);  // drawn even when fixed, so fixing one field leaves the others' draws alone
+  const T drawn = rng.pick(all);
   return fixed.value_or(drawn);
+}
+// A policy is drawn only from a set of two or more: streams of the default policy
+// are what they were before policies existed.
+template <class T>
+T draw_policy(Rng& rng, const std::vector<T>& chosen) {
+  if (chosen.size() < 2) return chosen.empty() ? T{} : chosen.front();
+  return chosen[rng.bits() % chosen.size()];
 }
 
 QuantizeCase random_quantize(Rng& rng, const GenerateOptions& o) {
   QuantizeCase c;
-  c.format = draw(rng, o.format_a, kAllFormats);
-  c.mode = draw(rng, o.mode, kAllScaleModes);
-  c.length = draw(rng, o.length, kBlockLengths);
-  c.rounding = draw(rng, o.rounding, kAllRoundings);
+  c.format = draw(rng, o.formats_a, kAllFormats);
+  c.mode = draw(rng, o.modes, kAllScaleModes);
+  c.policy.zero = draw_policy(rng, o.zero_policies);
+  c.policy.nonfinite = draw_policy(rng, o.nonfinite_policies);
+  c.length = draw(rng, o.lengths, kBlockLengths);
+  c.rounding = draw(rng, o.roundings, kAllRoundings);
   c.sr_bits = draw(rng, o.sr_bits, std::array<int, 8>{1, 2, 3, 4, 5, 6, 7, 8});
   c.seed = o.seed;
   c.stream = rng.below(4);
@@ -144,7 +162,7 @@ QuantizeCase random_quantize(Rng& rng, const GenerateOptions& o) {
   std::transform(c.x.begin(), c.x.end(), x.begin(), f32_from_bits);
   // The tensor around the block: the block holds its largest value, or a larger
   // one, or (E4M3 then saturates) a smaller one, or the tensor is all zero.
-  const float amax = finite_amax(x.data(), x.size());
+  const float amax = scale_amax(x.data(), x.size(), c.policy.nonfinite);
   const uint32_t style = rng.below(8);
   float amax_tensor = amax;
   if (style == 4 || style == 5) amax_tensor = amax * exp2_f32(rng.range(1, 24));
@@ -160,11 +178,11 @@ QuantizeCase random_quantize(Rng& rng, const GenerateOptions& o) {
 
 DotCase random_dot(Rng& rng, const GenerateOptions& o) {
   DotCase c;
-  c.fa = draw(rng, o.format_a, kAllFormats);
-  c.fb = draw(rng, o.format_b, kAllFormats);
-  c.sfa = draw(rng, o.scale_a, kAllScaleFormats);
-  c.sfb = draw(rng, o.scale_b, kAllScaleFormats);
-  c.length = draw(rng, o.length, kBlockLengths);
+  c.fa = draw(rng, o.formats_a, kAllFormats);
+  c.fb = draw(rng, o.formats_b, kAllFormats);
+  c.sfa = draw(rng, o.scales_a, kAllScaleFormats);
+  c.sfb = draw(rng, o.scales_b, kAllScaleFormats);
+  c.length = draw(rng, o.lengths, kBlockLengths);
   c.nblocks = draw(rng, o.nblocks, std::array<int, 8>{1, 2, 3, 4, 5, 6, 7, 8});
   for (int b = 0; b < c.nblocks; ++b) {
     draw_codes(rng, c.fa, static_cast<size_t>(c.length), c.codes_a);
@@ -193,12 +211,12 @@ std::vector<float> draw_matrix(Rng& rng, int rows, int cols) {
 
 GemmTileCase random_gemm_tile(Rng& rng, const GenerateOptions& o) {
   GemmTileCase c;
-  c.fa = draw(rng, o.format_a, kAllFormats);
-  c.fb = draw(rng, o.format_b, kAllFormats);
-  c.mode_a = draw(rng, o.mode_a, kAllScaleModes);
-  c.mode_b = draw(rng, o.mode_b, kAllScaleModes);
-  c.block_a = draw(rng, o.block_a, kAllBlockShapes);
-  c.block_b = draw(rng, o.block_b, kAllBlockShapes);
+  c.fa = draw(rng, o.formats_a, kAllFormats);
+  c.fb = draw(rng, o.formats_b, kAllFormats);
+  c.mode_a = draw(rng, o.modes_a, kAllScaleModes);
+  c.mode_b = draw(rng, o.modes_b, kAllScaleModes);
+  c.block_a = draw(rng, o.blocks_a, kAllBlockShapes);
+  c.block_b = draw(rng, o.blocks_b, kAllBlockShapes);
   c.m = o.m;
   c.n = o.n;
   c.k = o.k;
@@ -244,11 +262,16 @@ void emit_stream(const GenerateOptions& o, const std::vector<Vector>& table,
   }
 }
 
-std::string field_order(Op op) {
-  switch (op) {
+std::string field_order(const GenerateOptions& o) {
+  switch (o.op) {
     case Op::kQuantize:
-      return "quantize format scale_mode length rounding sr_bits seed stream group s_enc g x[length] random[length] "
-             "scale_code codes";
+      // Streams of the default policies are written as before the policies existed.
+      if (o.zero_policies.empty() && o.nonfinite_policies.empty()) {
+        return "quantize format scale_mode length rounding sr_bits seed stream group s_enc g x[length] "
+               "random[length] scale_code codes";
+      }
+      return "quantize format scale_mode [zero nonfinite] length rounding sr_bits seed stream group s_enc g "
+             "x[length] random[length] scale_code codes (zero nonfinite: present where not positive finite)";
     case Op::kDot:
       return "dot fa fb sfa sfb length nblocks codes_a[nblocks] codes_b[nblocks] scales_a[nblocks] scales_b[nblocks] "
              "ga gb p[nblocks] r[nblocks] result";
@@ -264,6 +287,40 @@ std::string field_order(Op op) {
 
 // --- Generation ----------------------------------------------------------------------------
 
+namespace {
+
+template <class T>
+void require_distinct(const std::vector<T>& values, const char* option) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (values[i] == values[j]) {
+        if constexpr (std::is_same_v<T, int>) {
+          throw std::invalid_argument(std::string(option) + " names " + std::to_string(values[i]) + " twice");
+        } else {
+          throw std::invalid_argument(std::string(option) + " names " + std::string(name(values[i])) + " twice");
+        }
+      }
+    }
+  }
+}
+
+// ",".join of the values' names, for the command line.
+template <class T>
+std::string joined(const std::vector<T>& values) {
+  std::string s;
+  for (const T& v : values) {
+    if (!s.empty()) s += ',';
+    if constexpr (std::is_same_v<T, int>) {
+      s += std::to_string(v);
+    } else {
+      s += std::string(name(v));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
 void validate(const GenerateOptions& o) {
   const auto reject = [&](bool set, const char* option, const char* ops) {
     if (set)
@@ -271,17 +328,35 @@ void validate(const GenerateOptions& o) {
   };
   if (o.count < 1) throw std::invalid_argument("--count must be at least 1, got " + std::to_string(o.count));
   const bool quantize = o.op == Op::kQuantize, dot = o.op == Op::kDot, tile = o.op == Op::kGemmTile;
-  reject(!quantize && o.mode.has_value(), "--scale", "quantize");
-  reject(!quantize && o.rounding.has_value(), "--rounding", "quantize");
+  reject(!quantize && !o.modes.empty(), "--scale", "quantize");
+  reject(!quantize && !o.roundings.empty(), "--rounding", "quantize");
   reject(!quantize && o.sr_bits.has_value(), "--sr-bits", "quantize");
-  reject(quantize && o.format_b.has_value(), "--format-b", "dot and gemm-tile");
-  reject(!dot && (o.scale_a || o.scale_b), "--scale-a/--scale-b as scale formats", "dot");
+  reject(!quantize && !o.zero_policies.empty(), "--zero", "quantize");
+  reject(!quantize && !o.nonfinite_policies.empty(), "--nonfinite", "quantize");
+  reject(quantize && !o.formats_b.empty(), "--format-b", "dot and gemm-tile");
+  reject(!dot && (!o.scales_a.empty() || !o.scales_b.empty()), "--scale-a/--scale-b as scale formats", "dot");
   reject(!dot && o.nblocks.has_value(), "--nblocks", "dot");
-  reject(!tile && (o.mode_a || o.mode_b), "--scale-a/--scale-b as scale modes", "gemm-tile");
-  reject(!tile && (o.block_a || o.block_b), "--block-a/--block-b", "gemm-tile");
-  reject(tile && o.length.has_value(), "--block-len", "quantize and dot");
-  if (o.length && *o.length != 16 && *o.length != 32) {
-    throw std::invalid_argument("--block-len must be 16 or 32, got " + std::to_string(*o.length));
+  reject(!tile && (!o.modes_a.empty() || !o.modes_b.empty()), "--scale-a/--scale-b as scale modes", "gemm-tile");
+  reject(!tile && (!o.blocks_a.empty() || !o.blocks_b.empty()), "--block-a/--block-b", "gemm-tile");
+  reject(tile && !o.lengths.empty(), "--block-len", "quantize and dot");
+  const char* format_a = quantize ? "--format" : "--format-a";
+  require_distinct(o.formats_a, format_a);
+  require_distinct(o.formats_b, "--format-b");
+  require_distinct(o.modes, "--scale");
+  require_distinct(o.modes_a, "--scale-a");
+  require_distinct(o.modes_b, "--scale-b");
+  require_distinct(o.scales_a, "--scale-a");
+  require_distinct(o.scales_b, "--scale-b");
+  require_distinct(o.lengths, "--block-len");
+  require_distinct(o.roundings, "--rounding");
+  require_distinct(o.zero_policies, "--zero");
+  require_distinct(o.nonfinite_policies, "--nonfinite");
+  require_distinct(o.blocks_a, "--block-a");
+  require_distinct(o.blocks_b, "--block-b");
+  for (int length : o.lengths) {
+    if (length != 16 && length != 32) {
+      throw std::invalid_argument("--block-len must be 16 or 32, got " + std::to_string(length));
+    }
   }
   if (o.sr_bits && (*o.sr_bits < 1 || *o.sr_bits > 8)) {
     throw std::invalid_argument("--sr-bits must be in 1..8, got " + std::to_string(*o.sr_bits));
@@ -306,23 +381,25 @@ void validate(const GenerateOptions& o) {
 std::string command_line(const GenerateOptions& o) {
   std::string s = "nibble vectors " + std::string(name(o.op)) + " --seed " + std::to_string(o.seed) + " --count " +
                   std::to_string(o.count);
-  const auto opt = [&s](const char* flag, const auto& value) {
-    if (value) s += std::string(" ") + flag + " " + std::string(name(*value));
+  const auto opt = [&s](const char* flag, const auto& values) {
+    if (!values.empty()) s += std::string(" ") + flag + " " + joined(values);
   };
   const auto num = [&s](const char* flag, const std::optional<int>& value) {
     if (value) s += std::string(" ") + flag + " " + std::to_string(*value);
   };
-  opt(o.op == Op::kQuantize ? "--format" : "--format-a", o.format_a);
-  opt("--format-b", o.format_b);
-  opt("--scale", o.mode);
-  opt("--scale-a", o.mode_a);
-  opt("--scale-b", o.mode_b);
-  opt("--scale-a", o.scale_a);
-  opt("--scale-b", o.scale_b);
-  opt("--rounding", o.rounding);
-  opt("--block-a", o.block_a);
-  opt("--block-b", o.block_b);
-  num("--block-len", o.length);
+  opt(o.op == Op::kQuantize ? "--format" : "--format-a", o.formats_a);
+  opt("--format-b", o.formats_b);
+  opt("--scale", o.modes);
+  opt("--scale-a", o.modes_a);
+  opt("--scale-b", o.modes_b);
+  opt("--scale-a", o.scales_a);
+  opt("--scale-b", o.scales_b);
+  opt("--rounding", o.roundings);
+  opt("--zero", o.zero_policies);
+  opt("--nonfinite", o.nonfinite_policies);
+  opt("--block-a", o.blocks_a);
+  opt("--block-b", o.blocks_b);
+  opt("--block-len", o.lengths);
   num("--sr-bits", o.sr_bits);
   num("--nblocks", o.nblocks);
   if (o.op == Op::kGemmTile)
@@ -352,7 +429,7 @@ StreamCounts write_stream(std::ostream& out, const GenerateOptions& o) {
                            " <label>' line"
                      : std::string(" (table left out)"))
       << '\n'
-      << "# fields: " << field_order(o.op) << '\n'
+      << "# fields: " << field_order(o) << '\n'
       << "# numbers: names in lower case; sizes decimal; FP32 values 8 hex digits; scale codes 2 hex digits (e4m3, "
          "ue8m0) or 8 (fp32); codes one hex digit per element, element 0 first"
       << (o.op == Op::kDot ? "; p signed decimal" : "") << '\n';

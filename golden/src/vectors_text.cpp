@@ -71,6 +71,10 @@ std::string format_quantize(const QuantizeCase& c) {
   put_word(s, name(Op::kQuantize));
   put_word(s, name(c.format));
   put_word(s, name(c.mode));
+  if (c.policy != QuantPolicy{}) {
+    put_word(s, name(c.policy.zero));
+    put_word(s, name(c.policy.nonfinite));
+  }
   put_word(s, std::to_string(c.length));
   put_word(s, name(c.rounding));
   put_word(s, std::to_string(c.sr_bits));
@@ -248,6 +252,15 @@ class LineFields {
   ScaleMode mode(const FieldName& f) { return named(f, kAllScaleModes, parse_scale_mode); }
   BlockShape block(const FieldName& f) { return named(f, kAllBlockShapes, parse_block_shape); }
   Rounding rounding(const FieldName& f) { return named(f, kAllRoundings, parse_rounding); }
+  ZeroPolicy zero_policy(const FieldName& f) { return named(f, kAllZeroPolicies, parse_zero_policy); }
+  NonFinitePolicy nonfinite_policy(const FieldName& f) {
+    return named(f, kAllNonFinitePolicies, parse_nonfinite_policy);
+  }
+  // Whether the next field is a name parse knows (an optional field is present).
+  template <class Parse>
+  bool next_parses(Parse parse) const {
+    return next_ < tokens_.size() && parse(tokens_[next_]).has_value();
+  }
 
  private:
   // The next field, which must be exactly count hex digits: each digit's value,
@@ -273,6 +286,11 @@ QuantizeCase parse_quantize(LineFields& in) {
   QuantizeCase c;
   c.format = in.format({"format"});
   c.mode = in.mode({"scale_mode"});
+  // The policies are optional: a line without them has the default ones.
+  if (in.next_parses(parse_zero_policy)) {
+    c.policy.zero = in.zero_policy({"zero"});
+    c.policy.nonfinite = in.nonfinite_policy({"nonfinite"});
+  }
   c.length = in.length({"length"});
   c.rounding = in.rounding({"rounding"});
   c.sr_bits = in.decimal({"sr_bits"}, 1, 8);

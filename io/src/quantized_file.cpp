@@ -62,18 +62,25 @@ std::optional<std::string> tensor_scale_defect(const QuantizedTensor& q) {
 
 Json config_json(const QuantizedEntry& e) {
   const QuantConfig& c = e.tensor.config;
-  return Json{{"rows", e.tensor.rows},
-              {"cols", e.tensor.cols},
-              {"transposed", e.transposed},
-              {"format", std::string(name(c.format))},
-              {"block", std::string(name(c.block))},
-              {"scale", std::string(name(c.scale))},
-              {"rounding", std::string(name(c.rounding))},
-              {"sr_bits", c.sr_bits},
-              {"rht", c.rht.size},
-              {"rht_bf16", c.rht.round_bf16},
-              {"seed", c.seed},
-              {"stream", c.stream}};
+  Json j{{"rows", e.tensor.rows},
+         {"cols", e.tensor.cols},
+         {"transposed", e.transposed},
+         {"format", std::string(name(c.format))},
+         {"block", std::string(name(c.block))},
+         {"scale", std::string(name(c.scale))},
+         {"rounding", std::string(name(c.rounding))},
+         {"sr_bits", c.sr_bits},
+         {"rht", c.rht.size},
+         {"rht_bf16", c.rht.round_bf16},
+         {"seed", c.seed},
+         {"stream", c.stream}};
+  // The policies only where they are not the defaults: files of the default policies are
+  // what they were before the policies existed, and readers of that version take them.
+  if (c.policy != QuantPolicy{}) {
+    j["zero"] = std::string(name(c.policy.zero));
+    j["nonfinite"] = std::string(name(c.policy.nonfinite));
+  }
+  return j;
 }
 
 // The configuration rules both directions share: golden's own, and the RHT's
@@ -145,7 +152,8 @@ QuantizedEntry parse_entry_metadata(const std::string& name, const std::string& 
   const FieldReader r{object, path, name};
   static const std::set<std::string_view> kKeys = {"rows",     "cols",    "transposed", "format",
                                                    "block",    "scale",   "rounding",   "sr_bits",
-                                                   "rht",      "rht_bf16", "seed",      "stream"};
+                                                   "rht",      "rht_bf16", "seed",      "stream",
+                                                   "zero",     "nonfinite"};
   for (const auto& [key, value] : object.items()) {
     if (kKeys.count(key) == 0) r.defect(fmt::format("metadata has an unknown field '{}'", key));
   }
@@ -167,6 +175,11 @@ QuantizedEntry parse_entry_metadata(const std::string& name, const std::string& 
   const uint64_t stream = r.unsigned_integer("stream");
   if (stream > UINT32_MAX) r.defect(fmt::format("metadata 'stream' is {}, above 2^32 - 1", stream));
   c.stream = static_cast<uint32_t>(stream);
+  // The policies are optional (absent: the defaults); they come as a pair.
+  if (object.contains("zero") || object.contains("nonfinite")) {
+    c.policy.zero = r.named<ZeroPolicy>("zero", parse_zero_policy, "positive, signed");
+    c.policy.nonfinite = r.named<NonFinitePolicy>("nonfinite", parse_nonfinite_policy, "finite, propagate");
+  }
   if (const auto defect = config_defect(q)) r.defect(*defect);
   return e;
 }

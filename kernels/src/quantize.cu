@@ -99,6 +99,8 @@ struct QuantizeArgs {
   uint32_t stream;
   bool rowwise;
   bool colwise;
+  bool keep_sign;  // the signed-zero policy (golden quantizer_code)
+  bool propagate;  // the non-finite policy 'propagate' (golden scale.h)
   Output out[2];  // [0] row-wise, [1] column-wise
 };
 
@@ -233,13 +235,21 @@ __device__ __forceinline__ float max_nan_abs(float m, float x) {
   return r;
 }
 
+// max(m, x) of non-negative values (or NaN) that returns NaN when either is NaN.
+__device__ __forceinline__ float max_nan(float m, float x) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(m), "f"(x));
+  return r;
+}
+
 __device__ __forceinline__ float warp_max(float x, int first_mask, int last_mask) {
-  for (int m = first_mask; m <= last_mask; m *= 2) x = fmaxf(x, __shfl_xor_sync(0xFFFFFFFFu, x, m));
+  for (int m = first_mask; m <= last_mask; m *= 2) x = max_nan(x, __shfl_xor_sync(0xFFFFFFFFu, x, m));
   return x;
 }
 
-// The largest finite |x| over the CTA, one atomic per CTA (a per-warp atomic
-// on the one address serializes ~10^5 updates in L2). All threads call it.
+// The largest |x| over the CTA (finite, or NaN/+Inf under the propagate policy,
+// whose group maxima keep them), one atomic per CTA (a per-warp atomic on the one
+// address serializes ~10^5 updates in L2). All threads call it.
 __device__ __forceinline__ void cta_amax_to(float amax, float* tensor, float (&partial)[kThreads / 32]) {
   amax = warp_max(amax, 1, 16);
   if ((threadIdx.x & 31) == 0) partial[threadIdx.x / 32] = amax;
@@ -247,9 +257,10 @@ __device__ __forceinline__ void cta_amax_to(float amax, float* tensor, float (&p
   if (threadIdx.x == 0) {
     float m = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, partial[w]);
-    // Non-negative floats order as their bit patterns.
-    if (m > 0.0f) atomicMax(reinterpret_cast<unsigned int*>(tensor), __float_as_uint(m));
+    for (int w = 0; w < kThreads / 32; ++w) m = max_nan(m, partial[w]);
+    // Non-negative floats order as their bit patterns, +Inf above them and the
+    // (positive) NaN max.NaN returns above +Inf.
+    if (!(m <= 0.0f)) atomicMax(reinterpret_cast<unsigned int*>(tensor), __float_as_uint(m));
   }
 }
 
@@ -292,7 +303,8 @@ struct FixedRecipe {
 };
 
 // What a group leaves to be stored: its two words of codes and its block's
-// scale code (kAmaxOnly: its largest finite magnitude instead).
+// scale code (kAmaxOnly: its amax under the non-finite policy instead: the
+// largest finite magnitude, or with 'propagate' NaN/+Inf where it holds one).
 struct GroupResult {
   float amax = 0.0f;
   uint32_t lo = 0;
@@ -345,7 +357,7 @@ __device__ __forceinline__ void store_group(const QuantizeArgs& a, const Output&
 }
 
 // One group of one direction: RHT16, then either (kAmaxOnly) the group's
-// largest finite magnitude or the block amax by shuffles, block scale,
+// tensor-amax contribution or the block amax by shuffles, block scale,
 // rounding and packing. All 32 lanes of the warp must call it. line: the
 // non-contraction index; k0: the group's first contraction index; live: the
 // group lies inside the tensor (the overload below tests it from the extents
@@ -375,13 +387,19 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
   }
 
   if constexpr (kAmaxOnly) {
-    // The largest finite magnitude (golden's finite_amax). fmaxf drops NaNs,
-    // so one max per element serves unless an element is infinite: only then
-    // (rarely) is each element tested.
+    // The tensor amax (golden's scale_amax). Propagate: the NaN-propagating max.
+    // Finite: the largest finite magnitude; fmaxf drops NaNs, so one max per
+    // element serves unless an element is infinite: only then (rarely) is each
+    // element tested.
     float amax = 0.0f;
+    if (a.propagate) {
 #pragma unroll
-    for (int j = 0; j < 16; ++j) amax = fmaxf(amax, fabsf(v[j]));
-    if (amax == INFINITY) {
+      for (int j = 0; j < 16; ++j) amax = max_nan_abs(amax, v[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 16; ++j) amax = fmaxf(amax, fabsf(v[j]));
+    }
+    if (amax == INFINITY && !a.propagate) {
       amax = 0.0f;
 #pragma unroll
       for (int j = 0; j < 16; ++j) {
@@ -408,16 +426,21 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
 
     // nvfp4: the tensor scale, fl(S_enc / gmax) and the encode factor of every
     // block-scale code were computed once, after the amax pass (tensor_scale_kernel).
+    // The propagate policy quantizes a non-finite block too (golden block_scale of
+    // its NaN or +Inf amax): its scale comes from the same rules and its codes from
+    // the rare path propagate_group_codes, as do those of a block whose encode
+    // factor is NaN (a NaN tensor scale).
     GroupResult g;
     g.scale_code = math::nan_scale_code(R::scale_format(a));
-    if (finite && live) {
+    if ((finite || a.propagate) && live) {
       float encode;
       if (mode == ScaleMode::kNVFP4) {
         g.scale_code = math::nvfp4_scale_code(amax, enc_over_gmax);
         encode = o.tensor[kTensorEncodeTable + g.scale_code];
       } else {
         const math::BlockScaleValue s =
-            math::block_scale(R::scale_facts(a), amax, math::TensorScaleValue{1.0f, 1.0f});
+            finite ? math::block_scale(R::scale_facts(a), amax, math::TensorScaleValue{1.0f, 1.0f})
+                   : math::propagate_block_scale(R::scale_facts(a), amax, math::TensorScaleValue{1.0f, 1.0f});
         g.scale_code = s.code;
         encode = s.encode;
       }
@@ -432,12 +455,18 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
         words[3] = w[3];
       }
       math::PackedGroup p;
-      if (!fold || math::rht16_scale_folds(encode)) {
-        p = math::group_codes<F, kStochastic, R::kClamp>(v, fold ? math::mul_rn(encode, math::kRht16Scale) : encode,
-                                                         words, a.sr_keep);
-      } else {  // rare (extreme block scales): golden's order, each element scaled by c
-        math::rht16_scale(v, false);
-        p = math::group_codes<F, kStochastic, R::kClamp>(v, encode, words, a.sr_keep);
+      if (!finite || !(encode == encode)) {  // propagate only (rare): golden's order, each element scaled by c
+        if (fold) math::rht16_scale(v, false);
+        p = math::propagate_group_codes<F, kStochastic>(v, encode, words, a.sr_keep, a.keep_sign);
+      } else {
+        if (!fold || math::rht16_scale_folds(encode)) {
+          p = math::group_codes<F, kStochastic, R::kClamp>(v, fold ? math::mul_rn(encode, math::kRht16Scale) : encode,
+                                                           words, a.sr_keep);
+        } else {  // rare (extreme block scales): golden's order, each element scaled by c
+          math::rht16_scale(v, false);
+          p = math::group_codes<F, kStochastic, R::kClamp>(v, encode, words, a.sr_keep);
+        }
+        if (a.keep_sign) p = math::keep_zero_signs<F>(p, v);
       }
       g.lo = p.lo;
       g.hi = p.hi;
@@ -675,7 +704,7 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
       const bool live = inside || (line < a.rows && k0 < a.cols);
       const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[0], v, line, k0, live);
       if constexpr (kAmaxOnly) {
-        amax = fmaxf(amax, g.amax);
+        amax = max_nan(amax, g.amax);
       } else if (inside) {
         store_both_group<R>(a, t, g, r, k);
       } else {
@@ -705,7 +734,7 @@ __device__ __forceinline__ void quantize_both_ways(const QuantizeArgs& a, float*
     const bool live = inside || (line < a.cols && k0 < a.rows);
     const GroupResult g = process_group<kAmaxOnly, F, kStochastic, R>(a, a.out[1], v, line, k0, live);
     if constexpr (kAmaxOnly) {
-      amax = fmaxf(amax, g.amax);
+      amax = max_nan(amax, g.amax);
     } else if (inside) {
       store_both_group<R>(a, t, g, c, k);
     } else {
@@ -1142,6 +1171,8 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
   a.stream = cfg.stream;
   a.rowwise = rowwise != nullptr;
   a.colwise = colwise != nullptr;
+  a.keep_sign = cfg.policy.zero == ZeroPolicy::kSigned;
+  a.propagate = cfg.policy.nonfinite == NonFinitePolicy::kPropagate;
   if (rowwise != nullptr) a.out[0] = output_of(rowwise);
   if (colwise != nullptr) a.out[1] = output_of(colwise);
 

@@ -51,6 +51,8 @@ from ._nibble import (  # noqa: F401  (re-exported)
     scale_modes,
     synthetic,
     write_quantized,
+    zero_policies,
+    nonfinite_policies,
 )
 from ._records import records
 
@@ -71,10 +73,14 @@ def quantize(x, config=None, **settings):
     """Quantizes x with golden: a QuantizedTensor of codes, block scales and tensor scale.
 
     Settings are a QuantConfig or its keywords: format, block, scale, rounding,
-    sr_bits, rht (0 = off), rht_bf16, seed, stream. With an RHT, x is rotated
-    along its last axis first and the codes are in the rotated domain. A block
-    holding NaN or Inf gets its scale format's NaN code, as golden defines it,
-    also where no value is finite (which ``nibble golden-quant`` refuses).
+    sr_bits, rht (0 = off), rht_bf16, seed, stream, and the policies zero
+    ("positive" or "signed") and nonfinite ("finite" or "propagate";
+    docs/numerics.md section 3). With an RHT, x is rotated along its last axis
+    first and the codes are in the rotated domain. Under nonfinite="finite" (the
+    default) a block holding NaN or Inf gets its scale format's NaN code, as
+    golden defines it, also where no value is finite (which ``nibble
+    golden-quant`` refuses); under "propagate" NaN and Inf go through the scale
+    rules as in Transformer Engine's NVFP4 reference.
     """
     return _nibble._quantize(x, _config(config, settings))
 
@@ -94,7 +100,7 @@ def measure(x, config=None, **settings):
 
 
 def quant_matrix(x, *, name="x", formats=formats, scales=scale_modes, blocks=block_shapes, rht=(0, 16),
-                 roundings=roundings, sr_bits=8, seed=0):
+                 roundings=roundings, sr_bits=8, seed=0, zero="positive", nonfinite="finite"):
     """The diagnostics matrix of ``nibble quant --tensor``: x under every listed combination.
 
     Returns a dict: "input" (name, rows, cols, nonfinite_zeroed) and "rows", a
@@ -102,10 +108,12 @@ def quant_matrix(x, *, name="x", formats=formats, scales=scale_modes, blocks=blo
     (outermost first) and the fields of ``nibble quant --json``: input, format,
     scale, block, rht ("off" or the size), rounding, sr_bits, sqnr_db,
     delta_sqnr_rht (NaN without an RHT), nmse, alpha, rel_mag_error,
-    code_entropy_bits, b_eff, level_bias. rht lists sizes, 0 for none.
+    code_entropy_bits, b_eff, level_bias. rht lists sizes, 0 for none. zero
+    and nonfinite are the quantizer's policies, as ``nibble quant --zero
+    --nonfinite`` takes them.
     """
     out = _nibble._quant_matrix(x, name, list(formats), list(scales), list(blocks), list(rht), list(roundings),
-                                sr_bits, seed)
+                                sr_bits, seed, zero, nonfinite)
     out["rows"] = records(out["rows"])
     return out
 

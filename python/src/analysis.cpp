@@ -89,7 +89,8 @@ std::vector<E> parse_list(const std::vector<std::string>& given, const std::arra
 py::dict quant_matrix(const py::handle& x, const std::string& tensor_name, const std::vector<std::string>& formats,
                       const std::vector<std::string>& scales, const std::vector<std::string>& blocks,
                       const std::vector<int>& rht, const std::vector<std::string>& roundings,
-                      const py::object& sr_bits, const py::object& seed) {
+                      const py::object& sr_bits, const py::object& seed, const std::string& zero,
+                      const std::string& nonfinite) {
   analysis::MatrixSpec spec;
   spec.formats = parse_list(formats, kAllFormats, parse_format, "format");
   spec.scales = parse_list(scales, kAllScaleModes, parse_scale_mode, "scale mode");
@@ -99,8 +100,9 @@ py::dict quant_matrix(const py::handle& x, const std::string& tensor_name, const
   spec.rht_sizes = rht;
   spec.sr_bits = static_cast<int>(checked_int(sr_bits, "sr_bits", INT32_MIN, INT32_MAX));
   spec.seed = checked_uint(seed, "seed", UINT64_MAX);
-  size_t nonfinite = 0;
-  const NamedTensor t = named_tensor(x, tensor_name, &nonfinite);
+  spec.policy = QuantPolicy{zero_policy_named(zero), nonfinite_policy_named(nonfinite)};
+  size_t nonfinite_count = 0;
+  const NamedTensor t = named_tensor(x, tensor_name, &nonfinite_count);
   std::vector<analysis::MatrixRow> rows;
   {
     py::gil_scoped_release unlocked;
@@ -109,7 +111,7 @@ py::dict quant_matrix(const py::handle& x, const std::string& tensor_name, const
   py::list list;
   for (const analysis::MatrixRow& r : rows) list.append(from_json(analysis::matrix_row_json(r)));
   py::dict out;
-  out["input"] = input_dict(t, nonfinite);
+  out["input"] = input_dict(t, nonfinite_count);
   out["rows"] = list;
   return out;
 }
@@ -142,7 +144,8 @@ void bind_analysis(py::module_& m) {
         py::arg("format"), "The predicted RNE bias at each positive level of the format's grid (flat density).");
   m.def("_measure", &measure, py::arg("x"), py::arg("config"));
   m.def("_quant_matrix", &quant_matrix, py::arg("x"), py::arg("name"), py::arg("formats"), py::arg("scales"),
-        py::arg("blocks"), py::arg("rht"), py::arg("roundings"), py::arg("sr_bits"), py::arg("seed"));
+        py::arg("blocks"), py::arg("rht"), py::arg("roundings"), py::arg("sr_bits"), py::arg("seed"),
+        py::arg("zero"), py::arg("nonfinite"));
   m.def("_chain", &chain, py::arg("configs"), py::arg("layers"), py::arg("width"), py::arg("batch"), py::arg("seed"));
 }
 

@@ -27,7 +27,8 @@ namespace {
 
 QuantConfig make_config(const std::string& format, const std::string& block, const std::string& scale,
                         const std::string& rounding, const py::object& sr_bits, const py::object& rht, bool rht_bf16,
-                        const py::object& seed, const py::object& stream) {
+                        const py::object& seed, const py::object& stream, const std::string& zero,
+                        const std::string& nonfinite) {
   QuantConfig c;
   c.format = format_named(format);
   c.block = block_named(block);
@@ -38,6 +39,7 @@ QuantConfig make_config(const std::string& format, const std::string& block, con
   c.rht.round_bf16 = rht_bf16;
   c.seed = checked_uint(seed, "seed", UINT64_MAX);
   c.stream = static_cast<uint32_t>(checked_uint(stream, "stream", UINT32_MAX));
+  c.policy = QuantPolicy{zero_policy_named(zero), nonfinite_policy_named(nonfinite)};
   validate(c);
   return c;
 }
@@ -53,6 +55,8 @@ py::dict config_dict(const QuantConfig& c) {
   d["rht_bf16"] = c.rht.round_bf16;
   d["seed"] = c.seed;
   d["stream"] = c.stream;
+  d["zero"] = std::string(name(c.policy.zero));
+  d["nonfinite"] = std::string(name(c.policy.nonfinite));
   return d;
 }
 
@@ -61,12 +65,13 @@ std::string config_repr(const QuantConfig& c) {
          "', scale='" + std::string(name(c.scale)) + "', rounding='" + std::string(name(c.rounding)) +
          "', sr_bits=" + std::to_string(c.sr_bits) + ", rht=" + std::to_string(c.rht.size) +
          ", rht_bf16=" + (c.rht.round_bf16 ? "True" : "False") + ", seed=" + std::to_string(c.seed) +
-         ", stream=" + std::to_string(c.stream) + ")";
+         ", stream=" + std::to_string(c.stream) + ", zero='" + std::string(name(c.policy.zero)) + "', nonfinite='" +
+         std::string(name(c.policy.nonfinite)) + "')";
 }
 
 bool same_config(const QuantConfig& a, const QuantConfig& b) {
   return a.format == b.format && a.block == b.block && a.scale == b.scale && a.rounding == b.rounding &&
-         a.sr_bits == b.sr_bits && a.rht == b.rht && a.seed == b.seed && a.stream == b.stream;
+         a.sr_bits == b.sr_bits && a.rht == b.rht && a.seed == b.seed && a.stream == b.stream && a.policy == b.policy;
 }
 
 QuantizedTensor quantize_array(const py::handle& x, const QuantConfig& cfg) {
@@ -231,6 +236,8 @@ void bind_golden(py::module_& m) {
   m.attr("scale_modes") = names_of(kAllScaleModes);
   m.attr("block_shapes") = names_of(kAllBlockShapes);
   m.attr("roundings") = names_of(kAllRoundings);
+  m.attr("zero_policies") = names_of(kAllZeroPolicies);
+  m.attr("nonfinite_policies") = names_of(kAllNonFinitePolicies);
   py::tuple rht_sizes(kRhtSizes.size());
   for (size_t i = 0; i < kRhtSizes.size(); ++i) rht_sizes[i] = kRhtSizes[i];
   m.attr("rht_sizes") = rht_sizes;
@@ -253,7 +260,8 @@ void bind_golden(py::module_& m) {
            py::arg("block") = std::string(name(d.block)), py::arg("scale") = std::string(name(d.scale)),
            py::arg("rounding") = std::string(name(d.rounding)), py::arg("sr_bits") = d.sr_bits,
            py::arg("rht") = d.rht.size, py::arg("rht_bf16") = d.rht.round_bf16, py::arg("seed") = d.seed,
-           py::arg("stream") = d.stream)
+           py::arg("stream") = d.stream, py::arg("zero") = std::string(name(d.policy.zero)),
+           py::arg("nonfinite") = std::string(name(d.policy.nonfinite)))
       .def_property_readonly("format", [](const QuantConfig& c) { return std::string(name(c.format)); })
       .def_property_readonly("block", [](const QuantConfig& c) { return std::string(name(c.block)); })
       .def_property_readonly("scale", [](const QuantConfig& c) { return std::string(name(c.scale)); })
@@ -263,6 +271,12 @@ void bind_golden(py::module_& m) {
       .def_property_readonly("rht_bf16", [](const QuantConfig& c) { return c.rht.round_bf16; })
       .def_property_readonly("seed", [](const QuantConfig& c) { return c.seed; })
       .def_property_readonly("stream", [](const QuantConfig& c) { return c.stream; })
+      .def_property_readonly("zero", [](const QuantConfig& c) { return std::string(name(c.policy.zero)); },
+                             "The zero policy: 'positive' (a value rounding to zero is code 0) or 'signed' (its "
+                             "sign kept: 0x8 in e2m1/e1m2, as IEEE, OCP MX, CUDA and Transformer Engine).")
+      .def_property_readonly("nonfinite", [](const QuantConfig& c) { return std::string(name(c.policy.nonfinite)); },
+                             "The non-finite policy: 'finite' (finite amax, NaN block scale) or 'propagate' "
+                             "(Transformer Engine's NVFP4 reference: NaN and Inf through the scale rules).")
       .def_property_readonly("scale_format", [](const QuantConfig& c) { return std::string(name(scale_format(c.scale))); })
       .def("to_dict", &config_dict, "The settings as keyword arguments of QuantConfig().")
       .def("__repr__", &config_repr)

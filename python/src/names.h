@@ -44,5 +44,11 @@ inline BlockShape block_named(const std::string& s) {
 inline Rounding rounding_named(const std::string& s) {
   return parse_named(kAllRoundings, parse_rounding, s, "rounding");
 }
+inline ZeroPolicy zero_policy_named(const std::string& s) {
+  return parse_named(kAllZeroPolicies, parse_zero_policy, s, "zero policy");
+}
+inline NonFinitePolicy nonfinite_policy_named(const std::string& s) {
+  return parse_named(kAllNonFinitePolicies, parse_nonfinite_policy, s, "non-finite policy");
+}
 
 }  // namespace nibble::python

@@ -1,6 +1,7 @@
 // The quantizer's and the RHT unit's run-time selects and derived constants.
 //
-// Mirrors golden/include/nibble/scale.h (ScaleMode), quantize.h (Rounding) and philox.h (the
+// Mirrors golden/include/nibble/scale.h (ScaleMode, NonFinitePolicy), quantize.h (Rounding,
+// ZeroPolicy) and philox.h (the
 // B <= 8 stochastic-rounding bits of one Philox byte). Every per-format constant the
 // quantizer needs (gmax as binary32, emax, the mx-ceil threshold) is derived here from
 // nibble_pkg::FormatTable, so adding a format stays an edit to nibble_pkg alone.
@@ -23,6 +24,21 @@ package nibble_quant_pkg;
     RoundNearestEven = 1'b0,
     RoundStochastic  = 1'b1
   } rounding_e;
+
+  // The quantizer's policies (docs/numerics.md section 3). Values equal golden's
+  // nibble::ZeroPolicy: the code of an element whose magnitude rounds to zero (0, or the sign
+  // kept: minifloat 0x8 for a negative v).
+  typedef enum logic [0:0] {
+    ZeroPositive = 1'b0,
+    ZeroSigned   = 1'b1
+  } zero_policy_e;
+
+  // Values equal golden's nibble::NonFinitePolicy: a block holding NaN/Inf gets the NaN scale
+  // (finite), or its IEEE amax goes through the scale rules (propagate, Transformer Engine's).
+  typedef enum logic [0:0] {
+    NonFiniteFinite    = 1'b0,
+    NonFinitePropagate = 1'b1
+  } nonfinite_policy_e;
 
   // Stochastic rounding takes B in 1..SrBitsMax random bits per element (one Philox byte).
   localparam int unsigned SrBitsMax   = 8;

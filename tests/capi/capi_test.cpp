@@ -3,6 +3,7 @@
 // NIBBLE_CAPI_SEED (default 0x5eed2026), printed by every test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -48,6 +49,8 @@ int as_int(ScaleMode m) { return static_cast<int>(m); }
 int as_int(ScaleFormat f) { return static_cast<int>(f); }
 int as_int(BlockShape b) { return static_cast<int>(b); }
 int as_int(Rounding r) { return static_cast<int>(r); }
+int as_int(ZeroPolicy z) { return static_cast<int>(z); }
+int as_int(NonFinitePolicy p) { return static_cast<int>(p); }
 
 TEST(CApi, VersionEnumsAndNamesMatchGolden) {
   int cases = 0;
@@ -76,13 +79,23 @@ TEST(CApi, VersionEnumsAndNamesMatchGolden) {
     EXPECT_EQ(std::string(nibble_block_shape_name(as_int(b))), name(b));
     ++cases;
   }
+  for (ZeroPolicy z : kAllZeroPolicies) {
+    EXPECT_EQ(std::string(nibble_zero_policy_name(as_int(z))), name(z));
+    ++cases;
+  }
+  for (NonFinitePolicy p : kAllNonFinitePolicies) {
+    EXPECT_EQ(std::string(nibble_nonfinite_policy_name(as_int(p))), name(p));
+    ++cases;
+  }
+  EXPECT_STREQ(nibble_zero_policy_name(NIBBLE_ZERO_COUNT), "");
+  EXPECT_STREQ(nibble_nonfinite_policy_name(-1), "");
   EXPECT_STREQ(nibble_format_name(NIBBLE_FMT_COUNT), "");
   EXPECT_STREQ(nibble_scale_format_name(-1), "");
   EXPECT_STREQ(nibble_scale_mode_name(NIBBLE_SCALE_MODE_COUNT), "");
   EXPECT_STREQ(nibble_rounding_name(NIBBLE_ROUND_COUNT), "");
   EXPECT_STREQ(nibble_block_shape_name(NIBBLE_BLOCK_COUNT), "");
   std::printf("%d enum values\n", cases);
-  EXPECT_EQ(cases, 15);
+  EXPECT_EQ(cases, 19);
 }
 
 TEST(CApi, ElementDecodeAndEncodeEveryCode) {
@@ -310,6 +323,127 @@ TEST(CApi, QuantizeDequantizeEveryConfiguration) {
   EXPECT_EQ(configs, 3 * 4 * 3 * 2 * 3);
 }
 
+nibble_quant_policy c_policy(const QuantPolicy& p) { return nibble_quant_policy{as_int(p.zero), as_int(p.nonfinite)}; }
+
+TEST(CApi, PolicyDefaultsAreGoldens) {
+  nibble_quant_policy p{7, 7};
+  ASSERT_EQ(nibble_quant_policy_init(&p), NIBBLE_OK);
+  const QuantPolicy g;
+  EXPECT_EQ(p.zero, as_int(g.zero));
+  EXPECT_EQ(p.nonfinite, as_int(g.nonfinite));
+  EXPECT_EQ(nibble_golden_api_version(), 2);
+}
+
+// The policy entry points against golden under every policy pair, on tensors with zeros,
+// tiny negatives, NaN and Inf; and the version-1 entry points equal the default policies.
+TEST(CApi, QuantizeWithEveryPolicy) {
+  std::mt19937_64 rng(test_seed());
+  int configs = 0;
+  size_t negative_zero_codes = 0, nan_tensor_scales = 0;
+  for (Format f : kAllFormats) {
+    for (ScaleMode m : kAllScaleModes) {
+      for (BlockShape b : kAllBlockShapes) {
+        for (ZeroPolicy z : kAllZeroPolicies) {
+          for (NonFinitePolicy nf : kAllNonFinitePolicies) {
+            QuantConfig g;
+            g.format = f;
+            g.scale = m;
+            g.block = b;
+            g.rounding = (rng() & 1) ? Rounding::kStochastic : Rounding::kNearestEven;
+            g.sr_bits = 1 + static_cast<int>(rng() % 8);
+            g.seed = rng();
+            g.policy = QuantPolicy{z, nf};
+            const int64_t rows = 1 + static_cast<int64_t>(rng() % 20);
+            const int64_t cols = 1 + static_cast<int64_t>(rng() % 70);
+            std::vector<float> x(static_cast<size_t>(rows * cols));
+            for (float& v : x) v = random_value(rng, rng() % 3 == 0);
+            const QuantizedTensor want = quantize(x.data(), rows, cols, g);
+            const nibble_quant_policy policy = c_policy(g.policy);
+
+            CTensor t(c_config(g), rows, cols);
+            ASSERT_EQ(nibble_quantize_with_policy(x.data(), &t.q, &policy), NIBBLE_OK) << nibble_last_error();
+            ASSERT_EQ(t.codes, want.codes) << name(f) << " " << name(m) << " " << name(b) << " " << name(z) << " "
+                                           << name(nf);
+            ASSERT_EQ(t.scales, want.scales);
+            ASSERT_EQ(f32_bits(t.q.tensor_encode), f32_bits(want.tensor.encode));
+            ASSERT_EQ(f32_bits(t.q.tensor_decode), f32_bits(want.tensor.decode));
+            if (g.policy == QuantPolicy{}) {
+              CTensor v1(c_config(g), rows, cols);
+              ASSERT_EQ(nibble_quantize(x.data(), &v1.q), NIBBLE_OK);
+              ASSERT_EQ(v1.codes, t.codes);
+              ASSERT_EQ(v1.scales, t.scales);
+            }
+            if (f != Format::kInt4) {
+              negative_zero_codes += static_cast<size_t>(std::count(t.codes.begin(), t.codes.end(), 0x8));
+            }
+            nan_tensor_scales += std::isnan(t.q.tensor_encode) ? 1u : 0u;
+
+            const int64_t bh = block_rows(b), bw = block_cols(b);
+            std::vector<float> blk(static_cast<size_t>(bh * bw));
+            for (float& v : blk) v = random_value(rng, true);
+            const QuantizedTensor one = quantize(blk.data(), bh, bw, g);
+            std::vector<uint8_t> codes(blk.size());
+            uint32_t scale = 0;
+            float te = 0, td = 0;
+            const nibble_quant_config cc = c_config(g);
+            ASSERT_EQ(nibble_quantize_block_with_policy(&cc, &policy, blk.data(), blk.size(), codes.data(), &scale, &te,
+                                                        &td),
+                      NIBBLE_OK)
+                << nibble_last_error();
+            ASSERT_EQ(codes, one.codes);
+            ASSERT_EQ(scale, one.scales[0]);
+            ASSERT_EQ(f32_bits(td), f32_bits(one.tensor.decode));
+            ++configs;
+          }
+        }
+      }
+    }
+  }
+  std::printf("%d configurations, %zu negative-zero codes, %zu NaN tensor scales\n", configs, negative_zero_codes,
+              nan_tensor_scales);
+  EXPECT_EQ(configs, 3 * 4 * 3 * 2 * 2);
+  EXPECT_GT(negative_zero_codes, 0u);
+  EXPECT_GT(nan_tensor_scales, 0u);
+}
+
+TEST(CApi, TensorAndBlockScalesWithPolicy) {
+  int cases = 0;
+  for (Format f : kAllFormats) {
+    for (ScaleMode m : kAllScaleModes) {
+      for (float amax : {0.0f, 1.0f, 3.0f, INFINITY, NAN}) {
+        for (NonFinitePolicy p : kAllNonFinitePolicies) {
+          float te = 0, td = 0;
+          const int s = nibble_tensor_scale_with_policy(as_int(m), as_int(f), as_int(p), amax, &te, &td);
+          if (p == NonFinitePolicy::kFinite && !f32_is_finite(amax)) {
+            EXPECT_EQ(s, NIBBLE_ERR_INVALID_ARGUMENT);
+          } else {
+            ASSERT_EQ(s, NIBBLE_OK) << nibble_last_error();
+            const TensorScale t = tensor_scale(m, f, amax);
+            EXPECT_EQ(f32_bits(te), f32_bits(t.encode));
+            EXPECT_EQ(f32_bits(td), f32_bits(t.decode));
+          }
+          uint32_t code = 0;
+          float dec = 0, enc = 0;
+          ASSERT_EQ(nibble_block_scale_with_policy(as_int(m), as_int(f), as_int(p), amax, 1.0f, 1.0f, &code, &dec, &enc),
+                    NIBBLE_OK);
+          const BlockScale want = block_scale(m, f, amax, TensorScale{}, p);
+          EXPECT_EQ(code, want.code) << name(f) << " " << name(m) << " " << name(p) << " " << amax;
+          EXPECT_EQ(f32_bits(dec), f32_bits(want.decode));
+          EXPECT_EQ(f32_bits(enc), f32_bits(want.encode));
+          if (p == NonFinitePolicy::kFinite) {
+            uint32_t v1 = 0;
+            ASSERT_EQ(nibble_block_scale(as_int(m), as_int(f), amax, 1.0f, 1.0f, &v1, nullptr, nullptr), NIBBLE_OK);
+            EXPECT_EQ(v1, code);
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  std::printf("%d policy scale cases\n", cases);
+  EXPECT_EQ(cases, 3 * 4 * 5 * 2);
+}
+
 TEST(CApi, BlockDotDotRowsAndGemm) {
   std::mt19937_64 rng(test_seed());
   int cases = 0;
@@ -381,12 +515,23 @@ TEST(CApi, DpiEntryPointsMatchGolden) {
       x[j] = random_value(rng, true);
       x_bits[j] = f32_bits(x[j]);
     }
+    // Half the cases through the version-1 entry point (the default policies), half with a policy.
+    const bool v1 = (i & 1) == 0;
+    if (!v1) g.policy = QuantPolicy{kAllZeroPolicies[rng() % 2], kAllNonFinitePolicies[rng() % 2]};
     const QuantizedTensor want = quantize(x, 1, 16, g);
     uint32_t codes[2] = {0, 0}, scale = 0, te = 0, td = 0, random[4] = {0, 0, 0, 0};
-    ASSERT_EQ(nibble_dpi_quantize_block16(as_int(g.format), as_int(g.scale), as_int(g.rounding), g.sr_bits, g.seed,
-                                          g.stream, x_bits, codes, &scale, &te, &td),
-              NIBBLE_OK)
-        << nibble_last_error();
+    if (v1) {
+      ASSERT_EQ(nibble_dpi_quantize_block16(as_int(g.format), as_int(g.scale), as_int(g.rounding), g.sr_bits, g.seed,
+                                            g.stream, x_bits, codes, &scale, &te, &td),
+                NIBBLE_OK)
+          << nibble_last_error();
+    } else {
+      ASSERT_EQ(nibble_dpi_quantize_block16_with_policy(as_int(g.format), as_int(g.scale), as_int(g.rounding),
+                                                        g.sr_bits, as_int(g.policy.zero), as_int(g.policy.nonfinite),
+                                                        g.seed, g.stream, x_bits, codes, &scale, &te, &td),
+                NIBBLE_OK)
+          << nibble_last_error();
+    }
     for (int j = 0; j < 16; ++j) ASSERT_EQ((codes[j / 8] >> (4 * (j % 8))) & 0xFu, want.codes[static_cast<size_t>(j)]);
     ASSERT_EQ(scale, want.scales[0]);
     ASSERT_EQ(te, f32_bits(want.tensor.encode));

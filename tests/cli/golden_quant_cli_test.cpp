@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -184,6 +185,45 @@ TEST_F(GoldenQuantCli, CheckPassesOnGoldensFileAndNamesEachDifference) {
       "1 of 2 quantized tensors in " + path("seed_summary.safetensors") + " differ from golden");
 }
 
+// The policies: the file records them, holds golden's quantization under them (the tensor's
+// NaN makes every nvfp4 scale NaN under propagate, as in Transformer Engine's reference;
+// under mx-floor it stays in its block), --check passes, and the same codes recorded under
+// the default policies differ from golden's.
+TEST_F(GoldenQuantCli, PoliciesAreRecordedAndChecked) {
+  const std::string out = path("policy.safetensors");
+  for (const char* scale : {"nvfp4", "mx-floor"}) {
+    const auto r = run_nibble("golden-quant --tensor " + path("x.npy") + " --scale " + scale +
+                              " --zero signed --nonfinite propagate --colwise --out " + out);
+    SCOPED_TRACE(std::string(scale) + "\n" + r.output);
+    ASSERT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.output.find(std::string(scale) + " rne zero=signed nonfinite=propagate (golden)"), std::string::npos);
+    QuantConfig cfg;
+    cfg.scale = *parse_scale_mode(scale);
+    cfg.policy = QuantPolicy{ZeroPolicy::kSigned, NonFinitePolicy::kPropagate};
+    const std::vector<io::QuantizedEntry> entries = io::read_quantized(out);
+    ASSERT_EQ(entries.size(), 2u);
+    for (const io::QuantizedEntry& e : entries) EXPECT_EQ(e.tensor.config.policy, cfg.policy);
+    const QuantizedTensor want = quantize(x_.data(), kRows, kCols, cfg);
+    expect_same(entries[0].tensor, want);
+    expect_same(entries[1].tensor, quantize(transposed().data(), kCols, kRows, cfg));
+    if (cfg.scale == ScaleMode::kNVFP4) {
+      EXPECT_TRUE(std::isnan(want.tensor.encode));
+      EXPECT_EQ(std::count(want.scales.begin(), want.scales.end(), 0x7Fu), static_cast<long>(want.scales.size()));
+    } else {
+      EXPECT_GT(std::count(want.codes.begin(), want.codes.end(), 8), 0) << "no negative zero to compare";
+    }
+    const auto ok = run_nibble("golden-quant --tensor " + path("x.npy") + " --check " + out);
+    EXPECT_EQ(ok.exit_code, 0) << ok.output;
+
+    std::vector<io::QuantizedEntry> as_default = entries;
+    for (io::QuantizedEntry& e : as_default) e.tensor.config.policy = QuantPolicy{};
+    const std::string changed = path("policy_default.safetensors");
+    io::write_quantized(changed, as_default);
+    const auto bad = run_nibble("golden-quant --tensor " + path("x.npy") + " --check " + changed);
+    EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  }
+}
+
 TEST_F(GoldenQuantCli, BadInvocationsExitTwoWithAMessage) {
   const std::string x = path("x.npy");
   const std::string good = path("bad_base.safetensors");
@@ -209,8 +249,11 @@ TEST_F(GoldenQuantCli, BadInvocationsExitTwoWithAMessage) {
       {"--tensor " + path("other.npy") + " --check " + good, "'rowwise' is [32 x 80], but " + path("other.npy") +
                                                                   " makes it [16 x 80]"},
       {"--tensor " + path("missing.npy") + " --out " + path("a.safetensors"), "cannot open for reading"},
+      {"--tensor " + x + " --zero keep --out " + path("a.safetensors"), "--zero: unknown policy 'keep'"},
+      {"--tensor " + x + " --nonfinite ieee --out " + path("a.safetensors"), "--nonfinite: unknown policy 'ieee'"},
+      {"--tensor " + x + " --check " + good + " --zero signed", "--zero excludes --check"},
   };
-  EXPECT_EQ(expect_usage_errors("golden-quant", cases), 14);
+  EXPECT_EQ(expect_usage_errors("golden-quant", cases), 17);
 }
 
 }  // namespace

@@ -137,6 +137,29 @@ TEST_F(QuantCli, JsonCsvLevelsAndChain) {
   EXPECT_EQ(csv.rfind("input,format,scale,block,rht,rounding", 0), 0u) << csv;
 }
 
+// The policies reach every row: the JSON records them, and the metrics, which read values,
+// are the same under both zero policies (a zero of either sign is 0).
+TEST_F(QuantCli, PoliciesAreRecordedAndLeaveTheMetrics) {
+  const auto run = [this](const std::string& extra, const std::string& file) {
+    const CommandResult r = run_nibble("quant --formats e2m1,e1m2 --scale nvfp4 --block 1x16 --rht off --rounding rne "
+                                       "--json " + path(file) + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return nlohmann::json::parse(slurp(path(file)));
+  };
+  const nlohmann::json plain = run("", "plain.json");
+  const nlohmann::json policy = run(" --zero signed --nonfinite propagate", "policy.json");
+  EXPECT_EQ(plain["zero"], "positive");
+  EXPECT_EQ(plain["nonfinite"], "finite");
+  EXPECT_EQ(policy["zero"], "signed");
+  EXPECT_EQ(policy["nonfinite"], "propagate");
+  ASSERT_EQ(plain["rows"].size(), policy["rows"].size());
+  for (size_t i = 0; i < plain["rows"].size(); ++i) {
+    EXPECT_EQ(plain["rows"][i]["sqnr_db"], policy["rows"][i]["sqnr_db"]) << i;
+    EXPECT_EQ(plain["rows"][i]["alpha"], policy["rows"][i]["alpha"]) << i;
+    EXPECT_EQ(plain["rows"][i]["code_entropy_bits"], policy["rows"][i]["code_entropy_bits"]) << i;
+  }
+}
+
 TEST_F(QuantCli, InputAllRunsEveryDistribution) {
   const CommandResult r = run_nibble("quant --input all --formats e2m1 --scale fp32 --block 1x16 --rounding rne");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -209,6 +232,8 @@ TEST_F(QuantCli, BadInputExitsTwoWithItsMessage) {
       {"--tensor " + empty, "is empty"},
       {"--tensor " + path("missing.npy"), path("missing.npy")},
       {"--json " + path("no/such/dir/out.json"), "cannot open '" + path("no/such/dir/out.json") + "' for writing"},
+      {"--zero keep", "--zero: unknown policy 'keep'; valid: positive, signed"},
+      {"--nonfinite te", "--nonfinite: unknown policy 'te'; valid: finite, propagate"},
   };
   int checked = 0;
   for (const BadInput& c : cases) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -124,6 +125,47 @@ TEST_F(VectorsCli, OptionsFixEveryCase) {
   }
 }
 
+// A design's own configuration: sets of formats and modes, and the policies, hold every
+// case; the stream checks clean, and the case lines carry the policies.
+TEST_F(VectorsCli, SetsAndPoliciesGiveExactlyTheDesignsCases) {
+  const CommandResult gen = run_nibble(
+      "vectors quantize --seed 4 --count 300 --format e2m1,e1m2 --scale nvfp4,mx-ceil --block-len 16 "
+      "--zero signed --nonfinite propagate");
+  ASSERT_EQ(gen.exit_code, 0) << gen.output.substr(0, 500);
+  EXPECT_NE(gen.output.find("# command: nibble vectors quantize --seed 4 --count 300 --format e2m1,e1m2 --scale "
+                            "nvfp4,mx-ceil --zero signed --nonfinite propagate --block-len 16"),
+            std::string::npos)
+      << gen.output.substr(0, 500);
+  std::istringstream in(gen.output);
+  std::set<std::pair<Format, ScaleMode>> seen;
+  size_t negative_zeros = 0;
+  const std::vector<vec::Vector> vs = vec::parse_stream(in);
+  for (const vec::Vector& v : vs) {
+    const auto& c = std::get<vec::QuantizeCase>(v.data);
+    ASSERT_TRUE(c.format == Format::kE2M1 || c.format == Format::kE1M2);
+    ASSERT_TRUE(c.mode == ScaleMode::kNVFP4 || c.mode == ScaleMode::kMXCeil);
+    ASSERT_EQ(c.length, 16);
+    ASSERT_EQ(c.policy.zero, ZeroPolicy::kSigned);
+    ASSERT_EQ(c.policy.nonfinite, NonFinitePolicy::kPropagate);
+    seen.insert({c.format, c.mode});
+    negative_zeros += static_cast<size_t>(std::count(c.codes.begin(), c.codes.end(), 8));
+  }
+  EXPECT_EQ(seen.size(), 4u);
+  EXPECT_GT(negative_zeros, 0u);
+  const std::string path = temp_path("policy.vec");
+  write_file(path, gen.output);
+  const CommandResult chk = run_nibble("vectors check " + path);
+  EXPECT_EQ(chk.exit_code, 0) << chk.output;
+  EXPECT_NE(chk.output.find(std::to_string(vs.size()) + " cases checked, 0 mismatches"), std::string::npos)
+      << chk.output;
+  // The same stream checked as if its lines had no policy fields: the signed zeros differ.
+  std::string stripped = gen.output;
+  for (size_t at; (at = stripped.find(" signed propagate ")) != std::string::npos;) stripped.replace(at, 17, " ");
+  write_file(path, stripped);
+  const CommandResult wrong = run_nibble("vectors check " + path);
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+}
+
 TEST_F(VectorsCli, CheckReportsMismatchesAndExitsOne) {
   const CommandResult gen = run_nibble("vectors quantize --seed 9 --count 10 --no-boundary");
   ASSERT_EQ(gen.exit_code, 0);
@@ -146,6 +188,10 @@ TEST_F(VectorsCli, CheckReportsMismatchesAndExitsOne) {
   EXPECT_NE(chk.output.find("10 cases checked, 1 mismatches"), std::string::npos) << chk.output;
   EXPECT_NE(chk.output.find("line " + std::to_string(corrupted_line) + ": quantize field codes[15]"), std::string::npos)
       << chk.output;
+  // The operands of the mismatch follow on the next line: the case's configuration and inputs.
+  const size_t at = chk.output.find("\n    operands: ");
+  ASSERT_NE(at, std::string::npos) << chk.output;
+  EXPECT_NE(chk.output.find("; x ", at), std::string::npos) << chk.output;
 }
 
 TEST_F(VectorsCli, CheckingNothingFails) {
@@ -192,6 +238,12 @@ TEST_F(VectorsCli, BadInputExitsTwoWithAMessage) {
       {"vectors gemm-tile --k 0", "--k must be in"},
       {"vectors gemm-tile --block-b 8x8", "--block-b: unknown name '8x8'"},
       {"vectors quantize --nblocks 4", "unknown option or argument '--nblocks'"},
+      {"vectors quantize --format e2m1,e3m0", "--format: unknown name 'e3m0'"},
+      {"vectors quantize --format e2m1,e2m1", "--format names e2m1 twice"},
+      {"vectors quantize --zero keep", "--zero: unknown name 'keep'"},
+      {"vectors quantize --nonfinite te", "--nonfinite: unknown name 'te'"},
+      {"vectors dot --zero signed", "unknown option or argument '--zero'"},
+      {"vectors dot --block-len 16,64", "--block-len must be 16 or 32"},
       {"vectors check", "name the file to check"},
       {"vectors check /nonexistent/nibble.vec", "cannot open '/nonexistent/nibble.vec'"},
       {"vectors check /", "is a directory"},

@@ -55,9 +55,13 @@ TEST(RoundNearestEven, KeepsSignedZeroButQuantizerCanonicalizesIt) {
   EXPECT_EQ(convert_to_format(-0.1f, Format::kInt4, Rounding::kNearestEven), 0x0);
   const float x[2] = {-0.1f, -1e-30f};
   uint8_t codes[2] = {0xF, 0xF};
-  quantize_block_elements(x, 2, 1.0f, Format::kE2M1, Rounding::kNearestEven, nullptr, 8, codes);
+  quantize_block_elements(x, 2, 1.0f, Format::kE2M1, Rounding::kNearestEven, nullptr, 8, ZeroPolicy::kPositive, codes);
   EXPECT_EQ(codes[0], 0);
   EXPECT_EQ(codes[1], 0);
+  // The signed-zero policy keeps the sign, as convert_to_format does.
+  quantize_block_elements(x, 2, 1.0f, Format::kE2M1, Rounding::kNearestEven, nullptr, 8, ZeroPolicy::kSigned, codes);
+  EXPECT_EQ(codes[0], 0x8);
+  EXPECT_EQ(codes[1], 0x8);
 }
 
 TEST(QuantizeTensor, Fp32ScaleMapsEachBlockAmaxToTheTopCode) {

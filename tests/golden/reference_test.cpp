@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -159,6 +160,8 @@ ref::Config to_reference(const QuantConfig& c) {
   r.rht_bf16 = c.rht.round_bf16;
   r.seed = c.seed;
   r.stream = c.stream;
+  r.zero = c.policy.zero;
+  r.nonfinite = c.policy.nonfinite;
   return r;
 }
 
@@ -176,7 +179,8 @@ ref::Tensor to_reference(const QuantizedTensor& q) {
 std::string describe(const QuantConfig& c) {
   return std::string(name(c.format)) + " " + std::string(name(c.scale)) + " " + std::string(name(c.block)) + " " +
          std::string(name(c.rounding)) + " B=" + std::to_string(c.sr_bits) + " rht=" + std::to_string(c.rht.size) +
-         (c.rht.round_bf16 ? "+bf16" : "") + " seed=" + hex(c.seed) + " stream=" + std::to_string(c.stream);
+         (c.rht.round_bf16 ? "+bf16" : "") + " seed=" + hex(c.seed) + " stream=" + std::to_string(c.stream) +
+         " zero=" + std::string(name(c.policy.zero)) + " nonfinite=" + std::string(name(c.policy.nonfinite));
 }
 
 // ---- Operation by operation ------------------------------------------------------
@@ -357,6 +361,28 @@ TEST(Reference, BlockAndTensorScalesMatch) {
         const ref::BlockScale rn = ref::nonfinite_block_scale(m);
         t.check(gn.code == rn.code && std::isnan(gn.decode) && std::isnan(gn.encode),
                 [&] { return std::string(name(m)) + " nan block scale " + hex(gn.code); });
+        // The propagate policy's amaxes: NaN and +Inf, for the tensor and for a block under
+        // every tensor level (a NaN one included).
+        for (float amax_tensor : {kNaN, kInf, 1.0f, 0.0f}) {
+          const TensorScale gt = tensor_scale(m, f, amax_tensor);
+          const ref::TensorScale rt = ref::tensor_scale(m, f, amax_tensor);
+          t.check(f32_bits(gt.encode) == f32_bits(rt.encode) && f32_bits(gt.decode) == f32_bits(rt.decode), [&] {
+            return std::string(name(f)) + " " + std::string(name(m)) + " tensor_scale(" + hex(amax_tensor) +
+                   "): golden " + hex(gt.encode) + " reference " + hex(rt.encode);
+          });
+          for (float amax : {kNaN, kInf, 0.0f, 3.0f}) {
+            const BlockScale gb = block_scale(m, f, amax, gt);
+            const ref::BlockScale rb = ref::block_scale(m, f, amax, rt);
+            t.check(gb.code == rb.code && f32_bits(gb.decode) == f32_bits(rb.decode) &&
+                        f32_bits(gb.encode) == f32_bits(rb.encode),
+                    [&] {
+                      return std::string(name(f)) + " " + std::string(name(m)) + " block_scale(amax " + hex(amax) +
+                             ", tensor amax " + hex(amax_tensor) + "): golden {" + hex(gb.code) + ", " +
+                             hex(gb.decode) + ", " + hex(gb.encode) + "} reference {" + hex(rb.code) + ", " +
+                             hex(rb.decode) + ", " + hex(rb.encode) + "}";
+                    });
+          }
+        }
       }
     }
   }
@@ -491,6 +517,10 @@ QuantConfig sweep_config(size_t seed_index, Format f, ScaleMode m, BlockShape b,
   return c;
 }
 
+// Every format x scale mode x block x rounding, each under every policy pair (the pair
+// rotates with the block shape and rounding, so each format x mode meets all four). Under
+// the propagate policy half the seeds use a tensor whose only specials are +-Inf (a NaN
+// would make every nvfp4 scale NaN and hide the infinite amax).
 TEST(Reference, QuantizeEveryConfiguration) {
   print_seeds();
   Tally t;
@@ -501,14 +531,21 @@ TEST(Reference, QuantizeEveryConfiguration) {
       const int64_t rows = rht ? 32 : 40;
       const int64_t cols = rht ? std::max(64, rht_size_for(s)) : 72;
       const std::vector<float> x = make_tensor(kSeeds[s], rows, cols, s % 2 == 0, true);
+      std::vector<float> x_inf = x;
+      std::replace_if(x_inf.begin(), x_inf.end(), [](float v) { return std::isnan(v); }, -2.5f);
       for (Format f : kAllFormats) {
         for (ScaleMode m : kAllScaleModes) {
+          size_t i = s;
           for (BlockShape b : kAllBlockShapes) {
             for (Rounding rd : {Rounding::kNearestEven, Rounding::kStochastic}) {
-              const QuantConfig cfg = sweep_config(s, f, m, b, rd, rht);
-              const QuantizedTensor g = quantize(x.data(), rows, cols, cfg);
-              const ref::Tensor r = ref::quantize(x, rows, cols, to_reference(cfg));
-              compare_quantized(g, r, x, describe(cfg), t);
+              QuantConfig cfg = sweep_config(s, f, m, b, rd, rht);
+              cfg.policy = QuantPolicy{kAllZeroPolicies[i % 2], kAllNonFinitePolicies[(i / 2) % 2]};
+              ++i;
+              const bool inf_only = cfg.policy.nonfinite == NonFinitePolicy::kPropagate && s % 2 == 0;
+              const std::vector<float>& in = inf_only ? x_inf : x;
+              const QuantizedTensor g = quantize(in.data(), rows, cols, cfg);
+              const ref::Tensor r = ref::quantize(in, rows, cols, to_reference(cfg));
+              compare_quantized(g, r, in, describe(cfg) + (inf_only ? " (+-Inf, no NaN)" : ""), t);
             }
           }
         }

@@ -39,6 +39,12 @@ std::string stream_text(const GenerateOptions& o) {
   return out.str();
 }
 
+std::set<std::string> labels_of(const std::vector<Vector>& vs) {
+  std::set<std::string> s;
+  for (const Vector& v : vs) s.insert(v.label);
+  return s;
+}
+
 std::string hex8(uint32_t v) {
   char buf[9];
   std::snprintf(buf, sizeof buf, "%08x", v);
@@ -148,10 +154,10 @@ INSTANTIATE_TEST_SUITE_P(AllOps, VectorsRoundTrip, testing::ValuesIn(kAllOps), o
 
 TEST(VectorsOptions, FixedFieldsHoldInRandomAndBoundaryCases) {
   GenerateOptions q = options(Op::kQuantize, 9, 40);
-  q.format_a = Format::kInt4;
-  q.mode = ScaleMode::kMXCeil;
-  q.length = 32;
-  q.rounding = Rounding::kStochastic;
+  q.formats_a = {Format::kInt4};
+  q.modes = {ScaleMode::kMXCeil};
+  q.lengths = {32};
+  q.roundings = {Rounding::kStochastic};
   q.sr_bits = 3;
   for (const QuantizeCase& c : cases_of<QuantizeCase>(generate(q))) {
     EXPECT_EQ(c.format, Format::kInt4);
@@ -161,9 +167,9 @@ TEST(VectorsOptions, FixedFieldsHoldInRandomAndBoundaryCases) {
     EXPECT_EQ(c.sr_bits, 3);
   }
   GenerateOptions d = options(Op::kDot, 9, 40);
-  d.format_a = Format::kE1M2;
-  d.scale_b = ScaleFormat::kUE8M0;
-  d.length = 16;
+  d.formats_a = {Format::kE1M2};
+  d.scales_b = {ScaleFormat::kUE8M0};
+  d.lengths = {16};
   d.nblocks = 3;
   for (const DotCase& c : cases_of<DotCase>(generate(d))) {
     EXPECT_EQ(c.fa, Format::kE1M2);
@@ -172,9 +178,9 @@ TEST(VectorsOptions, FixedFieldsHoldInRandomAndBoundaryCases) {
     EXPECT_EQ(c.nblocks, 3);
   }
   GenerateOptions g = options(Op::kGemmTile, 9, 20);
-  g.format_b = Format::kE2M1;
-  g.mode_a = ScaleMode::kNVFP4;
-  g.block_b = BlockShape::k16x16;
+  g.formats_b = {Format::kE2M1};
+  g.modes_a = {ScaleMode::kNVFP4};
+  g.blocks_b = {BlockShape::k16x16};
   g.m = 2;
   g.n = 3;
   g.k = 48;
@@ -187,6 +193,96 @@ TEST(VectorsOptions, FixedFieldsHoldInRandomAndBoundaryCases) {
     EXPECT_EQ(c.k, 48);
     EXPECT_EQ(c.c.size(), 6u);
   }
+}
+
+// Sets of values: a device's own formats and modes give exactly its cases, each value of the
+// set used, random and boundary cases alike.
+TEST(VectorsOptions, SetsHoldEveryCaseToTheirValues) {
+  GenerateOptions q = options(Op::kQuantize, 5, 200);
+  q.formats_a = {Format::kE2M1, Format::kInt4};
+  q.modes = {ScaleMode::kNVFP4, ScaleMode::kMXFloor};
+  q.lengths = {16};
+  std::set<std::pair<Format, ScaleMode>> seen;
+  size_t random_cases = 0;
+  for (const Vector& v : generate(q)) {
+    const QuantizeCase& c = std::get<QuantizeCase>(v.data);
+    EXPECT_TRUE(c.format == Format::kE2M1 || c.format == Format::kInt4) << v.label;
+    EXPECT_TRUE(c.mode == ScaleMode::kNVFP4 || c.mode == ScaleMode::kMXFloor) << v.label;
+    EXPECT_EQ(c.length, 16);
+    EXPECT_EQ(c.policy, QuantPolicy{});
+    seen.insert({c.format, c.mode});
+    random_cases += v.label.empty();
+  }
+  EXPECT_EQ(seen.size(), 4u);
+  EXPECT_EQ(random_cases, 200u);
+  EXPECT_NE(stream_text(q).find("--format e2m1,int4 --scale nvfp4,mx-floor"), std::string::npos);
+
+  GenerateOptions g = options(Op::kGemmTile, 5, 20);
+  g.formats_a = {Format::kE1M2, Format::kE2M1};
+  g.blocks_b = {BlockShape::k1x32, BlockShape::k16x16};
+  for (const GemmTileCase& c : cases_of<GemmTileCase>(generate(g))) {
+    EXPECT_NE(c.fa, Format::kInt4);
+    EXPECT_NE(c.block_b, BlockShape::k1x16);
+  }
+  GenerateOptions one = options(Op::kDot, 6, 30);
+  one.formats_a = {Format::kE1M2};
+  EXPECT_NE(stream_text(one).find("--format-a e1m2\n"), std::string::npos);
+  for (const DotCase& c : cases_of<DotCase>(generate(one))) EXPECT_EQ(c.fa, Format::kE1M2);
+}
+
+// The policies: the default stream carries no policy field; a stream of non-default
+// policies carries them on every line, sweeps the boundary table over them, adds their
+// own entries, and reads back to the same cases.
+TEST(VectorsOptions, PoliciesSelectAndRoundTrip) {
+  for (const Vector& v : generate(options(Op::kQuantize, 3, 50))) {
+    const std::string length = field(format_case(v.data), 3);
+    ASSERT_TRUE(length == "16" || length == "32") << format_case(v.data);
+  }
+
+  GenerateOptions o = options(Op::kQuantize, 3, 300);
+  o.zero_policies = {ZeroPolicy::kSigned};
+  o.nonfinite_policies = {NonFinitePolicy::kPropagate};
+  const std::vector<Vector> vs = generate(o);
+  size_t negative_zeros = 0, nan_tensor_scales = 0, inf_blocks = 0;
+  for (const Vector& v : vs) {
+    const QuantizeCase& c = std::get<QuantizeCase>(v.data);
+    ASSERT_EQ(c.policy.zero, ZeroPolicy::kSigned);
+    ASSERT_EQ(c.policy.nonfinite, NonFinitePolicy::kPropagate);
+    const std::string line = format_case(c);
+    EXPECT_EQ(field(line, 3), "signed") << line;
+    EXPECT_EQ(field(line, 4), "propagate") << line;
+    EXPECT_EQ(std::get<QuantizeCase>(parse_case(line, 1)), c);
+    EXPECT_FALSE(check(c).has_value()) << line;
+    if (c.format != Format::kInt4) negative_zeros += static_cast<size_t>(std::count(c.codes.begin(), c.codes.end(), 8));
+    nan_tensor_scales += is_nan(c.s_enc);
+    // Under propagate an infinite input saturates instead of NaN-scaling its block.
+    if (std::any_of(c.x.begin(), c.x.end(), is_inf) && std::none_of(c.x.begin(), c.x.end(), is_nan) &&
+        c.scale_code != info(scale_format(c.mode)).nan_code) {
+      ++inf_blocks;
+    }
+  }
+  const std::set<std::string> labels = labels_of(vs);
+  for (const char* l : {"negative values rounding to zero", "NaN tensor scale (a NaN elsewhere in the tensor)",
+                        "+Inf input, tensor scale from it (S_enc = 1)"}) {
+    EXPECT_EQ(labels.count(l), 1u) << l;
+  }
+  std::printf("[ cases    ] %zu signed/propagate cases: %zu 0x8 codes, %zu NaN tensor scales, %zu Inf blocks scaled\n",
+              vs.size(), negative_zeros, nan_tensor_scales, inf_blocks);
+  EXPECT_GT(negative_zeros, 0u);
+  EXPECT_GT(nan_tensor_scales, 0u);
+  EXPECT_GT(inf_blocks, 0u);
+
+  // Two policy sets: the table is swept over every pair, the random cases draw from them.
+  o.zero_policies = {ZeroPolicy::kPositive, ZeroPolicy::kSigned};
+  o.nonfinite_policies = {NonFinitePolicy::kFinite, NonFinitePolicy::kPropagate};
+  std::set<std::pair<ZeroPolicy, NonFinitePolicy>> pairs, random_pairs;
+  for (const Vector& v : generate(o)) {
+    const QuantizeCase& c = std::get<QuantizeCase>(v.data);
+    pairs.insert({c.policy.zero, c.policy.nonfinite});
+    if (v.label.empty()) random_pairs.insert({c.policy.zero, c.policy.nonfinite});
+  }
+  EXPECT_EQ(pairs.size(), 4u);
+  EXPECT_EQ(random_pairs.size(), 4u);
 }
 
 TEST(VectorsOptions, ValidateRejectsBadAndInapplicableOptions) {
@@ -205,7 +301,7 @@ TEST(VectorsOptions, ValidateRejectsBadAndInapplicableOptions) {
   o.nblocks = 2;
   rejects(o, "--nblocks");
   o = options(Op::kDot, 1, 1);
-  o.length = 8;
+  o.lengths = {8};
   rejects(o, "--block-len");
   o = options(Op::kDot, 1, 1);
   o.nblocks = kMaxDotBlocks + 1;
@@ -214,20 +310,30 @@ TEST(VectorsOptions, ValidateRejectsBadAndInapplicableOptions) {
   o.k = 0;
   rejects(o, "--k");
   o = options(Op::kGemmTile, 1, 1);
-  o.rounding = Rounding::kStochastic;
+  o.roundings = {Rounding::kStochastic};
   rejects(o, "--rounding");
   o = options(Op::kQuantize, 1, 1);
   o.sr_bits = 9;
   rejects(o, "--sr-bits");
+  o = options(Op::kDot, 1, 1);
+  o.zero_policies = {ZeroPolicy::kSigned};
+  rejects(o, "--zero applies to quantize");
+  o = options(Op::kGemmTile, 1, 1);
+  o.nonfinite_policies = {NonFinitePolicy::kPropagate};
+  rejects(o, "--nonfinite applies to quantize");
+  o = options(Op::kQuantize, 1, 1);
+  o.formats_a = {Format::kE2M1, Format::kE2M1};
+  rejects(o, "--format names e2m1 twice");
+  o = options(Op::kDot, 1, 1);
+  o.lengths = {32, 16, 32};
+  rejects(o, "--block-len names 32 twice");
+  o = options(Op::kQuantize, 1, 1);
+  o.zero_policies = {ZeroPolicy::kSigned, ZeroPolicy::kSigned};
+  rejects(o, "--zero names signed twice");
 }
 
 // --- Boundary tables -----------------------------------------------------------------------
 
-std::set<std::string> labels_of(const std::vector<Vector>& vs) {
-  std::set<std::string> s;
-  for (const Vector& v : vs) s.insert(v.label);
-  return s;
-}
 
 TEST(VectorsBoundaryQuantize, EveryEmittableCodeOfEveryFormat) {
   const std::vector<Vector> table = boundary_table(options(Op::kQuantize, 1, 1));
@@ -500,6 +606,45 @@ TEST(VectorsCheck, FindsEachCorruptedExpectedField) {
   EXPECT_NE(describe(*m).find("golden gives"), std::string::npos);
 }
 
+// A mismatch names the operands its field depends on, in the line's notation.
+TEST(VectorsCheck, MismatchesCarryTheirOperands) {
+  GenerateOptions qo = options(Op::kQuantize, 2, 1, false);
+  qo.zero_policies = {ZeroPolicy::kSigned};
+  QuantizeCase q = cases_of<QuantizeCase>(generate(qo)).front();
+  q.codes[2] ^= 0x1;
+  std::optional<Mismatch> m = check(q);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->operands.rfind(std::string(name(q.format)) + " " + std::string(name(q.mode)) + " signed finite", 0), 0u)
+      << m->operands;
+  EXPECT_NE(m->operands.find("x " + hex8(q.x[0]) + " " + hex8(q.x[1])), std::string::npos) << m->operands;
+  EXPECT_NE(m->operands.find("s_enc " + hex8(q.s_enc)), std::string::npos) << m->operands;
+
+  DotCase d = cases_of<DotCase>(generate(options(Op::kDot, 2, 1, false))).front();
+  d.products.back() ^= 0x00800000u;
+  m = check(d);
+  ASSERT_TRUE(m);
+  const size_t b = static_cast<size_t>(d.nblocks - 1), len = static_cast<size_t>(d.length);
+  std::string codes_a;
+  for (size_t i = 0; i < len; ++i) codes_a += "0123456789abcdef"[d.codes_a[b * len + i]];
+  EXPECT_NE(m->operands.find("block " + std::to_string(b) + ": codes_a " + codes_a), std::string::npos)
+      << m->operands;
+
+  GemmTileCase g = cases_of<GemmTileCase>(generate(options(Op::kGemmTile, 2, 1, false))).front();
+  g.c[static_cast<size_t>(g.n) + 1] ^= 0x00800000u;  // c[1][1]
+  m = check(g);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->field, "c[1][1]");
+  EXPECT_NE(m->operands.find("A row 1 ("), std::string::npos) << m->operands;
+  EXPECT_NE(m->operands.find("B row 1 ("), std::string::npos) << m->operands;
+
+  // check_stream puts them on the line after the mismatch.
+  std::istringstream in(format_case(q) + "\n");
+  const CheckReport report = check_stream(in);
+  ASSERT_EQ(report.reported.size(), 1u);
+  EXPECT_NE(report.reported[0].find("\n    operands: " + std::string(name(q.format))), std::string::npos)
+      << report.reported[0];
+}
+
 TEST(VectorsCheck, EveryCorruptedLineOfAStreamIsFound) {
   for (Op op : kAllOps) {
     std::vector<Vector> vs = generate(options(op, 8, 30));
@@ -527,7 +672,7 @@ TEST(VectorsCheck, EveryCorruptedLineOfAStreamIsFound) {
 
 TEST(VectorsCheck, RandomBitsMustBeThePhiloxBitsTheCaseNames) {
   GenerateOptions o = options(Op::kQuantize, 4, 1, false);
-  o.rounding = Rounding::kStochastic;
+  o.roundings = {Rounding::kStochastic};
   o.sr_bits = 8;
   QuantizeCase c = cases_of<QuantizeCase>(generate(o)).front();
   const PhiloxWords w = philox4x32_10(c.seed, c.group, c.stream, PhiloxDomain::kStochasticRounding);
@@ -542,7 +687,7 @@ TEST(VectorsCheck, RandomBitsMustBeThePhiloxBitsTheCaseNames) {
   ASSERT_TRUE(m);
   EXPECT_EQ(m->field.rfind("random[", 0), 0u);
 
-  o.rounding = Rounding::kNearestEven;
+  o.roundings = {Rounding::kNearestEven};
   QuantizeCase rne = cases_of<QuantizeCase>(generate(o)).front();
   rne.random[0] = 1;
   m = check(rne);
@@ -552,7 +697,7 @@ TEST(VectorsCheck, RandomBitsMustBeThePhiloxBitsTheCaseNames) {
 
 TEST(VectorsCheck, TensorScaleIsOneOutsideNvfp4) {
   GenerateOptions o = options(Op::kQuantize, 4, 1, false);
-  o.mode = ScaleMode::kMXFloor;
+  o.modes = {ScaleMode::kMXFloor};
   QuantizeCase c = cases_of<QuantizeCase>(generate(o)).front();
   c.s_enc = f32_bits(2.0f);
   const std::optional<Mismatch> m = check(c);
@@ -624,7 +769,7 @@ TEST(VectorsParse, MalformedLinesNameTheirLineAndField) {
 TEST(VectorsParse, RandomBitsWiderThanSrBitsAndNonDecimalPartialSums) {
   GenerateOptions o = options(Op::kQuantize, 1, 1, false);
   o.sr_bits = 2;
-  o.rounding = Rounding::kStochastic;
+  o.roundings = {Rounding::kStochastic};
   QuantizeCase q = cases_of<QuantizeCase>(generate(o)).front();
   q.random[4] = 0x7;
   EXPECT_THROW(parse_case(format_case(q), 1), ParseError);

@@ -163,6 +163,7 @@ void ExpectSameEntry(const QuantizedEntry& expected, const QuantizedEntry& actua
   EXPECT_EQ(a.config.rht.round_bf16, e.config.rht.round_bf16);
   EXPECT_EQ(a.config.seed, e.config.seed);
   EXPECT_EQ(a.config.stream, e.config.stream);
+  EXPECT_EQ(a.config.policy, e.config.policy);
   ExpectSameWords(e.codes, a.codes, "codes");
   ExpectSameWords(e.scales, a.scales, "scales");
   EXPECT_EQ(bits_of(a.tensor.encode), bits_of(e.tensor.encode));
@@ -657,6 +658,46 @@ TEST_F(QuantizedReadTest, RejectsUnknownNames) {
   ExpectMetadataError([](Json& m) { m["rounding"] = "rtz"; },
                       "quantized tensor 'w': metadata 'rounding' is \"rtz\"; valid: rne, sr");
   EXPECT_EQ(defects_, 6);
+}
+
+// The quantizer's policies: written only where they are not the defaults (so a file of the
+// default policies is what it was before they existed), read back, and as a pair.
+TEST_F(QuantizedReadTest, PoliciesAreAnOptionalPair) {
+  const std::string path = PathOf("policy.safetensors");
+  QuantizedEntry signed_entry = SmallEntry("s", ScaleMode::kNVFP4, 4, 6);
+  QuantConfig cfg = signed_entry.tensor.config;
+  cfg.policy = QuantPolicy{ZeroPolicy::kSigned, NonFinitePolicy::kPropagate};
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (static_cast<float>(i) - 7.0f) * 0.75f;
+  signed_entry.tensor = quantize(x.data(), 4, 6, cfg);
+  write_quantized(path, {SmallEntry("w"), signed_entry});
+  const SafetensorsFile file = read_safetensors_file(path);
+  const Json plain = Json::parse(file.metadata.at("w"));
+  const Json with_policy = Json::parse(file.metadata.at("s"));
+  EXPECT_EQ(Field(plain, "zero"), "<missing>");
+  EXPECT_EQ(Field(plain, "nonfinite"), "<missing>");
+  EXPECT_EQ(Field(with_policy, "zero"), "\"signed\"");
+  EXPECT_EQ(Field(with_policy, "nonfinite"), "\"propagate\"");
+  const std::vector<QuantizedEntry> read = read_quantized(path);
+  ASSERT_EQ(read.size(), 2u);
+  ExpectSameEntry(SmallEntry("w"), read[0]);
+  ExpectSameEntry(signed_entry, read[1]);
+
+  ExpectMetadataError([](Json& m) { m["zero"] = "signed"; }, "quantized tensor 'w': metadata has no 'nonfinite'");
+  ExpectMetadataError([](Json& m) { m["nonfinite"] = "propagate"; }, "quantized tensor 'w': metadata has no 'zero'");
+  ExpectMetadataError(
+      [](Json& m) {
+        m["zero"] = "keep";
+        m["nonfinite"] = "finite";
+      },
+      "metadata 'zero' is \"keep\"; valid: positive, signed");
+  ExpectMetadataError(
+      [](Json& m) {
+        m["zero"] = "positive";
+        m["nonfinite"] = true;
+      },
+      "metadata 'nonfinite' is true; valid: finite, propagate");
+  EXPECT_EQ(defects_, 4);
 }
 
 TEST_F(QuantizedReadTest, RejectsIllTypedAndOutOfRangeIntegers) {

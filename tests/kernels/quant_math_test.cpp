@@ -141,6 +141,101 @@ TEST(QuantMath, GroupCodesMatchGolden) {
   EXPECT_GT(cases, 3u * 2u * 1000000u);
 }
 
+// The policies' device arithmetic (golden quantize.h, scale.h): keep_zero_signs after
+// group_codes is golden's signed-zero code for finite positive encode factors, and
+// propagate_group_codes is golden's quantize_block_elements for the propagate policy's
+// rare groups: encode NaN, 0 (an FP32 scale of +Inf) or finite with infinite elements.
+template <Format F, bool kStochastic>
+size_t check_policy_groups(const std::vector<float>& probes, std::mt19937_64& rng) {
+  const float encodes[] = {1.0f, 0.5f, 1024.0f, 0.1f, 1.7e-38f, 1.0f / 448.0f, 0x1p-127f, 0.0f,
+                           f32_from_bits(kCanonicalNaN)};
+  const float inf = std::numeric_limits<float>::infinity();
+  size_t cases = 0;
+  for (size_t i = 0; i + 16 <= probes.size(); i += 16) {
+    float x[16];
+    for (int j = 0; j < 16; ++j) x[j] = probes[i + static_cast<size_t>(j)];
+    if (rng() % 4 == 0) x[rng() % 16] = rng() % 2 ? inf : -inf;
+    const float encode = encodes[(i / 16) % 9];
+    uint32_t words[4];
+    for (uint32_t& w : words) w = static_cast<uint32_t>(rng());
+    const int bits = 1 + static_cast<int>(rng() % 8);
+    const uint32_t keep = math::sr_keep_mask(bits);
+    uint32_t random[16];
+    for (int j = 0; j < 16; ++j) random[j] = ((words[j / 4] >> (8 * (j % 4))) & 0xFFu) >> (8 - bits);
+    const Rounding r = kStochastic ? Rounding::kStochastic : Rounding::kNearestEven;
+    for (ZeroPolicy z : kAllZeroPolicies) {
+      uint8_t want[16];
+      quantize_block_elements(x, 16, encode, F, r, random, kStochastic ? bits : 8, z, want);
+      const bool finite_group = std::all_of(x, x + 16, [](float v) { return std::isfinite(v); });
+      math::PackedGroup got;
+      if (finite_group && encode > 0.0f) {
+        // The fast path of every policy, with the signed-zero fix-up.
+        got = math::group_codes<F, kStochastic>(x, encode, words, keep);
+        if (z == ZeroPolicy::kSigned) got = math::keep_zero_signs<F>(got, x);
+      } else {
+        got = math::propagate_group_codes<F, kStochastic>(x, encode, words, keep, z == ZeroPolicy::kSigned);
+      }
+      for (int j = 0; j < 16; ++j) {
+        const uint32_t code = ((j < 8 ? got.lo : got.hi) >> (4 * (j % 8))) & 0xFu;
+        if (code != want[j]) {
+          ADD_FAILURE() << name(F) << " " << name(r) << " B=" << bits << " zero " << name(z) << " x "
+                        << test::hex32(f32_bits(x[j])) << " encode " << test::hex32(f32_bits(encode)) << " element "
+                        << j << ": code " << code << ", golden " << unsigned(want[j]);
+          return cases;
+        }
+      }
+      cases += 16;
+    }
+  }
+  return cases;
+}
+
+TEST(QuantMath, PolicyGroupCodesMatchGolden) {
+  std::printf("seed %llu\n", static_cast<unsigned long long>(test::kKernelTestSeed));
+  std::mt19937_64 rng(test::kKernelTestSeed + 11);
+  const std::vector<float> probes = probe_floats(test::kKernelTestSeed + 5, 60000);
+  size_t cases = check_policy_groups<Format::kE2M1, false>(probes, rng);
+  cases += check_policy_groups<Format::kE2M1, true>(probes, rng);
+  cases += check_policy_groups<Format::kE1M2, false>(probes, rng);
+  cases += check_policy_groups<Format::kE1M2, true>(probes, rng);
+  cases += check_policy_groups<Format::kInt4, false>(probes, rng);
+  cases += check_policy_groups<Format::kInt4, true>(probes, rng);
+  std::printf("%zu element codes compared under both zero policies\n", cases);
+  EXPECT_GT(cases, 6u * 2u * 50000u);
+}
+
+// propagate_block_scale and tensor_scale on the propagate policy's amaxes (NaN, +Inf)
+// and on finite ones, against golden's block_scale and tensor_scale.
+TEST(QuantMath, PropagateScalesMatchGolden) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = f32_from_bits(kCanonicalNaN);
+  size_t cases = 0;
+  for (Format f : kAllFormats) {
+    for (ScaleMode m : kAllScaleModes) {
+      const math::ScaleFacts sf = math::scale_facts(m, f);
+      for (float ta : {nan, inf, 0.0f, 3.0f, 1e30f}) {
+        const TensorScale want_t = tensor_scale(m, f, ta);
+        const math::TensorScaleValue got_t = math::tensor_scale(sf, ta);
+        ASSERT_EQ(f32_bits(got_t.encode), f32_bits(want_t.encode)) << name(m) << " " << ta;
+        ASSERT_EQ(f32_bits(got_t.decode), f32_bits(want_t.decode)) << name(m) << " " << ta;
+        for (float a : {nan, inf, 0.0f, 1e-40f, 2.5f, 7.0f, 1e20f, std::numeric_limits<float>::max()}) {
+          const BlockScale want = block_scale(m, f, a, want_t, NonFinitePolicy::kPropagate);
+          const math::BlockScaleValue got = math::propagate_block_scale(sf, a, got_t);
+          ASSERT_EQ(got.code, want.code) << name(f) << " " << name(m) << " amax " << a << " tensor amax " << ta;
+          ASSERT_EQ(f32_bits(got.decode), f32_bits(want.decode)) << name(m) << " " << a;
+          ASSERT_EQ(f32_bits(got.encode), f32_bits(want.encode)) << name(m) << " " << a;
+          if (m == ScaleMode::kNVFP4) {  // the kernels' own two halves of it
+            EXPECT_EQ(math::nvfp4_scale_code(a, math::mul_rn(got_t.encode, sf.inv_gmax)), want.code);
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  std::printf("%zu propagate-policy scales compared\n", cases);
+  EXPECT_EQ(cases, 3u * 4u * 5u * 8u);
+}
+
 // The sign handling alone: every magnitude code 0..7 with either sign, in
 // every nibble, the words' other bits random (only the sign bit may count).
 TEST(QuantMath, SignMasksMatchGolden) {

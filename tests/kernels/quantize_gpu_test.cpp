@@ -4,7 +4,9 @@
 // and shapes that are not multiples of the tile. Skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "gpu_test_util.h"
 #include "nibble/cuda/device_buffer.h"
@@ -165,6 +167,44 @@ TEST(GpuQuantize, ManyTilesMatchGolden) {
   cfg.rounding = Rounding::kNearestEven;
   cfg.rht = RhtConfig{};
   check_both_directions(test::wide_range_tensor(2053, 4104, 6), 2053, 4104, cfg, true, out);
+  expect_all_matched(out);
+}
+
+// The quantizer's policies (golden quantize.h): every policy pair over the formats, scale
+// modes, block shapes and roundings, on tensors with NaN and Inf and, for the propagate
+// policy, on the same tensors with their NaNs replaced (an infinite tensor amax, S_enc = 1).
+TEST(GpuQuantize, EveryPolicyMatchesGolden) {
+  NIBBLE_REQUIRE_GPU();
+  test::QuantTally out;
+  uint64_t index = 2000;
+  for (Format f : kAllFormats) {
+    for (ScaleMode m : kAllScaleModes) {
+      for (BlockShape b : kAllBlockShapes) {
+        for (ZeroPolicy z : kAllZeroPolicies) {
+          for (NonFinitePolicy p : kAllNonFinitePolicies) {
+            ++index;
+            QuantConfig cfg;
+            cfg.format = f;
+            cfg.block = b;
+            cfg.scale = m;
+            cfg.rounding = index % 2 ? Rounding::kStochastic : Rounding::kNearestEven;
+            cfg.sr_bits = 1 + static_cast<int>(index % 8);
+            cfg.rht = b != BlockShape::k16x16 && index % 3 == 0 ? RhtConfig{16, index % 4 == 0} : RhtConfig{};
+            cfg.seed = index;
+            cfg.policy = QuantPolicy{z, p};
+            const int64_t rows = cfg.rht.enabled() ? 80 : 69;
+            const int64_t cols = cfg.rht.enabled() ? 656 : 676;
+            std::vector<float> x = test::wide_range_tensor(rows, cols, index);
+            check_both_directions(x, rows, cols, cfg, index % 5 == 0, out);
+            if (p == NonFinitePolicy::kPropagate) {
+              for (float& v : x) v = std::isnan(v) ? -1.5f : v;
+              check_both_directions(x, rows, cols, cfg, false, out);
+            }
+          }
+        }
+      }
+    }
+  }
   expect_all_matched(out);
 }
 

@@ -17,6 +17,10 @@ class QuantConfigC(ctypes.Structure):
                 ("rht_round_bf16", ctypes.c_int), ("seed", ctypes.c_uint64), ("stream", ctypes.c_uint32)]
 
 
+class QuantPolicyC(ctypes.Structure):
+    _fields_ = [("zero", ctypes.c_int), ("nonfinite", ctypes.c_int)]
+
+
 class QuantizedC(ctypes.Structure):
     _fields_ = [("config", QuantConfigC), ("rows", ctypes.c_int64), ("cols", ctypes.c_int64),
                 ("codes", ctypes.POINTER(ctypes.c_uint8)), ("codes_len", ctypes.c_size_t),
@@ -32,7 +36,8 @@ class GoldenC:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
         self.lib.nibble_last_error.restype = ctypes.c_char_p
-        for f in ("format", "scale_format", "scale_mode", "rounding", "block_shape"):
+        for f in ("format", "scale_format", "scale_mode", "rounding", "block_shape", "zero_policy",
+                  "nonfinite_policy"):
             getattr(self.lib, f"nibble_{f}_name").restype = ctypes.c_char_p
         self.lib.nibble_block_dot.argtypes = [
             ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_uint8), ctypes.c_uint32, ctypes.c_int, ctypes.c_int,
@@ -71,8 +76,14 @@ class GoldenC:
         cc.seed, cc.stream = c["seed"], c["stream"]
         return cc
 
+    def policy(self, c):
+        """The C policies of a config dict (the defaults where it names none)."""
+        return QuantPolicyC(self.index("zero_policy", c.get("zero", "positive")),
+                            self.index("nonfinite_policy", c.get("nonfinite", "finite")))
+
     def quantize(self, x, c):
-        """(codes [rows, cols], scales [n], tensor_encode, tensor_decode, handle) of x under config dict c."""
+        """(codes [rows, cols], scales [n], tensor_encode, tensor_decode, handle) of x under config dict c
+        (nibble_quantize_with_policy, with the dict's policies)."""
         x = np.ascontiguousarray(x, dtype=np.float32)
         rows, cols = x.shape
         cc = self.config(c)
@@ -83,7 +94,9 @@ class GoldenC:
         scales = np.zeros(scales_len.value, np.uint32)
         q = QuantizedC(cc, rows, cols, _ptr(codes, ctypes.c_uint8), codes.size, _ptr(scales, ctypes.c_uint32),
                        scales.size, 0.0, 0.0)
-        self._ok(self.lib.nibble_quantize(_ptr(x, ctypes.c_float), ctypes.byref(q)), "quantize")
+        policy = self.policy(c)
+        self._ok(self.lib.nibble_quantize_with_policy(_ptr(x, ctypes.c_float), ctypes.byref(q), ctypes.byref(policy)),
+                 "quantize")
         q._keep = (codes, scales)
         return q, codes.reshape(rows, cols), scales
 

@@ -47,6 +47,8 @@ def test_enumerations_are_golden_tables(golden_c, cases):
     cases.equal(nibble.scale_modes, golden_c.names("scale_mode"), "scale modes")
     cases.equal(nibble.roundings, golden_c.names("rounding"), "roundings")
     cases.equal(nibble.block_shapes, golden_c.names("block_shape"), "block shapes")
+    cases.equal(nibble.zero_policies, golden_c.names("zero_policy"), "zero policies")
+    cases.equal(nibble.nonfinite_policies, golden_c.names("nonfinite_policy"), "non-finite policies")
     cases.check(nibble.rht_sizes == (16, 32, 64, 128), f"rht sizes {nibble.rht_sizes}")
     for f in nibble.formats:
         info = nibble.format_info(f)
@@ -74,6 +76,36 @@ def test_quantize_every_configuration(golden_c, rng, cases):
         if sf != "fp32":
             want = np.array([golden_c.scale_code(sf, float(v)) for v in q.scale_values.ravel()], np.uint32)
             cases.equal(want, q.scales.ravel(), f"scale_values encode back to the scale codes {what}")
+
+
+def test_quantize_every_policy(golden_c, rng, cases):
+    """Every format x scale mode x block shape under each zero and non-finite policy, against the C API's
+    nibble_quantize_with_policy: codes (signed zeros included), scales, tensor scales, dequantized values."""
+    x = tensor(rng, 37, 48)
+    x_inf = np.where(np.isnan(x), np.float32(-1.5), x)  # +Inf but no NaN: the propagate policy's S_enc = 1
+    negative_zeros = 0
+    for f, s, b, zero, nonfinite in itertools.product(nibble.formats, nibble.scale_modes, nibble.block_shapes,
+                                                      nibble.zero_policies, nibble.nonfinite_policies):
+        cfg = nibble.QuantConfig(format=f, scale=s, block=b, rounding="sr", seed=int(rng.integers(0, 2**63)),
+                                 zero=zero, nonfinite=nonfinite)
+        cases.check(cfg.zero == zero and cfg.nonfinite == nonfinite, f"policy properties {cfg!r}")
+        cases.check(nibble.QuantConfig(**cfg.to_dict()) == cfg, f"to_dict round trip {cfg!r}")
+        for data in (x, x_inf):
+            q = nibble.quantize(data, cfg)
+            qc, codes, scales = golden_c.quantize(data, cfg.to_dict())
+            cases.equal(q.codes, codes, f"codes {cfg!r}")
+            cases.equal(q.scales.ravel(), scales, f"scales {cfg!r}")
+            cases.equal(np.array(q.tensor_scale, np.float32),
+                        np.array([qc.tensor_encode, qc.tensor_decode], np.float32), f"tensor scale {cfg!r}")
+            cases.equal(q.dequantize(), golden_c.dequantize(qc), f"dequantize {cfg!r}")
+            if f != "int4":
+                negative_zeros += int(np.count_nonzero(q.codes == 8))
+    cases.check(negative_zeros > 0, "no negative-zero code was compared")
+    cases.check(nibble.QuantConfig() != nibble.QuantConfig(zero="signed"), "configs differing in policy differ")
+    with pytest.raises(ValueError, match="unknown zero policy 'keep'"):
+        nibble.QuantConfig(zero="keep")
+    with pytest.raises(ValueError, match="unknown non-finite policy 'te'"):
+        nibble.QuantConfig(nonfinite="te")
 
 
 def test_non_finite_blocks_get_the_nan_scale(golden_c, cases):

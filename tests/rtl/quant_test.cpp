@@ -1,6 +1,6 @@
-// nibble_quantizer against golden's quantizer, bit for bit: the block-scale code against
-// block_scale / nan_block_scale (tensor_scale for nvfp4) and every element code against
-// quantize_block_elements, with the SR bits drawn from golden's Philox layout. Five
+// nibble_quantizer against golden's quantizer, bit for bit: the block-scale code and every
+// element code against golden's quantize_block (tensor_scale for nvfp4), under both zero
+// policies and both non-finite policies, with the SR bits drawn from golden's Philox layout. Five
 // configurations run side by side (tb_quant.sv); each block goes to every configuration whose
 // lanes and formats fit it. Also: golden quantize() of whole tensors block by block, and the
 // `nibble vectors quantize` stream read back as a device reads it.
@@ -44,6 +44,7 @@ struct QBlock {
   ScaleMode mode = ScaleMode::kFP32;
   Rounding rounding = Rounding::kNearestEven;
   int sr_bits = 8;
+  QuantPolicy policy;
   TensorScale tensor;
   std::vector<uint32_t> x;       // at most kMaxLanes elements; the rest is zero padding
   std::vector<uint32_t> random;  // each element's B SR bits (0 under rne)
@@ -52,23 +53,18 @@ struct QBlock {
   std::string what;
 };
 
-// golden's quantize() for one block: finiteness, amax, block_scale, quantize_block_elements.
+// golden's quantize() for one block: quantize_block under the block's configuration and policy.
 void compute_expected(QBlock& b) {
   std::vector<float> xf(b.x.size());
-  bool finite = true;
-  float amax = 0.0f;
-  for (size_t i = 0; i < b.x.size(); ++i) {
-    xf[i] = f32_from_bits(b.x[i]);
-    finite = finite && f32_is_finite(xf[i]);
-    amax = std::max(amax, std::fabs(xf[i]));
-  }
-  const BlockScale s = finite ? block_scale(b.mode, b.format, amax, b.tensor) : nan_block_scale(b.mode);
-  b.scale_code = s.code;
+  std::transform(b.x.begin(), b.x.end(), xf.begin(), f32_from_bits);
+  QuantConfig cfg;
+  cfg.format = b.format;
+  cfg.scale = b.mode;
+  cfg.rounding = b.rounding;
+  cfg.sr_bits = b.sr_bits;
+  cfg.policy = b.policy;
   b.codes.assign(b.x.size(), 0);
-  if (finite) {
-    quantize_block_elements(xf.data(), xf.size(), s.encode, b.format, b.rounding, b.random.data(), b.sr_bits,
-                            b.codes.data());
-  }
+  b.scale_code = quantize_block(xf.data(), xf.size(), cfg, b.tensor, b.random.data(), b.codes.data()).code;
 }
 
 // The SR bits of elements 0..n-1 of a block whose first element is lane 0 of Philox group
@@ -88,9 +84,10 @@ bool fits(unsigned q, const QBlock& b) {
 
 std::string describe(const QBlock& b) {
   char head[160];
-  std::snprintf(head, sizeof head, "%s %s %s B=%d S_enc 0x%08x g 0x%08x, %zu elements",
+  std::snprintf(head, sizeof head, "%s %s %s B=%d zero %s nonfinite %s S_enc 0x%08x g 0x%08x, %zu elements",
                 std::string(name(b.format)).c_str(), std::string(name(b.mode)).c_str(),
-                std::string(name(b.rounding)).c_str(), b.sr_bits, f32_bits(b.tensor.encode),
+                std::string(name(b.rounding)).c_str(), b.sr_bits, std::string(name(b.policy.zero)).c_str(),
+                std::string(name(b.policy.nonfinite)).c_str(), f32_bits(b.tensor.encode),
                 f32_bits(b.tensor.decode), b.x.size());
   std::string s = std::string(head) + " (" + b.what + ")\n  x     ";
   char buf[16];
@@ -144,6 +141,8 @@ class QuantChecker {
     m.format_i = static_cast<uint8_t>(b.format);
     m.mode_i = static_cast<uint8_t>(b.mode);
     m.rounding_i = static_cast<uint8_t>(b.rounding);
+    m.zero_i = static_cast<uint8_t>(b.policy.zero);
+    m.nonfinite_i = static_cast<uint8_t>(b.policy.nonfinite);
     m.sr_bits_i = static_cast<uint8_t>(b.sr_bits);
     m.s_enc_i = f32_bits(b.tensor.encode);
     m.g_i = f32_bits(b.tensor.decode);
@@ -159,6 +158,8 @@ class QuantChecker {
     m.valid_i = 0;
     // Garbage on the data inputs while idle: the quantizer must ignore it.
     m.mode_i = static_cast<uint8_t>(rng_() & 3u);
+    m.zero_i = static_cast<uint8_t>(rng_() & 1u);
+    m.nonfinite_i = static_cast<uint8_t>(rng_() & 1u);
     m.s_enc_i = static_cast<uint32_t>(rng_());
     set_field(m.x_i, 0, 32, static_cast<uint32_t>(rng_()));
     step();
@@ -237,12 +238,13 @@ const char* const kPatternNames[kNumPatterns] = {"gaussian", "grid top", "ties",
 
 float grid_value(Format f, uint32_t units) { return static_cast<float>(units) * exp2_f32(lsb_exp(f)); }
 
-QBlock random_block(Format f, ScaleMode mode, Rounding r, int bits, std::mt19937_64& rng) {
+QBlock random_block(Format f, ScaleMode mode, Rounding r, int bits, const QuantPolicy& policy, std::mt19937_64& rng) {
   QBlock b;
   b.format = f;
   b.mode = mode;
   b.rounding = r;
   b.sr_bits = bits;
+  b.policy = policy;
   const unsigned len_pick = static_cast<unsigned>(rng() % 4);
   const size_t n = len_pick == 0 ? 32 : len_pick == 1 ? 16 : 1 + rng() % 32;
   const Pattern p = static_cast<Pattern>(rng() % kNumPatterns);
@@ -305,9 +307,14 @@ QBlock random_block(Format f, ScaleMode mode, Rounding r, int bits, std::mt19937
     case kNumPatterns: break;
   }
   // The per-tensor scale: from a tensor amax around the block's (nvfp4), identity otherwise.
-  float amax = 0.0f;
-  for (float v : x) amax = f32_is_finite(v) ? std::max(amax, std::fabs(v)) : amax;
-  if (mode == ScaleMode::kNVFP4) {
+  // Under propagate the block's NaN or Inf is the tensor's amax too (S_enc = g = NaN, or 1).
+  const float amax = scale_amax(x.data(), x.size(), NonFinitePolicy::kFinite);
+  const float ieee_amax = scale_amax(x.data(), x.size(), NonFinitePolicy::kPropagate);
+  if (mode == ScaleMode::kNVFP4 && policy.nonfinite == NonFinitePolicy::kPropagate && !f32_is_finite(ieee_amax)) {
+    b.tensor = tensor_scale(mode, f, ieee_amax);
+  } else if (mode == ScaleMode::kNVFP4 && policy.nonfinite == NonFinitePolicy::kPropagate && rng() % 16 == 0) {
+    b.tensor = tensor_scale(mode, f, f32_from_bits(kCanonicalNaN));  // a NaN elsewhere in the tensor
+  } else if (mode == ScaleMode::kNVFP4) {
     float amax_tensor = amax;
     switch (rng() % 6) {
       case 0: break;  // the block holds the tensor's amax
@@ -323,7 +330,7 @@ QBlock random_block(Format f, ScaleMode mode, Rounding r, int bits, std::mt19937
     }
     b.tensor = tensor_scale(mode, f, std::fabs(amax_tensor));
   }
-  if (p == kTies && amax > 0.0f) {
+  if (p == kTies && amax > 0.0f && f32_is_finite(b.tensor.encode)) {
     // Midpoints between neighbouring grid values, scaled back by the block's decode scale.
     const BlockScale s = block_scale(mode, f, amax, b.tensor);
     const float dec = mode == ScaleMode::kNVFP4 ? s.decode * b.tensor.decode : s.decode;
@@ -362,7 +369,13 @@ class RtlQuant : public testing::Test {
   std::mt19937_64 rng_;
 };
 
-// Every format x scale mode x rounding x B, each with blocks of every pattern.
+// A policy pair drawn from the seeded generator.
+QuantPolicy random_policy(std::mt19937_64& rng) {
+  return QuantPolicy{kAllZeroPolicies[rng() % 2], kAllNonFinitePolicies[rng() % 2]};
+}
+
+// Every format x scale mode x rounding x B, each with blocks of every pattern under
+// policies drawn per block.
 TEST_F(RtlQuant, EveryFormatModeRoundingAndSrBits) {
   constexpr int kBlocksPerCombination = 48;
   std::vector<QBlock> blocks;
@@ -372,15 +385,27 @@ TEST_F(RtlQuant, EveryFormatModeRoundingAndSrBits) {
       for (Rounding r : {Rounding::kNearestEven, Rounding::kStochastic}) {
         for (int bits = 1; bits <= 8; ++bits) {
           ++combinations;
-          for (int i = 0; i < kBlocksPerCombination; ++i) blocks.push_back(random_block(f, m, r, bits, rng_));
+          for (int i = 0; i < kBlocksPerCombination; ++i) {
+            const QuantPolicy policy = random_policy(rng_);
+            blocks.push_back(random_block(f, m, r, bits, policy, rng_));
+          }
         }
       }
     }
   }
   size_t per_pattern[kNumPatterns] = {};
+  size_t per_policy[4] = {};
+  size_t signed_zero_codes = 0;
   for (const QBlock& b : blocks) {
     for (unsigned p = 0; p < kNumPatterns; ++p) per_pattern[p] += b.what == kPatternNames[p];
+    ++per_policy[2 * static_cast<unsigned>(b.policy.zero) + static_cast<unsigned>(b.policy.nonfinite)];
+    if (b.format != Format::kInt4) signed_zero_codes += static_cast<size_t>(std::count(b.codes.begin(), b.codes.end(), 8));
   }
+  std::printf("[ cases    ] blocks per policy (positive/finite, positive/propagate, signed/finite, "
+              "signed/propagate): %zu %zu %zu %zu; minifloat 0x8 codes expected: %zu\n",
+              per_policy[0], per_policy[1], per_policy[2], per_policy[3], signed_zero_codes);
+  for (size_t n : per_policy) EXPECT_GT(n, 0u);
+  EXPECT_GT(signed_zero_codes, 0u) << "no block exercised the signed-zero policy";
   QuantChecker checker(seed_, rng_);
   checker.run(blocks, 15);
   print_counts(checker, "random blocks");
@@ -407,6 +432,7 @@ TEST_F(RtlQuant, GoldenQuantizeTensors) {
     cfg.sr_bits = 1 + static_cast<int>(rng_() % 8);
     cfg.seed = rng_();
     cfg.stream = static_cast<uint32_t>(rng_());
+    cfg.policy = random_policy(rng_);
     const int64_t rows = 1 + static_cast<int64_t>(rng_() % 4);
     int64_t cols = 1 + static_cast<int64_t>(rng_() % 100);
     if (rng_() % 3 == 0) {
@@ -432,6 +458,7 @@ TEST_F(RtlQuant, GoldenQuantizeTensors) {
         b.mode = cfg.scale;
         b.rounding = cfg.rounding;
         b.sr_bits = cfg.sr_bits;
+        b.policy = cfg.policy;
         b.tensor = q.tensor;
         const int64_t len = std::min(bw, cols - c0);
         for (int64_t c = c0; c < c0 + len; ++c) b.x.push_back(f32_bits(work[static_cast<size_t>(r * cols + c)]));
@@ -444,7 +471,8 @@ TEST_F(RtlQuant, GoldenQuantizeTensors) {
         // Expected: the tensor's own codes and scale, not a recomputation.
         b.scale_code = q.scale_code_at(r, c0);
         b.codes.assign(q.codes.begin() + r * cols + c0, q.codes.begin() + r * cols + c0 + len);
-        b.what = "tensor " + std::to_string(t) + " " + std::string(name(cfg.block)) +
+        b.what = "tensor " + std::to_string(t) + " " + std::string(name(cfg.block)) + " " +
+                 std::string(name(cfg.policy.zero)) + "/" + std::string(name(cfg.policy.nonfinite)) +
                  (cfg.rht.enabled() ? (cfg.rht.round_bf16 ? " rht16+bf16" : " rht16") : "") + " row " +
                  std::to_string(r) + " col " + std::to_string(c0);
         blocks.push_back(std::move(b));
@@ -466,6 +494,8 @@ TEST_F(RtlQuant, GoldenVectorStreamQuantize) {
   opts.op = vectors::Op::kQuantize;
   opts.seed = seed_;
   opts.count = 600;
+  opts.zero_policies = {ZeroPolicy::kPositive, ZeroPolicy::kSigned};
+  opts.nonfinite_policies = {NonFinitePolicy::kFinite, NonFinitePolicy::kPropagate};
   std::stringstream text;
   const vectors::StreamCounts counts = vectors::write_stream(text, opts);
   vectors::Reader reader(text);
@@ -478,6 +508,7 @@ TEST_F(RtlQuant, GoldenVectorStreamQuantize) {
     b.mode = c->mode;
     b.rounding = c->rounding;
     b.sr_bits = c->sr_bits;
+    b.policy = c->policy;
     b.tensor = {f32_from_bits(c->s_enc), f32_from_bits(c->g)};
     b.x = c->x;
     b.random = c->random;
@@ -507,6 +538,8 @@ TEST_F(RtlQuant, AssertionsAreLive) {
         sim->valid_i = 1u << 2;
         sim->format_i = static_cast<uint8_t>(Format::kInt4);
         sim->rounding_i = 0;
+        sim->zero_i = 0;
+        sim->nonfinite_i = 0;
         for (int i = 0; i < 4; ++i) sim.tick();
       },
       "FormatEnabled_M");

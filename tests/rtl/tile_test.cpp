@@ -290,7 +290,7 @@ void golden_vector_stream_gemm_tile(uint64_t seed, std::mt19937_64& rng) {
   opts.op = vectors::Op::kGemmTile;
   opts.seed = seed;
   opts.count = 60;
-  opts.block_a = BlockShape::k1x16;
+  opts.blocks_a = {BlockShape::k1x16};
   opts.m = static_cast<int>(kRows);
   opts.n = static_cast<int>(kCols);
   opts.k = 64;

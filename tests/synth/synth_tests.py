@@ -403,26 +403,31 @@ def units():
     for (x, want), g in zip(e4m3, got):
         check(g.get("code_o") == want, "E4M3 encode of 0x%08x = 0x%02x (got %s)" % (
             x, want, g.get("code_o")))
-    #         x           encode      format rounding rand B  code
-    elem = [(0x3FC00000, 0x3F800000, 0, 0, 0, 1, 0x3),  # E2M1 1.5
-            (0x40E00000, 0x3F800000, 0, 0, 0, 1, 0x7),  # E2M1 7 saturates to 6
-            (0xBF000000, 0x3F800000, 0, 0, 0, 1, 0x9),  # E2M1 -0.5
-            (0x3E800000, 0x3F800000, 0, 0, 0, 1, 0x0),  # E2M1 0.25: tie to code 0
-            (0x40200000, 0x3F800000, 0, 0, 0, 1, 0x4),  # E2M1 2.5: tie to even code (2)
-            (0x40200000, 0x3F800000, 0, 1, 1, 1, 0x5),  # SR, B = 1, rand 1: up to 3
-            (0x40200000, 0x3F800000, 0, 1, 0, 1, 0x4),  # SR, rand 0: down to 2
-            (0x3F400000, 0x40000000, 0, 0, 0, 1, 0x3),  # E2M1 0.75 * 2 = 1.5
-            (0x3F800000, 0x3F800000, 1, 0, 0, 1, 0x4),  # E1M2 1.0
-            (0x3E800000, 0x3F800000, 1, 0, 0, 1, 0x1),  # E1M2 0.25 subnormal
-            (0x40600000, 0x3F800000, 2, 0, 0, 1, 0x4),  # INT4 3.5: tie to even 4
-            (0xC0FCCCCD, 0x3F800000, 2, 0, 0, 1, 0x9)]  # INT4 -7.9 saturates to -7
+    #         x           encode      format rounding rand B  zero code
+    elem = [(0x3FC00000, 0x3F800000, 0, 0, 0, 1, 0, 0x3),  # E2M1 1.5
+            (0x40E00000, 0x3F800000, 0, 0, 0, 1, 0, 0x7),  # E2M1 7 saturates to 6
+            (0xBF000000, 0x3F800000, 0, 0, 0, 1, 0, 0x9),  # E2M1 -0.5
+            (0x3E800000, 0x3F800000, 0, 0, 0, 1, 0, 0x0),  # E2M1 0.25: tie to code 0
+            (0x40200000, 0x3F800000, 0, 0, 0, 1, 0, 0x4),  # E2M1 2.5: tie to even code (2)
+            (0x40200000, 0x3F800000, 0, 1, 1, 1, 0, 0x5),  # SR, B = 1, rand 1: up to 3
+            (0x40200000, 0x3F800000, 0, 1, 0, 1, 0, 0x4),  # SR, rand 0: down to 2
+            (0x3F400000, 0x40000000, 0, 0, 0, 1, 0, 0x3),  # E2M1 0.75 * 2 = 1.5
+            (0xBE000000, 0x3F800000, 0, 0, 0, 1, 0, 0x0),  # E2M1 -0.125 rounds to 0: code 0
+            (0xBE000000, 0x3F800000, 0, 0, 0, 1, 1, 0x8),  # ... signed zero policy: 0x8
+            (0x3F800000, 0x3F800000, 1, 0, 0, 1, 0, 0x4),  # E1M2 1.0
+            (0x3E800000, 0x3F800000, 1, 0, 0, 1, 0, 0x1),  # E1M2 0.25 subnormal
+            (0xBD800000, 0x3F800000, 1, 0, 0, 1, 1, 0x8),  # E1M2 -0.0625, signed zero: 0x8
+            (0x7FC00000, 0x3F800000, 1, 0, 0, 1, 1, 0x0),  # E1M2 NaN v: code 0
+            (0x40600000, 0x3F800000, 2, 0, 0, 1, 0, 0x4),  # INT4 3.5: tie to even 4
+            (0xBE000000, 0x3F800000, 2, 0, 0, 1, 1, 0x0),  # INT4 -0.125, signed: no -0, code 0
+            (0xC0FCCCCD, 0x3F800000, 2, 0, 0, 1, 0, 0x9)]  # INT4 -7.9 saturates to -7
     got = yosys_eval("nibble_elem_quant", [("FormatMask", "3'b111")],
                      [{"x_i": "32'h%08x" % x, "encode_i": "32'h%08x" % e, "format_i": f,
-                       "rounding_i": r, "rand_i": rnd, "sr_bits_i": b}
-                      for x, e, f, r, rnd, b, _ in elem], ["code_o"])
+                       "rounding_i": r, "rand_i": rnd, "sr_bits_i": b, "zero_i": z}
+                      for x, e, f, r, rnd, b, z, _ in elem], ["code_o"])
     for c, g in zip(elem, got):
-        check(g.get("code_o") == c[-1], "elem_quant x=0x%08x e=0x%08x format %d %s: code %d "
-              "(got %s)" % (c[0], c[1], c[2], "SR" if c[3] else "RNE", c[-1], g.get("code_o")))
+        check(g.get("code_o") == c[-1], "elem_quant x=0x%08x e=0x%08x format %d %s zero %d: code %d "
+              "(got %s)" % (c[0], c[1], c[2], "SR" if c[3] else "RNE", c[6], c[-1], g.get("code_o")))
 
     # The element quantizer synthesized and mapped: the netlist computes the same codes (each
     # cell evaluated from the library's function); more formats are not smaller than fewer.
@@ -444,7 +449,7 @@ def units():
             enabled = [c for c in elem if (int(mask[-3:], 2) >> c[2]) & 1]
             got = netlist_eval(net, cells_json, [
                 {"x_i": x, "encode_i": e, "format_i": f, "rounding_i": rr, "rand_i": rnd,
-                 "sr_bits_i": b} for x, e, f, rr, rnd, b, _ in enabled], ["code_o"])
+                 "sr_bits_i": b, "zero_i": z} for x, e, f, rr, rnd, b, z, _ in enabled], ["code_o"])
             bad = [(c, g["code_o"]) for c, g in zip(enabled, got) if g["code_o"] != c[-1]]
             check(not bad, "mapped nibble_elem_quant %s netlist: %d known codes (wrong: %s)" % (
                 mask, len(enabled), bad))
@@ -455,12 +460,13 @@ def units():
 
 def units_full():
     # The whole units. Flops: the RTL's register bits. quantizer, 16 lanes: stage 1 valid,
-    # finite, format 2, mode 2, rounding, sr_bits 4, S_enc 32, g 32, amax 31, x 16*32,
-    # rand 16*8 = 746; stage 2 valid, finite, format 2, rounding, sr_bits 4, scale 32, encode
-    # 32, x 512, rand 128 = 713; stage 3 valid, scale 32, codes 64 = 97; less the scale code's
-    # bit 31 in stages 2 and 3, always 0 (amax >= 0, the NaN codes are positive): 1554.
+    # nan_block, format 2, mode 2, rounding, zero policy, sr_bits 4, S_enc 32, g 32, amax 31,
+    # x 16*32, rand 16*8 = 747; stage 2 valid, nan_block, format 2, rounding, zero policy,
+    # sr_bits 4, scale 32, encode 32, x 512, rand 128 = 714; stage 3 valid, scale 32, codes 64
+    # = 97; less the scale code's bit 31 in stages 2 and 3, always 0 (amax >= 0, the NaN codes
+    # are positive): 1556.
     # RHT16: three stage registers of valid, bf16 and 16 x 32 bits, the output valid and 512.
-    want_flops = {"nibble_quantizer": 746 + 713 + 97 - 2, "nibble_rht16": 3 * (2 + 512) + 513}
+    want_flops = {"nibble_quantizer": 747 + 714 + 97 - 2, "nibble_rht16": 3 * (2 + 512) + 513}
 
     def one(job):
         top, params = job

@@ -56,7 +56,11 @@ ScaleFormat to_scale_format(int v);
 ScaleMode to_scale_mode(int v);
 Rounding to_rounding(int v);
 BlockShape to_block_shape(int v);
-QuantConfig to_config(const nibble_quant_config* c);
+ZeroPolicy to_zero_policy(int v);
+NonFinitePolicy to_nonfinite_policy(int v);
+QuantPolicy to_policy(const nibble_quant_policy* p);
+// The configuration with its policy (default policies for the version-1 entry points).
+QuantConfig to_config(const nibble_quant_config* c, const QuantPolicy& policy = QuantPolicy{});
 
 // An element code (0..15) and a scale code in its format's range, or NIBBLE_ERR_INVALID_ARGUMENT.
 uint8_t checked_code(uint32_t code);

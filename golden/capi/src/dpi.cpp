@@ -39,9 +39,10 @@ int nibble_dpi_element_encode(int format, uint32_t value_bits, int rounding, int
   return s;
 }
 
-int nibble_dpi_quantize_block16(int format, int scale_mode, int rounding, int sr_bits, uint64_t seed, uint32_t stream,
-                                const uint32_t* x_bits, uint32_t* codes, uint32_t* scale_code,
-                                uint32_t* tensor_encode_bits, uint32_t* tensor_decode_bits) {
+int nibble_dpi_quantize_block16_with_policy(int format, int scale_mode, int rounding, int sr_bits, int zero,
+                                            int nonfinite, uint64_t seed, uint32_t stream, const uint32_t* x_bits,
+                                            uint32_t* codes, uint32_t* scale_code, uint32_t* tensor_encode_bits,
+                                            uint32_t* tensor_decode_bits) {
   std::array<float, kLanes> x{};
   std::array<uint8_t, kLanes> c{};
   float te = 0.0f, td = 0.0f;
@@ -54,13 +55,22 @@ int nibble_dpi_quantize_block16(int format, int scale_mode, int rounding, int sr
   });
   if (checked != NIBBLE_OK) return checked;
   const nibble_quant_config cfg{format, NIBBLE_BLOCK_1X16, scale_mode, rounding, sr_bits, 0, 0, seed, stream};
-  const int s = nibble_quantize_block(&cfg, x.data(), kLanes, c.data(), scale_code, &te, &td);
+  const nibble_quant_policy policy{zero, nonfinite};
+  const int s = nibble_quantize_block_with_policy(&cfg, &policy, x.data(), kLanes, c.data(), scale_code, &te, &td);
   if (s != NIBBLE_OK) return s;
   codes[0] = codes[1] = 0;
   for (size_t i = 0; i < kLanes; ++i) codes[i / 8] |= static_cast<uint32_t>(c[i]) << (4 * (i % 8));
   *tensor_encode_bits = f32_bits(te);
   *tensor_decode_bits = f32_bits(td);
   return NIBBLE_OK;
+}
+
+int nibble_dpi_quantize_block16(int format, int scale_mode, int rounding, int sr_bits, uint64_t seed, uint32_t stream,
+                                const uint32_t* x_bits, uint32_t* codes, uint32_t* scale_code,
+                                uint32_t* tensor_encode_bits, uint32_t* tensor_decode_bits) {
+  return nibble_dpi_quantize_block16_with_policy(format, scale_mode, rounding, sr_bits, NIBBLE_ZERO_POSITIVE,
+                                                 NIBBLE_NONFINITE_FINITE, seed, stream, x_bits, codes, scale_code,
+                                                 tensor_encode_bits, tensor_decode_bits);
 }
 
 int nibble_dpi_sr_random16(uint64_t seed, uint32_t stream, int sr_bits, uint32_t* random) {

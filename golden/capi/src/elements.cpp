@@ -22,6 +22,40 @@ const char* name_of(const std::array<E, N>& all, int v) {
   return v >= 0 && static_cast<size_t>(v) < N ? names[static_cast<size_t>(v)].c_str() : "";
 }
 
+// nibble_tensor_scale and nibble_block_scale, with and without a policy (errors under `function`'s name).
+int tensor_scale_call(const char* function, int scale_mode, int format, int nonfinite, float amax_tensor,
+                      float* encode, float* decode) {
+  return guarded(function, [&] {
+    const ScaleMode m = to_scale_mode(scale_mode);
+    const Format f = to_format(format);
+    const NonFinitePolicy p = to_nonfinite_policy(nonfinite);
+    require_pointer(encode, "encode");
+    require_pointer(decode, "decode");
+    if (amax_tensor < 0.0f) fail(NIBBLE_ERR_INVALID_ARGUMENT, "amax_tensor must be >= 0 (it is a magnitude)");
+    if (p == NonFinitePolicy::kFinite && !f32_is_finite(amax_tensor)) {
+      fail(NIBBLE_ERR_INVALID_ARGUMENT,
+           "amax_tensor must be finite under the finite non-finite policy (NaN and Inf take 'propagate')");
+    }
+    const TensorScale t = tensor_scale(m, f, amax_tensor);
+    *encode = t.encode;
+    *decode = t.decode;
+  });
+}
+
+int block_scale_call(const char* function, int scale_mode, int format, int nonfinite, float amax, float tensor_encode,
+                     float tensor_decode, uint32_t* code, float* decode, float* encode) {
+  return guarded(function, [&] {
+    const ScaleMode m = to_scale_mode(scale_mode);
+    const Format f = to_format(format);
+    const NonFinitePolicy p = to_nonfinite_policy(nonfinite);
+    if (amax < 0.0f) fail(NIBBLE_ERR_INVALID_ARGUMENT, "amax must be >= 0");
+    const BlockScale s = block_scale(m, f, amax, TensorScale{tensor_encode, tensor_decode}, p);
+    if (code != nullptr) *code = s.code;
+    if (decode != nullptr) *decode = s.decode;
+    if (encode != nullptr) *encode = s.encode;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -31,6 +65,8 @@ const char* nibble_scale_format_name(int v) { return name_of(kAllScaleFormats, v
 const char* nibble_scale_mode_name(int v) { return name_of(kAllScaleModes, v); }
 const char* nibble_rounding_name(int v) { return name_of(kAllRoundings, v); }
 const char* nibble_block_shape_name(int v) { return name_of(kAllBlockShapes, v); }
+const char* nibble_zero_policy_name(int v) { return name_of(kAllZeroPolicies, v); }
+const char* nibble_nonfinite_policy_name(int v) { return name_of(kAllNonFinitePolicies, v); }
 
 int nibble_scale_mode_format(int scale_mode, int* scale_format_out) {
   return guarded(__func__, [&] {
@@ -106,33 +142,25 @@ int nibble_scale_encode(int scale_format, float value, uint32_t* code) {
   });
 }
 
+int nibble_tensor_scale_with_policy(int scale_mode, int format, int nonfinite, float amax_tensor, float* encode,
+                                    float* decode) {
+  return tensor_scale_call(__func__, scale_mode, format, nonfinite, amax_tensor, encode, decode);
+}
+
 int nibble_tensor_scale(int scale_mode, int format, float amax_tensor, float* encode, float* decode) {
-  return guarded(__func__, [&] {
-    const ScaleMode m = to_scale_mode(scale_mode);
-    const Format f = to_format(format);
-    require_pointer(encode, "encode");
-    require_pointer(decode, "decode");
-    if (!(amax_tensor >= 0.0f) || !f32_is_finite(amax_tensor)) {
-      fail(NIBBLE_ERR_INVALID_ARGUMENT, "amax_tensor must be finite and >= 0");
-    }
-    const TensorScale t = tensor_scale(m, f, amax_tensor);
-    *encode = t.encode;
-    *decode = t.decode;
-  });
+  return tensor_scale_call(__func__, scale_mode, format, NIBBLE_NONFINITE_FINITE, amax_tensor, encode, decode);
+}
+
+int nibble_block_scale_with_policy(int scale_mode, int format, int nonfinite, float amax, float tensor_encode,
+                                   float tensor_decode, uint32_t* code, float* decode, float* encode) {
+  return block_scale_call(__func__, scale_mode, format, nonfinite, amax, tensor_encode, tensor_decode, code, decode,
+                          encode);
 }
 
 int nibble_block_scale(int scale_mode, int format, float amax, float tensor_encode, float tensor_decode,
                        uint32_t* code, float* decode, float* encode) {
-  return guarded(__func__, [&] {
-    const ScaleMode m = to_scale_mode(scale_mode);
-    const Format f = to_format(format);
-    if (amax < 0.0f) fail(NIBBLE_ERR_INVALID_ARGUMENT, "amax must be >= 0");
-    const BlockScale s = f32_is_finite(amax) ? block_scale(m, f, amax, TensorScale{tensor_encode, tensor_decode})
-                                             : nan_block_scale(m);
-    if (code != nullptr) *code = s.code;
-    if (decode != nullptr) *decode = s.decode;
-    if (encode != nullptr) *encode = s.encode;
-  });
+  return block_scale_call(__func__, scale_mode, format, NIBBLE_NONFINITE_FINITE, amax, tensor_encode, tensor_decode,
+                          code, decode, encode);
 }
 
 }  // extern "C"

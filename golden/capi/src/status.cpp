@@ -27,6 +27,12 @@ static_assert(NIBBLE_BLOCK_1X16 == static_cast<int>(BlockShape::k1x16));
 static_assert(NIBBLE_BLOCK_1X32 == static_cast<int>(BlockShape::k1x32));
 static_assert(NIBBLE_BLOCK_16X16 == static_cast<int>(BlockShape::k16x16));
 static_assert(NIBBLE_BLOCK_COUNT == kAllBlockShapes.size());
+static_assert(NIBBLE_ZERO_POSITIVE == static_cast<int>(ZeroPolicy::kPositive));
+static_assert(NIBBLE_ZERO_SIGNED == static_cast<int>(ZeroPolicy::kSigned));
+static_assert(NIBBLE_ZERO_COUNT == kAllZeroPolicies.size());
+static_assert(NIBBLE_NONFINITE_FINITE == static_cast<int>(NonFinitePolicy::kFinite));
+static_assert(NIBBLE_NONFINITE_PROPAGATE == static_cast<int>(NonFinitePolicy::kPropagate));
+static_assert(NIBBLE_NONFINITE_COUNT == kAllNonFinitePolicies.size());
 
 namespace {
 thread_local std::string t_last_error;
@@ -67,10 +73,20 @@ ScaleFormat to_scale_format(int v) { return to_enum<ScaleFormat>(v, NIBBLE_SCALE
 ScaleMode to_scale_mode(int v) { return to_enum<ScaleMode>(v, NIBBLE_SCALE_MODE_COUNT, "scale mode"); }
 Rounding to_rounding(int v) { return to_enum<Rounding>(v, NIBBLE_ROUND_COUNT, "rounding"); }
 BlockShape to_block_shape(int v) { return to_enum<BlockShape>(v, NIBBLE_BLOCK_COUNT, "block shape"); }
+ZeroPolicy to_zero_policy(int v) { return to_enum<ZeroPolicy>(v, NIBBLE_ZERO_COUNT, "zero policy"); }
+NonFinitePolicy to_nonfinite_policy(int v) {
+  return to_enum<NonFinitePolicy>(v, NIBBLE_NONFINITE_COUNT, "non-finite policy");
+}
 
-QuantConfig to_config(const nibble_quant_config* c) {
+QuantPolicy to_policy(const nibble_quant_policy* p) {
+  require_pointer(p, "policy");
+  return QuantPolicy{to_zero_policy(p->zero), to_nonfinite_policy(p->nonfinite)};
+}
+
+QuantConfig to_config(const nibble_quant_config* c, const QuantPolicy& policy) {
   require_pointer(c, "config");
   QuantConfig cfg;
+  cfg.policy = policy;
   cfg.format = to_format(c->format);
   cfg.block = to_block_shape(c->block_shape);
   cfg.scale = to_scale_mode(c->scale_mode);

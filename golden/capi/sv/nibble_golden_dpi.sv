@@ -25,6 +25,11 @@ package nibble_golden_dpi;
   localparam int NibbleScaleModeMXCeil = 3;
   localparam int NibbleRoundNearestEven = 0;
   localparam int NibbleRoundStochastic = 1;
+  // The quantizer's policies (C API version 2; docs/numerics.md section 3).
+  localparam int NibbleZeroPositive = 0;
+  localparam int NibbleZeroSigned = 1;
+  localparam int NibbleNonFiniteFinite = 0;
+  localparam int NibbleNonFinitePropagate = 1;
 
   // The C API's version (NIBBLE_GOLDEN_API_VERSION of the linked library).
   import "DPI-C" function int nibble_golden_api_version();
@@ -37,6 +42,8 @@ package nibble_golden_dpi;
   import "DPI-C" function string nibble_scale_format_name(input int scale_format);
   import "DPI-C" function string nibble_scale_mode_name(input int scale_mode);
   import "DPI-C" function string nibble_rounding_name(input int rounding);
+  import "DPI-C" function string nibble_zero_policy_name(input int zero_policy);
+  import "DPI-C" function string nibble_nonfinite_policy_name(input int nonfinite_policy);
 
   // code (0..15) -> the exact value's bit pattern.
   import "DPI-C" function int nibble_dpi_element_decode(
@@ -49,6 +56,13 @@ package nibble_golden_dpi;
   // the block-scale code and the per-tensor level (1.0 unless nvfp4) as bit patterns.
   import "DPI-C" function int nibble_dpi_quantize_block16(
       input int format, input int scale_mode, input int rounding, input int sr_bits,
+      input longint unsigned seed, input int unsigned stream, input bit [15:0][31:0] x_bits,
+      output bit [15:0][3:0] codes, output int unsigned scale_code,
+      output int unsigned tensor_encode_bits, output int unsigned tensor_decode_bits);
+  // The same under a zero policy (NibbleZero*) and a non-finite policy (NibbleNonFinite*).
+  import "DPI-C" function int nibble_dpi_quantize_block16_with_policy(
+      input int format, input int scale_mode, input int rounding, input int sr_bits,
+      input int zero, input int nonfinite,
       input longint unsigned seed, input int unsigned stream, input bit [15:0][31:0] x_bits,
       output bit [15:0][3:0] codes, output int unsigned scale_code,
       output int unsigned tensor_encode_bits, output int unsigned tensor_decode_bits);

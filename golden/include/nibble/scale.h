@@ -14,11 +14,22 @@
 //             the UE8M0 range [-127, 127]; e = 2^-k.
 //   mx-ceil   s = 2^k with the smallest k such that amax <= gmax * 2^k (no
 //             element saturates), clamped likewise; e = 2^-k.
-// gmax is the format's largest magnitude (6, 1.75, 7). A block that holds a
-// NaN or Inf gets the scale format's NaN code; an all-zero block gets the
-// scale fp32 0.0, E4M3 0x00 or UE8M0 0x00 (2^-127).
+// gmax is the format's largest magnitude (6, 1.75, 7). An all-zero block gets
+// the scale fp32 0.0, E4M3 0x00 or UE8M0 0x00 (2^-127).
+//
+// Non-finite inputs follow a policy (NonFinitePolicy), defined here alone:
+//   finite     the tensor amax is the largest finite |x|; a block holding a NaN
+//              or +-Inf gets the scale format's NaN code (and codes 0).
+//   propagate  Transformer Engine's NVFP4 reference quantizer: every amax is the
+//              IEEE maximum of all |x| (NaN if any is NaN, else +Inf if any is
+//              infinite) and the rules above are evaluated on it in binary32:
+//              a NaN amax gives the NaN code and a NaN encode scale; an infinite
+//              one gives S_enc = 1 (448 * gmax / Inf = 0), an E4M3 scale
+//              saturated to 448, a UE8M0 k clamped to 127, or the FP32 scale
+//              +Inf with encode scale 0.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -46,6 +57,19 @@ constexpr ScaleFormat scale_format(ScaleMode m) {
 std::optional<ScaleMode> parse_scale_mode(std::string_view name);
 std::string_view name(ScaleMode m);
 
+// How NaN and +-Inf inputs reach the scales (above; docs/numerics.md section 3.1).
+enum class NonFinitePolicy : uint8_t { kFinite, kPropagate };
+inline constexpr std::array<NonFinitePolicy, 2> kAllNonFinitePolicies = {NonFinitePolicy::kFinite,
+                                                                         NonFinitePolicy::kPropagate};
+std::optional<NonFinitePolicy> parse_nonfinite_policy(std::string_view name);
+std::string_view name(NonFinitePolicy p);  // "finite", "propagate"
+
+// The amax a scale is computed from, over n values. kFinite: the largest |x|
+// over the finite ones (0 if there are none). kPropagate: the IEEE maximum of
+// every |x|: the canonical NaN if any is NaN, else +Inf if any is infinite,
+// else the largest (torch.max, as Transformer Engine's reference takes it).
+float scale_amax(const float* x, size_t n, NonFinitePolicy p);
+
 // Scale codes: FP32 codes are the binary32 bit pattern; E4M3 and UE8M0 codes are 8-bit.
 float decode_scale(ScaleFormat f, uint32_t code);
 // E4M3 conversion: round to nearest even, saturate to +-448, NaN -> 0x7F (Inf -> 448).
@@ -56,7 +80,8 @@ struct TensorScale {
   float encode = 1.0f;  // S_enc
   float decode = 1.0f;  // g = fl(1 / S_enc), applied once to a dot product's sum
 };
-// amax_tensor is the largest |x| over the tensor's finite elements.
+// amax_tensor is the tensor's scale_amax: any non-negative binary32, NaN and
+// +Inf included (S_enc = g = NaN, and S_enc = g = 1).
 TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor);
 
 struct BlockScale {
@@ -64,8 +89,13 @@ struct BlockScale {
   float decode;   // decode_scale(code): the value the dot product uses
   float encode;   // multiplier applied to elements before rounding
 };
-// amax is the block's largest |x| (finite blocks only); non-finite blocks use nan_block_scale.
+// The rules above for a block whose largest |x| is amax: any non-negative
+// binary32, NaN (the NaN code, as nan_block_scale) and +Inf included.
 BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t);
 BlockScale nan_block_scale(ScaleMode m);
+// A block's scale under policy p, from the block's IEEE amax (its scale_amax
+// under kPropagate, which is NaN or +Inf where the block holds a NaN or an
+// infinity): kFinite gives such a block nan_block_scale; kPropagate block_scale.
+BlockScale block_scale(ScaleMode m, Format f, float ieee_amax, const TensorScale& t, NonFinitePolicy p);
 
 }  // namespace nibble

@@ -49,8 +49,8 @@ double relative_magnitude_error(const float* x, const float* q, size_t n);
 std::vector<double> positive_levels(Format f);
 
 // L, the number of distinct values a quantizer of format f emits: every
-// positive level, its negation, and +0 (the quantizer never emits -0). 15 for
-// all three formats.
+// positive level, its negation, and 0 (one level, whether the signed-zero
+// policy codes it +0 or -0). 15 for all three formats.
 int emitted_level_count(Format f);
 
 // Shannon entropy, in bits, of the empirical distribution of the 4-bit codes

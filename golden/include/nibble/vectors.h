@@ -11,7 +11,7 @@
 //              codes -> every block's P_b and r_b and the final FP32 result;
 //   gemm-tile  an M x N x K tile of C = A * B^T on quantized operands.
 //
-// Every expected field is computed by golden (block_scale, quantize_block_elements,
+// Every expected field is computed by golden (quantize_block, block_scale, quantize_block_elements,
 // block_partial_sum, block_product, accumulate, dot_rows, gemm); nothing here
 // re-derives a number the golden model defines. FP32 fields are held as bit
 // patterns so a NaN payload or the sign of zero survives writing and parsing.
@@ -55,6 +55,7 @@ inline constexpr uint32_t kOneF32 = 0x3F800000u;
 struct QuantizeCase {
   Format format = Format::kE2M1;
   ScaleMode mode = ScaleMode::kFP32;
+  QuantPolicy policy;  // written on the line only where it is not the default
   int length = 16;  // 16 or 32 elements
   Rounding rounding = Rounding::kNearestEven;
   int sr_bits = 8;  // B, 1..8; written under rne too, where nothing reads it
@@ -147,9 +148,10 @@ void compute_expected(Case& c);
 // it names (0 under rne), and S_enc = g = 1.0 outside nvfp4. A case whose
 // inputs are malformed (parse_case never yields one) throws std::invalid_argument.
 struct Mismatch {
-  std::string field;   // as docs/vectors.md names it: "codes[3]", "r[1]", "c[2][0]"
-  std::string file;    // the value the case holds
-  std::string golden;  // the value golden gives
+  std::string field;     // as docs/vectors.md names it: "codes[3]", "r[1]", "c[2][0]"
+  std::string file;      // the value the case holds
+  std::string golden;    // the value golden gives
+  std::string operands;  // the inputs that field depends on, in the line's notation
 };
 std::optional<Mismatch> check(const Case& c);
 // "field codes[3]: file has 5, golden gives 6"
@@ -194,7 +196,8 @@ std::vector<Vector> parse_stream(std::istream& in);
 struct CheckReport {
   size_t cases = 0;
   size_t mismatches = 0;
-  // The first kMaxReported mismatches: "line 12: dot field r[1]: file has ..., golden gives ...".
+  // The first kMaxReported mismatches: "line 12: dot field r[1]: file has ..., golden gives ...",
+  // then on a line of its own, indented, "operands: " and the inputs of that field.
   std::vector<std::string> reported;
   static constexpr size_t kMaxReported = 20;
 };
@@ -202,31 +205,37 @@ CheckReport check_stream(std::istream& in);
 
 // --- Generation -------------------------------------------------------------------
 
-// What to generate. A field left empty is drawn per random case and swept over
-// all its values in the boundary tables; a set field holds every case to it.
+// What to generate. A set left empty is drawn per random case and swept in the
+// boundary tables over every value; a non-empty set holds every case to its
+// values (so a device's own formats, modes and policies give exactly its
+// cases). The policies are the exception: left empty they are the default
+// policy alone, so that streams written before they existed stay the same.
 struct GenerateOptions {
   Op op = Op::kQuantize;
   uint64_t seed = 1;
-  int count = 100;                     // seeded random cases, >= 1
-  bool boundary = true;                // interleave the boundary tables
-  std::optional<Format> format_a;      // quantize: the format; dot, gemm-tile: A's
-  std::optional<Format> format_b;      // dot, gemm-tile
-  std::optional<ScaleMode> mode;       // quantize
-  std::optional<ScaleMode> mode_a;     // gemm-tile
-  std::optional<ScaleMode> mode_b;     // gemm-tile
-  std::optional<ScaleFormat> scale_a;  // dot
-  std::optional<ScaleFormat> scale_b;  // dot
-  std::optional<int> length;           // quantize, dot: 16 or 32
-  std::optional<Rounding> rounding;    // quantize
-  std::optional<int> sr_bits;          // quantize: 1..8
-  std::optional<int> nblocks;          // dot: 1..kMaxDotBlocks (random cases draw 1..8, tables use 16)
-  std::optional<BlockShape> block_a;   // gemm-tile
-  std::optional<BlockShape> block_b;   // gemm-tile
-  int m = 4;                           // gemm-tile
+  int count = 100;                         // seeded random cases, >= 1
+  bool boundary = true;                    // interleave the boundary tables
+  std::vector<Format> formats_a;           // quantize: the format; dot, gemm-tile: A's
+  std::vector<Format> formats_b;           // dot, gemm-tile
+  std::vector<ScaleMode> modes;            // quantize
+  std::vector<ScaleMode> modes_a;          // gemm-tile
+  std::vector<ScaleMode> modes_b;          // gemm-tile
+  std::vector<ScaleFormat> scales_a;       // dot
+  std::vector<ScaleFormat> scales_b;       // dot
+  std::vector<int> lengths;                // quantize, dot: 16 and/or 32
+  std::vector<Rounding> roundings;         // quantize
+  std::vector<ZeroPolicy> zero_policies;   // quantize (empty: positive only)
+  std::vector<NonFinitePolicy> nonfinite_policies;  // quantize (empty: finite only)
+  std::optional<int> sr_bits;              // quantize: 1..8
+  std::optional<int> nblocks;              // dot: 1..kMaxDotBlocks (random cases draw 1..8, tables use 16)
+  std::vector<BlockShape> blocks_a;        // gemm-tile
+  std::vector<BlockShape> blocks_b;        // gemm-tile
+  int m = 4;                               // gemm-tile
   int n = 4;
   int k = 64;
 };
-// Throws std::invalid_argument naming the first bad or inapplicable option.
+// Throws std::invalid_argument naming the first bad or inapplicable option (a
+// repeated value in a set included).
 void validate(const GenerateOptions& opts);
 
 // The command that regenerates a stream: "nibble vectors dot --seed 7 --count 10 ...".

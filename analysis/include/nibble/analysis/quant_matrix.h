@@ -30,6 +30,7 @@ struct MatrixSpec {
   std::vector<Rounding> roundings;
   int sr_bits = 8;
   uint64_t seed = 0;  // SR bits and RHT signs
+  QuantPolicy policy;  // every row's (the quantizer's signed-zero and non-finite policies)
 };
 
 struct MatrixRow {

@@ -29,8 +29,14 @@
 #endif
 
 /* The API's version: incremented whenever a signature, an enum value or a behaviour
- * documented here changes. nibble_golden_api_version() returns the library's. */
-#define NIBBLE_GOLDEN_API_VERSION 1
+ * documented here changes. nibble_golden_api_version() returns the library's.
+ *   1  the first API.
+ *   2  the quantizer's policies (signed zero, non-finite inputs): the enums
+ *      NIBBLE_ZERO_* and NIBBLE_NONFINITE_*, nibble_quant_policy and the *_with_policy
+ *      functions. Nothing of version 1 changed: its functions use the default
+ *      policies, and its structs keep their layout, so a version-1 caller, compiled
+ *      or linked, runs unchanged. */
+#define NIBBLE_GOLDEN_API_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,7 +71,23 @@ enum { NIBBLE_ROUND_NEAREST_EVEN = 0, NIBBLE_ROUND_STOCHASTIC = 1, NIBBLE_ROUND_
 /* Block shapes (nibble::BlockShape): 1x16 and 1x32 along cols, 16x16 is 16 rows by 16 cols. */
 enum { NIBBLE_BLOCK_1X16 = 0, NIBBLE_BLOCK_1X32 = 1, NIBBLE_BLOCK_16X16 = 2, NIBBLE_BLOCK_COUNT = 3 };
 
-/* Quantization settings (nibble::QuantConfig). Start from nibble_quant_config_init(). */
+/* The quantizer's policies (nibble::ZeroPolicy, nibble::NonFinitePolicy; API version 2;
+ * docs/numerics.md section 3 states each rule). The zero policy says which code an
+ * element whose magnitude rounds to zero gets: POSITIVE code 0 (the default), SIGNED
+ * the sign of v kept as IEEE/OCP MX/CUDA/Transformer Engine do (E2M1, E1M2: 0x8 for a
+ * negative v; INT4 has no negative zero: 0). The non-finite policy says how NaN and
+ * +-Inf reach the scales: FINITE takes the tensor amax over finite values and gives a
+ * block holding NaN/Inf the NaN scale (the default); PROPAGATE is Transformer Engine's
+ * NVFP4 reference: the amax of every |x|, NaN and Inf carried through the scale rules. */
+enum { NIBBLE_ZERO_POSITIVE = 0, NIBBLE_ZERO_SIGNED = 1, NIBBLE_ZERO_COUNT = 2 };
+enum { NIBBLE_NONFINITE_FINITE = 0, NIBBLE_NONFINITE_PROPAGATE = 1, NIBBLE_NONFINITE_COUNT = 2 };
+typedef struct nibble_quant_policy {
+  int zero;      /* NIBBLE_ZERO_* */
+  int nonfinite; /* NIBBLE_NONFINITE_* */
+} nibble_quant_policy;
+
+/* Quantization settings (nibble::QuantConfig without its policy). Start from
+ * nibble_quant_config_init(). */
 typedef struct nibble_quant_config {
   int format;         /* NIBBLE_FMT_* */
   int block_shape;    /* NIBBLE_BLOCK_* */
@@ -111,6 +133,9 @@ NIBBLE_GOLDEN_EXPORT const char* nibble_scale_format_name(int scale_format);
 NIBBLE_GOLDEN_EXPORT const char* nibble_scale_mode_name(int scale_mode);
 NIBBLE_GOLDEN_EXPORT const char* nibble_rounding_name(int rounding);
 NIBBLE_GOLDEN_EXPORT const char* nibble_block_shape_name(int block_shape);
+/* "positive", "signed"; "finite", "propagate" (API version 2). */
+NIBBLE_GOLDEN_EXPORT const char* nibble_zero_policy_name(int zero_policy);
+NIBBLE_GOLDEN_EXPORT const char* nibble_nonfinite_policy_name(int nonfinite_policy);
 /* The scale format a scale mode stores. */
 NIBBLE_GOLDEN_EXPORT int nibble_scale_mode_format(int scale_mode, int* scale_format);
 
@@ -137,17 +162,31 @@ NIBBLE_GOLDEN_EXPORT int nibble_scale_encode(int scale_format, float value, uint
  * amax_tensor (golden tensor_scale): 1.0, 1.0 unless nvfp4. */
 NIBBLE_GOLDEN_EXPORT int nibble_tensor_scale(int scale_mode, int format, float amax_tensor, float* encode,
                                              float* decode);
+/* The same under a non-finite policy (API version 2): amax_tensor is the tensor's amax
+ * as the policy takes it (golden scale_amax), finite and >= 0 under FINITE; under
+ * PROPAGATE also NaN (S_enc = g = NaN) or +Inf (S_enc = g = 1). */
+NIBBLE_GOLDEN_EXPORT int nibble_tensor_scale_with_policy(int scale_mode, int format, int nonfinite,
+                                                         float amax_tensor, float* encode, float* decode);
 /* The block scale of a finite block with largest |x| = amax under the tensor level
  * (tensor_encode, tensor_decode) (golden block_scale): the stored code, its decoded
  * value and the encode multiplier. A non-finite amax gives the scale format's NaN code
  * (golden nan_block_scale). Any output pointer may be NULL. */
 NIBBLE_GOLDEN_EXPORT int nibble_block_scale(int scale_mode, int format, float amax, float tensor_encode,
                                             float tensor_decode, uint32_t* code, float* decode, float* encode);
+/* The same under a non-finite policy (API version 2), amax being the block's IEEE amax
+ * (NaN if it holds a NaN, else +Inf if it holds an infinity): FINITE gives a non-finite
+ * amax the NaN code, as nibble_block_scale does; PROPAGATE evaluates the scale rules on
+ * it (NaN: the NaN code; +Inf: E4M3 448, UE8M0 2^127, FP32 +Inf with encode 0). */
+NIBBLE_GOLDEN_EXPORT int nibble_block_scale_with_policy(int scale_mode, int format, int nonfinite, float amax,
+                                                        float tensor_encode, float tensor_decode, uint32_t* code,
+                                                        float* decode, float* encode);
 
 /* --- Quantization -------------------------------------------------------------- */
 
 /* The defaults: E2M1, 1x16, fp32 scales, RNE, sr_bits 8, no RHT, seed 0, stream 0. */
 NIBBLE_GOLDEN_EXPORT int nibble_quant_config_init(nibble_quant_config* config);
+/* The default policies: NIBBLE_ZERO_POSITIVE, NIBBLE_NONFINITE_FINITE (API version 2). */
+NIBBLE_GOLDEN_EXPORT int nibble_quant_policy_init(nibble_quant_policy* policy);
 /* The buffer lengths a [rows, cols] tensor needs (rows, cols >= 1). */
 NIBBLE_GOLDEN_EXPORT int nibble_quantized_sizes(const nibble_quant_config* config, int64_t rows, int64_t cols,
                                                 size_t* codes_len, size_t* scales_len);
@@ -155,6 +194,9 @@ NIBBLE_GOLDEN_EXPORT int nibble_quantized_sizes(const nibble_quant_config* confi
  * quantize); sets q->tensor_encode and q->tensor_decode. With an RHT the codes are in
  * the rotated domain. */
 NIBBLE_GOLDEN_EXPORT int nibble_quantize(const float* x, nibble_quantized* q);
+/* nibble_quantize under the given policies (API version 2). */
+NIBBLE_GOLDEN_EXPORT int nibble_quantize_with_policy(const float* x, nibble_quantized* q,
+                                                     const nibble_quant_policy* policy);
 /* Quantize exactly one block: count must be the block's element count (16, 32 or 256;
  * a 16x16 block is 16 rows of 16, row-major). Writes count codes and one scale code;
  * tensor_encode/tensor_decode (may be NULL) receive the per-tensor level, which for
@@ -162,6 +204,12 @@ NIBBLE_GOLDEN_EXPORT int nibble_quantize(const float* x, nibble_quantized* q);
 NIBBLE_GOLDEN_EXPORT int nibble_quantize_block(const nibble_quant_config* config, const float* x, size_t count,
                                                uint8_t* codes, uint32_t* scale_code, float* tensor_encode,
                                                float* tensor_decode);
+/* nibble_quantize_block under the given policies (API version 2); under PROPAGATE the
+ * per-tensor level comes from this block's IEEE amax. */
+NIBBLE_GOLDEN_EXPORT int nibble_quantize_block_with_policy(const nibble_quant_config* config,
+                                                           const nibble_quant_policy* policy, const float* x,
+                                                           size_t count, uint8_t* codes, uint32_t* scale_code,
+                                                           float* tensor_encode, float* tensor_decode);
 /* Element values fl(fl(q * s_block) * tensor_decode) of q (golden dequantize) into
  * out[out_len], out_len = rows * cols. */
 NIBBLE_GOLDEN_EXPORT int nibble_dequantize(const nibble_quantized* q, float* out, size_t out_len);
@@ -197,6 +245,14 @@ NIBBLE_GOLDEN_EXPORT int nibble_dpi_quantize_block16(int format, int scale_mode,
                                                      uint64_t seed, uint32_t stream, const uint32_t* x_bits,
                                                      uint32_t* codes, uint32_t* scale_code,
                                                      uint32_t* tensor_encode_bits, uint32_t* tensor_decode_bits);
+/* The same under the policies zero (NIBBLE_ZERO_*) and nonfinite (NIBBLE_NONFINITE_*)
+ * (API version 2). */
+NIBBLE_GOLDEN_EXPORT int nibble_dpi_quantize_block16_with_policy(int format, int scale_mode, int rounding,
+                                                                 int sr_bits, int zero, int nonfinite, uint64_t seed,
+                                                                 uint32_t stream, const uint32_t* x_bits,
+                                                                 uint32_t* codes, uint32_t* scale_code,
+                                                                 uint32_t* tensor_encode_bits,
+                                                                 uint32_t* tensor_decode_bits);
 /* The stochastic-rounding bits golden uses for the 16 elements of that block (Philox
  * group 0, domain 0): 4 words, element i's sr_bits random bits in byte i. */
 NIBBLE_GOLDEN_EXPORT int nibble_dpi_sr_random16(uint64_t seed, uint32_t stream, int sr_bits, uint32_t* random);

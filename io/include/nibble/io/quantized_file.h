@@ -16,7 +16,10 @@
 //   __metadata__ "N": a JSON object {"rows", "cols", "transposed", "format",
 //                       "block", "scale", "rounding", "sr_bits", "rht",
 //                       "rht_bf16", "seed", "stream"} (names as the command
-//                       line spells them; rht 0 = off)
+//                       line spells them; rht 0 = off), and the pair "zero",
+//                       "nonfinite" (the quantizer's policies) where they are
+//                       not the defaults "positive", "finite": absent, they are
+//                       those, so files written before the policies read as before
 //   __metadata__ "nibble.schema": "nibble-quantized/1"
 // transposed: N holds the quantized transpose of its source tensor (a
 // column-wise output), [rows, cols] = the source's [cols, rows].

@@ -632,12 +632,12 @@ struct TensorScaleValue {
   float encode;
   float decode;
 };
-// golden tensor_scale.
+// golden tensor_scale (a NaN amax, under the propagate policy, gives NaN; +Inf gives 1).
 NIBBLE_HD TensorScaleValue tensor_scale(const ScaleFacts& s, float amax_tensor) {
   if (s.mode != ScaleMode::kNVFP4) return {1.0f, 1.0f};
   float s_enc = min_finite(div_rn(mul_rn(448.0f, s.gmax), amax_tensor));
   if (amax_tensor == 0.0f || s_enc == 0.0f) s_enc = 1.0f;
-  return {s_enc, div_rn(1.0f, s_enc)};
+  return {canonical(s_enc), canonical(div_rn(1.0f, s_enc))};
 }
 
 struct BlockScaleValue {
@@ -708,6 +708,71 @@ NIBBLE_HD BlockScaleValue block_scale(const ScaleFacts& s, float amax, const Ten
 
 NIBBLE_HD uint32_t nan_scale_code(ScaleFormat f) {
   return f == ScaleFormat::kFP32 ? 0x7FC00000u : (f == ScaleFormat::kE4M3 ? 0x7Fu : 0xFFu);
+}
+
+// ---- the non-finite policy 'propagate' (golden scale.h) ------------------------------
+// golden block_scale for any amax: block_scale above for a finite one; a NaN
+// amax gives the NaN code and NaN factors; +Inf gives FP32 the scale +Inf with
+// encode 0, UE8M0 the code 254 (k clamped to 127), E4M3 448 (nvfp4_scale_code
+// saturates it).
+NIBBLE_HD BlockScaleValue propagate_block_scale(const ScaleFacts& s, float amax, const TensorScaleValue& t) {
+  if (!(amax == amax)) return {nan_scale_code(s.format), quiet_nan(), quiet_nan()};
+  if (is_finite(amax) || s.mode == ScaleMode::kNVFP4) {
+    BlockScaleValue b = block_scale(s, amax, t);
+    b.decode = canonical(b.decode);
+    b.encode = canonical(b.encode);
+    return b;
+  }
+  if (s.mode == ScaleMode::kFP32) return {0x7F800000u, float_of(0x7F800000u), 0.0f};
+  return power_of_two_scale(127);
+}
+
+// golden quantizer_code's signed-zero policy on a group's packed codes (group_codes):
+// where x[j] is negative, bit 3 of a minifloat code is set, which turns a zero
+// magnitude into 0x8 and leaves a negative code as it is. The caller's encode
+// factor is finite and positive, so each v = fl(x * encode) has x's sign and is
+// not NaN. INT4 has no negative zero: its codes are returned as they are.
+template <Format F>
+NIBBLE_HD PackedGroup keep_zero_signs(PackedGroup p, const float (&x)[16]) {
+  if constexpr (info(F).encoding == Encoding::kTwosComplement) {
+    return p;
+  } else {
+    uint32_t lo[8], hi[8];
+    for (int i = 0; i < 8; ++i) {
+      lo[i] = bits_of(x[i]);
+      hi[i] = bits_of(x[8 + i]);
+    }
+    return {p.lo | (sign_masks(lo) & 0x88888888u), p.hi | (sign_masks(hi) & 0x88888888u)};
+  }
+}
+
+// golden quantize_block_elements for a group of a block that the propagate policy
+// quantizes although its scale is not an ordinary one: the block holds a NaN or an
+// infinity, or the tensor scale is NaN. A NaN encode factor makes every v NaN: codes
+// 0. Otherwise (the block's amax was +Inf: encode 0 under FP32 scales, finite and
+// positive under E4M3 and UE8M0 ones) the finite elements round as usual (every
+// one to a zero of its sign when encode is 0), and an infinite one is Inf * 0 = NaN
+// (code 0) or saturates to the largest code of its sign. No element is NaN (its
+// block's amax, and so encode, would be). The rare path: the kernels take it per group.
+template <Format F, bool kStochastic>
+NIBBLE_HD PackedGroup propagate_group_codes(const float (&x)[16], float encode, const uint32_t (&random)[4],
+                                            uint32_t sr_keep, bool keep_sign) {
+  if (!(encode == encode)) return {0u, 0u};
+  float finite[16];
+  for (int j = 0; j < 16; ++j) finite[j] = is_finite(x[j]) ? x[j] : 0.0f;
+  PackedGroup p{0u, 0u};
+  if (encode != 0.0f) p = group_codes<F, kStochastic, true>(finite, encode, random, sr_keep);
+  if (keep_sign) p = keep_zero_signs<F>(p, finite);
+  constexpr uint32_t kMax = FormatGrid<F>::kMaxCode;
+  constexpr uint32_t kNegMax = info(F).encoding == Encoding::kTwosComplement ? (16u - kMax) & 0xFu : 0x8u | kMax;
+  for (int j = 0; j < 16; ++j) {
+    if (is_finite(x[j])) continue;
+    const uint32_t code = encode == 0.0f ? 0u : ((bits_of(x[j]) >> 31) != 0 ? kNegMax : kMax);
+    uint32_t& w = j < 8 ? p.lo : p.hi;
+    const int shift = 4 * (j % 8);
+    w = (w & ~(0xFu << shift)) | (code << shift);
+  }
+  return p;
 }
 
 // ---- random bits (golden philox.h) -----------------------------------------------

@@ -21,7 +21,9 @@
 // nvfp4 needs the tensor amax first: a separate amax pass runs before.
 //
 // Supported: every format, block shape, scale mode, RNE and SR (B = 1..8),
-// and RHT16 (with or without the bf16 rounding) fused in registers. Larger RHT
+// RHT16 (with or without the bf16 rounding) fused in registers, and both
+// policies of golden's QuantPolicy (signed zero; the propagate policy's
+// non-finite blocks and NaN tensor scales take a per-group rare path). Larger RHT
 // sizes are refused (std::invalid_argument).
 #pragma once
 
