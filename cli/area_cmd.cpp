@@ -101,6 +101,7 @@ struct AreaArgs {
   std::string json_out, csv_out;
   std::string yosys, python, synth_dir, keep, cache;
   bool sta = false;      // time each mapped netlist with OpenSTA (needs --liberty)
+  bool strict = false;   // --sta: a netlist that misses --clock-ns is an error
   std::string sta_bin;   // the OpenSTA executable
   double clock_ns = 10;  // the clock the slack is reported against
 };
@@ -360,6 +361,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   if (a.breakdown && (!has_dpu || !a.tile.empty())) {
     throw UsageError("--breakdown: applies to the DPU only (--unit dpu, no --tile)");
   }
+  if (a.strict && !a.sta) throw UsageError("--strict: applies to --sta (the clock a netlist must meet)");
   if (a.sta && a.liberty.empty()) {
     throw UsageError("--sta: needs --liberty (the generic library's unit delays are not a clock)");
   }
@@ -668,6 +670,16 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     if (tops.find(r.top) == std::string::npos) tops += (tops.empty() ? "" : ",") + r.top;
   }
   auto lanes_of = [&](const Row& r) { return r.config != nullptr ? std::stoi(a.lanes) : 16; };
+  if (a.strict) {
+    // After the table, so the misses are on screen; before any output file is written.
+    std::string missed;
+    for (const Row& r : rows_out) {
+      if (r.slack_ns < 0) missed += fmt::format("{}{} ({:.2f} ns)", missed.empty() ? "" : ", ", r.label, r.crit_ns);
+    }
+    if (!missed.empty()) {
+      throw UsageError(fmt::format("--strict: the clock of {} ns is not met by {}", a.clock_ns, missed));
+    }
+  }
   if (!a.json_out.empty()) {
     nlohmann::json j;
     j["top"] = tops;
@@ -783,6 +795,7 @@ void add_area_command(CLI::App& app) {
                 "--clock-ns");
   sub->add_option("--clock-ns", args->clock_ns, "the clock period --sta reports the slack against")->capture_default_str();
   sub->add_option("--sta-bin", args->sta_bin, "the OpenSTA executable (default: sta on PATH)");
+  sub->add_flag("--strict", args->strict, "with --sta: exit 2 if a netlist misses --clock-ns");
   sub->callback([args, configs, lanes, designs, scales] {
     run_area(*args, configs->count() > 0, lanes->count() > 0, designs->count() > 0, scales->count() > 0);
   });

@@ -20,8 +20,8 @@
                                     (the fixture's netlists), JSON/CSV, the default design's area
                                     per sub-block adding up to its hierarchical total, bad input
   synth_tests.py sta_cli            `nibble area --sta` (NIBBLE_CLI): the E2M1-only DPU on SKY130 HD
-                                    timed by OpenSTA, slack and Fmax consistent, bad input (skips
-                                    without the PDK or `sta`)
+                                    timed by OpenSTA, slack and Fmax consistent, --strict, bad
+                                    input (skips without the PDK or `sta`)
   synth_tests.py cells              liberty_cells.py: truth tables of the generic cells,
                                     SKY130 HD flops and full adder (SKY130 part skips without it)
   synth_tests.py units              the quantizer's rewrite (rtl/synth/sv_compat.py): E4M3 encoder
@@ -661,7 +661,7 @@ def area_cli():
 def sta_cli():
     # nibble area --sta: the E2M1-only DPU mapped to SKY130 HD and timed by OpenSTA.
     cli = os.environ["NIBBLE_CLI"]
-    for bad in (["--sta"], ["--clock-ns", "0"], ["--clock-ns", "-3"]):
+    for bad in (["--sta"], ["--clock-ns", "0"], ["--clock-ns", "-3"], ["--strict"]):
         r = subprocess.run([cli, "area"] + bad, capture_output=True, text=True)
         check(r.returncode == 2 and r.stderr.startswith("nibble: error:"),
               "bad input %s: exit 2 with 'nibble: error:' (%s)" % (bad, r.stderr.strip()[:100]))
@@ -687,6 +687,14 @@ def sta_cli():
         check(abs(e["fmax_mhz"] * e["critical_path_ns"] - 1000) < 1e-6, "Fmax = 1 / path")
         check("clocked by clk" in e["endpoint"] and "rst_ni" not in e["startpoint"],
               "a clocked endpoint, not the reset (%s -> %s)" % (e["startpoint"], e["endpoint"]))
+        # --strict: a missed clock is an error (exit 2, no output file), a met one is not
+        os.remove(js)
+        for clock, rc in ((e["critical_path_ns"] / 2, 2), (e["critical_path_ns"] * 2, 0)):
+            r = subprocess.run(cmd[:cmd.index("--clock-ns")] + ["--clock-ns", "%.3f" % clock, "--strict"] +
+                               cmd[cmd.index("--clock-ns") + 2:], capture_output=True, text=True)
+            check(r.returncode == rc and (rc == 0 or "--strict" in r.stderr),
+                  "--strict at %.1f ns: exit %d (%s)" % (clock, rc, r.stderr.strip()[-160:]))
+            check(os.path.exists(js) == (rc == 0), "--strict at %.1f ns: the JSON written only when met" % clock)
     return 0
 
 
