@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -42,6 +43,35 @@ const std::array<Config, 5> kConfigs = {{
     {"e1m2", "E1M2-only", "3'b010"},
 }};
 
+const std::array<ScaleConfig, 3> kScaleConfigs = {{
+    {"all", "E4M3+UE8M0+FP32 scales", "3'b111", "nvfp4"},
+    {"e4m3+ue8m0", "E4M3+UE8M0 scales", "3'b011", "nvfp4"},
+    {"fp32", "FP32 scales", "3'b100", "fp32"},
+}};
+
+std::vector<const ScaleConfig*> parse_scale_configs(const std::string& text, const char* option) {
+  std::vector<const ScaleConfig*> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "e4m3+ue8m0+fp32") item = "all";
+    const ScaleConfig* found = nullptr;
+    for (const ScaleConfig& c : kScaleConfigs) {
+      if (item == c.name) found = &c;
+    }
+    if (found == nullptr) {
+      throw UsageError(fmt::format("{}: unknown scale-format set '{}' (known: all = e4m3+ue8m0+fp32, e4m3+ue8m0, fp32)",
+                                   option, item));
+    }
+    for (const ScaleConfig* c : out) {
+      if (c == found) throw UsageError(fmt::format("{}: '{}' given twice", option, item));
+    }
+    out.push_back(found);
+  }
+  if (out.empty()) throw UsageError(fmt::format("{}: no scale-format set given", option));
+  return out;
+}
+
 namespace {
 
 // The units `nibble area --unit` synthesizes. masks: built per format mask (FormatMask) and
@@ -62,6 +92,7 @@ constexpr std::array<Unit, 3> kUnits = {{
 struct AreaArgs {
   std::string units = "dpu";
   std::string lane_designs = std::string(power::info(power::kDefaultLaneDesign).name);
+  std::string scales = "all";
   bool breakdown = false;
   std::string configs = "e2m1,e2m1+e1m2,all,int4,e1m2";
   std::string lanes = "16";
@@ -69,6 +100,10 @@ struct AreaArgs {
   std::string liberty;
   std::string json_out, csv_out;
   std::string yosys, python, synth_dir, keep, cache;
+  bool sta = false;      // time each mapped netlist with OpenSTA (needs --liberty)
+  bool strict = false;   // --sta: a netlist that misses --clock-ns is an error
+  std::string sta_bin;   // the OpenSTA executable
+  double clock_ns = 10;  // the clock the slack is reported against
 };
 
 // The DPU's sub-blocks in a hierarchical synthesis (nibble_synth.py --hier): name, area.
@@ -81,6 +116,7 @@ struct Row {
   const Unit* unit = nullptr;
   const Config* config = nullptr;  // nullptr for a unit without format masks
   const power::LaneDesignInfo* design = nullptr;  // the DPU's and tile's lane design
+  const ScaleConfig* scales = nullptr;            // the DPU's and tile's scale formats
   std::string top, name, label;
   double area = 0;
   long cells = 0, flops = 0;
@@ -89,7 +125,39 @@ struct Row {
   std::string area_unit, depth_unit;
   double hier_area = 0;  // --breakdown: the hierarchical synthesis' total
   std::vector<SubBlock> blocks;
+  // --sta: the worst path of the mapped netlist (arrival + setup), its end points, the slack
+  double crit_ns = -1, slack_ns = 0;
+  std::string startpoint, endpoint;
 };
+
+// OpenSTA's worst setup path of a report_checks -path_delay max report: arrival + the
+// endpoint's setup time (the minimum clock period with an ideal clock launching at 0).
+bool parse_sta_report(const std::string& out, Row& r) {
+  auto number_before = [&](const std::string& label, double& v) {
+    const size_t at = out.find(label);
+    if (at == std::string::npos) return false;
+    const size_t line = out.rfind('\n', at);
+    std::istringstream ss(out.substr(line == std::string::npos ? 0 : line + 1, at - (line == std::string::npos ? 0 : line + 1)));
+    // the first column: "time label" or "delay time label" (the setup line: -t_setup)
+    return static_cast<bool>(ss >> v);
+  };
+  auto rest_of_line = [&](const std::string& label) {
+    const size_t at = out.find(label);
+    if (at == std::string::npos) return std::string();
+    const size_t end = out.find('\n', at);
+    std::string v = out.substr(at + label.size(), end - at - label.size());
+    while (!v.empty() && v.front() == ' ') v.erase(v.begin());
+    return v;
+  };
+  double arrival = 0, setup = 0, slack = 0;
+  if (!number_before("data arrival time", arrival) || !number_before("slack", slack)) return false;
+  if (!number_before("library setup time", setup)) setup = 0;  // an output port endpoint
+  r.crit_ns = arrival - setup;  // the setup line reads "-t_setup required"
+  r.slack_ns = slack;
+  r.startpoint = rest_of_line("Startpoint:");
+  r.endpoint = rest_of_line("Endpoint:");
+  return true;
+}
 
 }  // namespace
 
@@ -197,6 +265,26 @@ std::string lane_design_names() {
   return names;
 }
 
+const std::vector<std::string>& dpu_sub_block_names() {
+  static const std::vector<std::string> names = {
+      "element decode", "lane multiply",       "adder tree",          "scale decode", "scale multiply",
+      "|P| x sig, exponent, glue", "block rounding", "FP32 accumulate add", "registers",    "inputs"};
+  return names;
+}
+
+std::string dpu_sub_block(const std::string& cell, bool flop) {
+  const std::vector<std::string>& n = dpu_sub_block_names();
+  // the innermost named instance wins: u_scale_mul's own rounder is the scale multiply's
+  if (cell.find("u_decode_") != std::string::npos) return n[0];
+  if (cell.find("u_lane") != std::string::npos) return n[1];
+  if (cell.find("u_adder_tree") != std::string::npos) return n[2];
+  if (cell.find("u_scale_decode") != std::string::npos) return n[3];
+  if (cell.find("u_scale_mul") != std::string::npos) return n[4];
+  if (cell.find("u_block_round") != std::string::npos) return n[6];
+  if (cell.find("u_acc_add") != std::string::npos) return n[7];
+  return flop ? n[8] : n[5];
+}
+
 namespace {
 
 // The DPU's area per sub-block from a hierarchical record's `modules` (nibble_synth.py --hier):
@@ -246,10 +334,11 @@ std::vector<const Unit*> parse_units(const std::string& text) {
 }
 
 // given_configs / given_lanes: the option was on the command line (not its default).
-void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool given_designs) {
+void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool given_designs, bool given_scales) {
   const std::vector<const Unit*> units = parse_units(a.units);
   const std::vector<const Config*> configs = parse_configs(a.configs);
   const std::vector<const power::LaneDesignInfo*> designs = parse_lane_designs(a.lane_designs, "--lane-design");
+  const std::vector<const ScaleConfig*> scale_sets = parse_scale_configs(a.scales, "--scales");
   if (a.lanes != "16" && a.lanes != "32") {
     throw UsageError(fmt::format("--lanes: must be 16 or 32, got '{}'", a.lanes));
   }
@@ -268,8 +357,18 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     throw UsageError("--tile: applies to the DPU only (add dpu to --unit)");
   }
   if (given_designs && !has_dpu) throw UsageError("--lane-design: applies to the DPU only (add dpu to --unit)");
+  if (given_scales && !has_dpu) throw UsageError("--scales: applies to the DPU only (add dpu to --unit)");
   if (a.breakdown && (!has_dpu || !a.tile.empty())) {
     throw UsageError("--breakdown: applies to the DPU only (--unit dpu, no --tile)");
+  }
+  if (a.strict && !a.sta) throw UsageError("--strict: applies to --sta (the clock a netlist must meet)");
+  if (a.sta && a.liberty.empty()) {
+    throw UsageError("--sta: needs --liberty (the generic library's unit delays are not a clock)");
+  }
+  if (!(a.clock_ns > 0) || !std::isfinite(a.clock_ns)) throw UsageError("--clock-ns: want a period > 0");
+  const std::string sta = a.sta ? find_executable(a.sta_bin.empty() ? "sta" : a.sta_bin) : std::string();
+  if (a.sta && sta.empty()) {
+    throw UsageError("--sta: OpenSTA not found (Debian: apt-get install opensta) or pass --sta-bin PATH");
   }
   const bool dpu_only = units.size() == 1 && has_dpu;
   int rows = 0, cols = 0;
@@ -325,20 +424,29 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     // Lane designs apply to the DPU (and tile); other units are built once per mask.
     const std::vector<const power::LaneDesignInfo*> unit_designs =
         dpu ? designs : std::vector<const power::LaneDesignInfo*>{nullptr};
+    const std::vector<const ScaleConfig*> unit_scales =
+        dpu ? scale_sets : std::vector<const ScaleConfig*>{nullptr};
     for (const power::LaneDesignInfo* d : unit_designs) {
-      for (const Config* c : configs) {
-        Row r;
-        r.unit = u;
-        r.config = c;
-        r.design = d;
-        r.top = top;
-        r.name = dpu_only ? c->name : fmt::format("{}:{}", u->name, c->name);
-        r.label = dpu_only ? c->label : fmt::format("{} {}", u->label, c->label);
-        if (d != nullptr && designs.size() > 1) {
-          r.name = fmt::format("{}:{}", d->name, r.name);
-          r.label = fmt::format("{} {}", d->name, r.label);
+      for (const ScaleConfig* sc : unit_scales) {
+        for (const Config* c : configs) {
+          Row r;
+          r.unit = u;
+          r.config = c;
+          r.design = d;
+          r.scales = sc;
+          r.top = top;
+          r.name = dpu_only ? c->name : fmt::format("{}:{}", u->name, c->name);
+          r.label = dpu_only ? c->label : fmt::format("{} {}", u->label, c->label);
+          if (sc != nullptr && scale_sets.size() > 1) {
+            r.name = fmt::format("{}:{}", sc->name, r.name);
+            r.label = fmt::format("{} {}", r.label, sc->label);
+          }
+          if (d != nullptr && designs.size() > 1) {
+            r.name = fmt::format("{}:{}", d->name, r.name);
+            r.label = fmt::format("{} {}", d->name, r.label);
+          }
+          rows_out.push_back(r);
         }
-        rows_out.push_back(r);
       }
     }
   }
@@ -351,6 +459,10 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
                          shell_quote(fmt::format("FormatMask={}", r.config->mask)), a.lanes);
     }
     if (r.design != nullptr) cmd += fmt::format(" --param LaneDesign={}", static_cast<unsigned>(r.design->id));
+    // the RTL's default, every scale format, is not passed (its cache key stays that of the plain run)
+    if (r.scales != nullptr && std::string(r.scales->name) != "all") {
+      cmd += " --param " + shell_quote(fmt::format("ScaleFormatMask={}", r.scales->mask));
+    }
     if (r.top == "nibble_tile") cmd += fmt::format(" --param Rows={} --param Cols={}", rows, cols);
     if (!a.liberty.empty()) cmd += " --liberty " + shell_quote(fs::absolute(a.liberty).string());
     if (!a.keep.empty()) {
@@ -363,10 +475,49 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
     return cmd;
   };
+  // --sta: the Liberty file as plain text (OpenSTA reads no .gz), once.
+  fs::path sta_lib;
+  if (a.sta) {
+    sta_lib = tmp / "sta.lib";
+    std::string out;
+    const std::string lib = fs::absolute(a.liberty).string();
+    const std::string cat = lib.size() > 3 && lib.compare(lib.size() - 3, 3, ".gz") == 0 ? "gunzip -c" : "cat";
+    if (run_command(fmt::format("{} {} > {}", cat, shell_quote(lib), shell_quote(sta_lib.string())), out) != 0) {
+      throw UsageError(fmt::format("--liberty {}: cannot be read: {}", a.liberty, out));
+    }
+  }
+  // The worst setup path of a mapped netlist: Yosys writes it as Verilog, OpenSTA times it
+  // with an ideal clock on clk_i, every other input arriving and every output required at the
+  // clock edge (0 ns), no wires.
+  auto time_netlist = [&](Row& r, const fs::path& net, size_t i) {
+    const fs::path v = tmp / fmt::format("{}.v", i), tcl = tmp / fmt::format("{}.tcl", i);
+    std::string out;
+    if (run_command(fmt::format("{} -q -p {}", shell_quote(yosys),
+                                shell_quote(fmt::format("read_json {}; write_verilog -noattr {}", net.string(),
+                                                        v.string()))),
+                    out) != 0) {
+      throw UsageError(fmt::format("--sta: writing the netlist of {} {} as Verilog failed:\n{}", r.top, r.label, out));
+    }
+    std::ofstream t(tcl);
+    t << "read_liberty " << sta_lib.string() << "\nread_verilog " << v.string() << "\nlink_design " << r.top
+      << "\ncreate_clock -name clk -period " << a.clock_ns << " [get_ports clk_i]\n"
+      << "set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk_i]]\n"
+      << "set_output_delay 0 -clock clk [all_outputs]\n"
+      // the asynchronous reset is not a clocked path (recovery/removal checks left out)
+      << "set_false_path -from [get_ports rst_ni]\n"
+      << "report_checks -path_delay max -format full -digits 3\n";
+    t.close();
+    if (run_command(fmt::format("{} -no_init -no_splash -exit {}", shell_quote(sta), shell_quote(tcl.string())), out) !=
+            0 ||
+        !parse_sta_report(out, r)) {
+      throw UsageError(fmt::format("--sta: OpenSTA on {} {} failed:\n{}", r.top, r.label, out));
+    }
+  };
   for (size_t i = 0; i < rows_out.size(); ++i) {
     Row& r = rows_out[i];
     const fs::path rec = tmp / fmt::format("{}.json", i);
-    const std::string cmd = synth_command(r, rec);
+    const fs::path net = tmp / fmt::format("{}.netlist.json", i);
+    const std::string cmd = synth_command(r, rec) + (a.sta ? " --netlist " + shell_quote(net.string()) : "");
     fmt::print(stderr, "nibble area: synthesizing {} {} ...\n", r.top, r.label);
     std::string output;
     const int rc = run_command(cmd, output);
@@ -384,6 +535,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     r.seconds = j.at("seconds").get<double>();
     r.area_unit = j.at("area_unit").get<std::string>();
     r.depth_unit = j.at("depth_unit").get<std::string>();
+    if (a.sta) time_netlist(r, net, i);
     if (a.breakdown) {
       const fs::path hrec = tmp / fmt::format("{}.hier.json", i);
       fmt::print(stderr, "nibble area: synthesizing {} {} hierarchically ...\n", r.top, r.label);
@@ -406,7 +558,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   // (and its own lane design); with several designs, also against the smallest E2M1-only DPU.
   auto base_of = [&](const Row& r) -> const Row* {
     for (const Row& b : rows_out) {
-      if (b.unit == r.unit && b.design == r.design && b.config != nullptr &&
+      if (b.unit == r.unit && b.design == r.design && b.scales == r.scales && b.config != nullptr &&
           std::string(b.config->name) == "e2m1" && b.area > 0) {
         return &b;
       }
@@ -416,8 +568,8 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   auto min_base_of = [&](const Row& r) -> const Row* {
     const Row* best = nullptr;
     for (const Row& b : rows_out) {
-      if (b.unit == r.unit && b.config != nullptr && std::string(b.config->name) == "e2m1" && b.area > 0 &&
-          (best == nullptr || b.area < best->area)) {
+      if (b.unit == r.unit && b.scales == r.scales && b.config != nullptr && std::string(b.config->name) == "e2m1" &&
+          b.area > 0 && (best == nullptr || b.area < best->area)) {
         best = &b;
       }
     }
@@ -451,23 +603,28 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     if (std::string(u->name) == "dpu" && designs.size() == 1) {
       what += fmt::format(", lane design {}", designs.front()->name);
     }
+    if (std::string(u->name) == "dpu" && scale_sets.size() == 1) {
+      what += fmt::format(", {}", scale_sets.front()->label);
+    }
   }
   size_t label_width = 16;
   for (const Row& r : rows_out) label_width = std::max(label_width, r.label.size());
   fmt::print("area of {} ({}; liberty {})\n", what, ge ? "generic NAND2-equivalent cells" : "user library",
              a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty);
-  fmt::print("{:<{}} {:>12} {:>10}{} {:>8} {:>7} {:>8} {:>7}\n", dpu_only ? "config" : "unit / config",
+  fmt::print("{:<{}} {:>12} {:>10}{} {:>8} {:>7} {:>8}{} {:>7}\n", dpu_only ? "config" : "unit / config",
              label_width, "area " + unit, "vs E2M1", several_designs ? fmt::format(" {:>12}", "vs min E2M1") : "",
-             "cells", "flops", "depth", "synth s");
+             "cells", "flops", "depth", a.sta ? fmt::format(" {:>8} {:>9}", "path ns", "Fmax MHz") : "", "synth s");
   for (const Row& r : rows_out) {
-    fmt::print("{:<{}} {:>12.{}f} {:>10}{} {:>8} {:>7} {:>8} {:>7.1f}\n", r.label, label_width,
+    fmt::print("{:<{}} {:>12.{}f} {:>10}{} {:>8} {:>7} {:>8}{} {:>7.1f}\n", r.label, label_width,
                area_shown(r.area), ge ? 2 : 0, delta(r),
                several_designs ? fmt::format(" {:>12}", r.design != nullptr ? min_delta(r) : "-") : "", r.cells,
-               r.flops, r.depth < 0 ? std::string("-") : fmt::format("{:.{}f}", r.depth, ge ? 0 : 2), r.seconds);
+               r.flops, r.depth < 0 ? std::string("-") : fmt::format("{:.{}f}", r.depth, ge ? 0 : 2),
+               a.sta ? fmt::format(" {:>8.2f} {:>9.1f}", r.crit_ns, 1000.0 / r.crit_ns) : "", r.seconds);
   }
   if (several_designs) {
     fmt::print("vs E2M1: against the same lane design's E2M1-only DPU; vs min E2M1: against the smallest "
-               "E2M1-only DPU above\n");
+               "E2M1-only DPU above{}\n",
+               scale_sets.size() > 1 ? " (each with the same scale formats)" : "");
   }
   if (a.breakdown) {
     fmt::print("\narea per sub-block ({}), from a hierarchical synthesis of each row (no optimization across "
@@ -495,6 +652,13 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   }
   fmt::print("depth: ABC stime critical path of the mapped logic between flops/ports ({})\n",
              rows_out.front().depth_unit == "levels" ? "cell levels, unit-delay library" : "ns, library delays");
+  if (a.sta) {
+    fmt::print("path ns: OpenSTA's worst setup path of the area-mapped netlist (arrival + setup; ideal clock on clk_i, "
+               "inputs and outputs at the clock edge, no wires); Fmax = 1 / path. Slack against {} ns:",
+               a.clock_ns);
+    for (const Row& r : rows_out) fmt::print(" {:+.2f}", r.slack_ns);
+    fmt::print("\n");
+  }
   if (has_dpu) {
     fmt::print("published: MixFP4 (arXiv 2605.31035) adding E1M2 next to E2M1 in a tensor core: "
                "+{:.1f}% area, +{:.1f}% power\n",
@@ -506,6 +670,16 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     if (tops.find(r.top) == std::string::npos) tops += (tops.empty() ? "" : ",") + r.top;
   }
   auto lanes_of = [&](const Row& r) { return r.config != nullptr ? std::stoi(a.lanes) : 16; };
+  if (a.strict) {
+    // After the table, so the misses are on screen; before any output file is written.
+    std::string missed;
+    for (const Row& r : rows_out) {
+      if (r.slack_ns < 0) missed += fmt::format("{}{} ({:.2f} ns)", missed.empty() ? "" : ", ", r.label, r.crit_ns);
+    }
+    if (!missed.empty()) {
+      throw UsageError(fmt::format("--strict: the clock of {} ns is not met by {}", a.clock_ns, missed));
+    }
+  }
   if (!a.json_out.empty()) {
     nlohmann::json j;
     j["top"] = tops;
@@ -525,8 +699,16 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       e["label"] = r.label;
       e["format_mask"] = r.config != nullptr ? nlohmann::json(r.config->mask) : nlohmann::json(nullptr);
       if (r.design != nullptr) e["lane_design"] = r.design->name;
+      if (r.scales != nullptr) {
+        e["scale_formats"] = r.scales->name;
+        e["scale_format_mask"] = r.scales->mask;
+      }
       if (const Row* mb = min_base_of(r); several_designs && r.design != nullptr && mb != nullptr) {
         e["percent_vs_min_e2m1"] = 100.0 * (r.area - mb->area) / mb->area;
+      }
+      if (a.sta) {
+        e["sta"] = {{"critical_path_ns", r.crit_ns}, {"fmax_mhz", 1000.0 / r.crit_ns}, {"clock_ns", a.clock_ns},
+                    {"slack_ns", r.slack_ns}, {"startpoint", r.startpoint}, {"endpoint", r.endpoint}};
       }
       if (a.breakdown) {
         e["hier_area"] = r.hier_area;
@@ -552,17 +734,17 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   if (!a.csv_out.empty()) {
     std::ofstream out = open_output(a.csv_out, "--csv");
     out << "config,label,format_mask,lane_design,top,lanes,rows,cols,area,area_unit,percent_vs_e2m1,cells,flops,depth,"
-           "depth_unit\n";
+           "depth_unit,scale_formats\n";
     for (const Row& r : rows_out) {
       const Row* base = base_of(r);
       const bool tile = r.top == "nibble_tile";
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.label,
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.label,
                          r.config != nullptr ? r.config->mask : "", r.design != nullptr ? r.design->name : "", r.top, lanes_of(r), tile ? rows : 1,
                          tile ? cols : 1, r.area, r.area_unit,
                          base != nullptr ? fmt::format("{:.3f}", 100.0 * (r.area - base->area) / base->area)
                                          : std::string(),
                          r.cells, r.flops, r.depth < 0 ? std::string() : fmt::format("{}", r.depth),
-                         r.depth_unit);
+                         r.depth_unit, r.scales != nullptr ? r.scales->name : "");
     }
     finish_output(out, a.csv_out);
   }
@@ -589,6 +771,11 @@ void add_area_command(CLI::App& app) {
       sub->add_option("--lane-design", args->lane_designs,
                       "comma-separated lane designs of the DPU (or tile): " + lane_design_names() + ", or all")
           ->capture_default_str();
+  CLI::Option* scales =
+      sub->add_option("--scales", args->scales,
+                      "comma-separated block-scale format sets the DPU (or tile) decodes: all (= e4m3+ue8m0+fp32), "
+                      "e4m3+ue8m0 (NVFP4 / MX scales only), fp32 (the UFP4 paper's)")
+          ->capture_default_str();
   sub->add_flag("--breakdown", args->breakdown,
                 "also synthesize each DPU hierarchically and print its area per sub-block");
   sub->add_option("--tile", args->tile, "synthesize nibble_tile with M x N DPUs instead (e.g. 2x2)");
@@ -603,8 +790,14 @@ void add_area_command(CLI::App& app) {
   sub->add_option("--cache", args->cache,
                   "reuse/store synthesis results in DIR (keyed by RTL, flow, library and parameters; "
                   "shared with nibble energy)");
-  sub->callback([args, configs, lanes, designs] {
-    run_area(*args, configs->count() > 0, lanes->count() > 0, designs->count() > 0);
+  sub->add_flag("--sta", args->sta,
+                "time each mapped netlist with OpenSTA (needs --liberty): the worst path and Fmax, the slack at "
+                "--clock-ns");
+  sub->add_option("--clock-ns", args->clock_ns, "the clock period --sta reports the slack against")->capture_default_str();
+  sub->add_option("--sta-bin", args->sta_bin, "the OpenSTA executable (default: sta on PATH)");
+  sub->add_flag("--strict", args->strict, "with --sta: exit 2 if a netlist misses --clock-ns");
+  sub->callback([args, configs, lanes, designs, scales] {
+    run_area(*args, configs->count() > 0, lanes->count() > 0, designs->count() > 0, scales->count() > 0);
   });
 }
 

@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <tuple>
 #include <utility>
 #include <random>
 #include <algorithm>
@@ -43,10 +45,11 @@ using power::Distribution;
 struct EnergyArgs {
   std::string configs = "e2m1,e2m1+e1m2,all,int4";
   std::string lane_designs = std::string(power::info(power::kDefaultLaneDesign).name);
+  std::string scales = "all";
   std::string dists = "gaussian,student-t,rht";
   std::string tensor_a, tensor_b;
   std::string liberty;
-  std::string json_out, csv_out;
+  std::string json_out, csv_out, actions_out;
   std::string yosys, python, synth_dir, cache;
   size_t blocks = 2048;
   int64_t k = 256;
@@ -54,6 +57,7 @@ struct EnergyArgs {
   double dof = 3.0;
   uint64_t seed = 1;
   bool calibration = false;
+  bool breakdown = false;
 };
 
 // Horowitz, "Computing's energy problem", ISSCC 2014, 45 nm, 0.9 V: energy per operation.
@@ -99,6 +103,7 @@ uint32_t finite_operand(const FpMac& m, std::mt19937_64& rng) {
 
 struct Result {
   const power::LaneDesignInfo* design;
+  const ScaleConfig* scales;
   const Config* config;
   Format format;
   std::string dist;
@@ -107,6 +112,18 @@ struct Result {
   double area = 0;
   std::string area_unit;
   long flops = 0;
+  // --breakdown: the same stream on the hierarchical netlist, energy per sub-block (run total)
+  std::vector<std::pair<std::string, double>> sub_blocks;
+  double hier_total = 0;
+};
+
+// An idle cycle of one synthesized DPU (valid_i low, inputs held, pipeline drained): the
+// clock of every flop and leakage; for --actions.
+struct Idle {
+  const power::LaneDesignInfo* design;
+  const ScaleConfig* scales;
+  const Config* config;
+  double per_cycle;
 };
 
 Distribution parse_dist(const std::string& s) {
@@ -143,6 +160,7 @@ std::vector<float> read_rows(const std::string& spec, int64_t k) {
 void run_energy(const EnergyArgs& a) {
   const std::vector<const Config*> configs = parse_configs(a.configs);
   const std::vector<const power::LaneDesignInfo*> designs = parse_lane_designs(a.lane_designs, "--lane-design");
+  const std::vector<const ScaleConfig*> scale_sets = parse_scale_configs(a.scales, "--scales");
   std::vector<std::string> dists;
   {
     std::stringstream ss(a.dists);
@@ -202,7 +220,7 @@ void run_energy(const EnergyArgs& a) {
 
   // One synthesis through the flow; returns its record, leaves the netlist at `net`.
   auto synthesize = [&](const std::string& top, const std::string& source, const std::vector<std::string>& params,
-                        const std::string& what, const fs::path& net) {
+                        const std::string& what, const fs::path& net, bool hier = false) {
     const fs::path rec = fs::path(net.string() + ".rec.json");
     std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {} --netlist {} --liberty {}", shell_quote(python),
                                   shell_quote(driver.string()), top, shell_quote(yosys), shell_quote(rec.string()),
@@ -210,6 +228,7 @@ void run_energy(const EnergyArgs& a) {
     if (!source.empty()) cmd += " --source " + shell_quote((synth_dir / source).string());
     for (const std::string& p : params) cmd += " --param " + shell_quote(p);
     if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
+    if (hier) cmd += " --hier";
     std::string out;
     if (run_command(cmd, out) != 0 || !fs::exists(net)) throw UsageError(fmt::format("synthesis of {} failed:\n{}", what, out));
     return io::read_json_file(rec.string());
@@ -347,16 +366,33 @@ void run_energy(const EnergyArgs& a) {
   }
 
   std::vector<Result> results;
+  std::vector<Idle> idles;
   for (const power::LaneDesignInfo* ld : designs) {
+    for (const ScaleConfig* sc : scale_sets) {
     for (const Config* c : configs) {
-      const fs::path net = tmp / fmt::format("{}_{}.netlist.json", ld->name, c->name);
-      fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} {} ...\n", ld->name, c->label);
-      const nlohmann::json r = synthesize("nibble_dpu", "",
-                                          {fmt::format("FormatMask={}", c->mask), "Lanes=16",
-                                           fmt::format("LaneDesign={}", static_cast<unsigned>(ld->id))},
-                                          fmt::format("nibble_dpu {} {}", ld->name, c->label), net);
+      std::vector<std::string> params = {fmt::format("FormatMask={}", c->mask), "Lanes=16",
+                                         fmt::format("LaneDesign={}", static_cast<unsigned>(ld->id))};
+      // the RTL's default, every scale format, is not passed (the same cache key as nibble area's)
+      if (std::string(sc->name) != "all") params.push_back(fmt::format("ScaleFormatMask={}", sc->mask));
+      const fs::path net = tmp / fmt::format("{}_{}_{}.netlist.json", ld->name, sc->name, c->name);
+      fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} {} {} ...\n", ld->name, c->label, sc->label);
+      const nlohmann::json r = synthesize("nibble_dpu", "", params,
+                                          fmt::format("nibble_dpu {} {} {}", ld->name, c->label, sc->label), net);
       power::GateSim sim(cells.string(), net.string());
       power::DpuNetlist dpu(sim);
+      // --breakdown: the hierarchical synthesis, flattened after mapping (cells keep their
+      // instance paths), run on the same streams.
+      std::unique_ptr<power::GateSim> hsim;
+      std::unique_ptr<power::DpuNetlist> hdpu;
+      if (a.breakdown) {
+        const fs::path hnet = tmp / fmt::format("{}_{}_{}.hier.netlist.json", ld->name, sc->name, c->name);
+        fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} {} {} hierarchically ...\n", ld->name, c->label,
+                   sc->label);
+        synthesize("nibble_dpu", "", params,
+                   fmt::format("nibble_dpu {} {} {} (hierarchical)", ld->name, c->label, sc->label), hnet, true);
+        hsim = std::make_unique<power::GateSim>(cells.string(), hnet.string());
+        hdpu = std::make_unique<power::DpuNetlist>(*hsim);
+      }
       for (Format f : kAllFormats) {
         if (((std::stoul(std::string(c->mask).substr(3), nullptr, 2) >> static_cast<unsigned>(f)) & 1u) == 0) continue;
         for (const std::string& d : dists) {
@@ -368,6 +404,7 @@ void run_energy(const EnergyArgs& a) {
           s.blocks = a.blocks;
           s.seed = a.seed;
           s.student_t_dof = a.dof;
+          s.scale_mode = sc->scale_mode;
           if (s.dist == Distribution::kUser) {
             s.user_a = &user_a;
             s.user_b = user_b.empty() ? nullptr : &user_b;
@@ -383,13 +420,32 @@ void run_energy(const EnergyArgs& a) {
           for (size_t i = 0; i < 4 && i < blocks.size(); ++i) dpu.step(&blocks[i]);
           sim.clear_activity();
           for (const power::DpuBlock& b : blocks) dpu.step(&b);
-          Result res{ld, c, f, d, blocks.size(), sim.energy(a.clock_ns), r.at("area").get<double>(),
-                     r.at("area_unit").get<std::string>(), r.at("flops").get<long>()};
+          Result res{ld, sc, c, f, d, blocks.size(), sim.energy(a.clock_ns), r.at("area").get<double>(),
+                     r.at("area_unit").get<std::string>(), r.at("flops").get<long>(), {}, 0.0};
+          if (hdpu) {
+            hdpu->reset();
+            for (size_t i = 0; i < 4 && i < blocks.size(); ++i) hdpu->step(&blocks[i]);
+            hsim->clear_activity();
+            for (const power::DpuBlock& b : blocks) hdpu->step(&b);
+            const std::map<std::string, power::EnergyReport> by = hsim->energy_by(dpu_sub_block, a.clock_ns);
+            for (const std::string& name : dpu_sub_block_names()) {
+              const auto it = by.find(name);
+              res.sub_blocks.emplace_back(name, it == by.end() ? 0.0 : it->second.total());
+            }
+            res.hier_total = hsim->energy(a.clock_ns).total();
+          }
           results.push_back(res);
           fmt::print(stderr, "  {} {} {} {}: {:.4g} {} per block\n", ld->name, c->label, name(f), d,
                      res.e.total() / static_cast<double>(res.blocks), res.e.unit);
         }
       }
+      // An idle cycle: the last stream's inputs held with valid_i low, counted once drained.
+      constexpr size_t kIdleCycles = 256;
+      for (int i = 0; i < 8; ++i) dpu.step(nullptr);
+      sim.clear_activity();
+      for (size_t i = 0; i < kIdleCycles; ++i) dpu.step(nullptr);
+      idles.push_back({ld, sc, c, sim.energy(a.clock_ns).total() / static_cast<double>(kIdleCycles)});
+    }
     }
   }
 
@@ -397,13 +453,16 @@ void run_energy(const EnergyArgs& a) {
   const bool generic = unit == "E_NAND2";
   auto per_block = [](const Result& r) { return r.e.total() / static_cast<double>(r.blocks); };
   const bool several = designs.size() > 1;
+  const bool several_scales = scale_sets.size() > 1;
   auto label = [&](const Result& r) {
-    return several ? fmt::format("{} {}", r.design->name, r.config->label) : std::string(r.config->label);
+    std::string l = several ? fmt::format("{} {}", r.design->name, r.config->label) : std::string(r.config->label);
+    return several_scales ? fmt::format("{} {}", l, r.scales->label) : l;
   };
   size_t lw = 16;
   for (const Result& r : results) lw = std::max(lw, label(r).size());
-  fmt::print("energy of nibble_dpu, 16 lanes{}, one 16-element block per cycle ({}; liberty {}{})\n",
+  fmt::print("energy of nibble_dpu, 16 lanes{}{}, one 16-element block per cycle ({}; liberty {}{})\n",
              several ? "" : fmt::format(", lane design {}", designs.front()->name),
+             several_scales ? "" : fmt::format(", {} ({} streams)", scale_sets.front()->label, scale_sets.front()->scale_mode),
              generic ? "generic library: E_NAND2 = one NAND2 output toggle" : "pJ",
              a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty,
              generic ? "" : fmt::format(", leakage at {} ns per cycle", a.clock_ns));
@@ -420,12 +479,14 @@ void run_energy(const EnergyArgs& a) {
   // Headline: the same workload (E2M1 operands, each distribution) on every configuration
   // that runs it, vs the same lane design's E2M1-only DPU (and, with several designs, vs the
   // E2M1-only DPU of least energy).
-  std::map<std::pair<const power::LaneDesignInfo*, std::string>, double> base;
-  std::map<std::string, double> min_base;
+  // Keys: lane design, scale formats, operands (each comparison within one scale-format set).
+  std::map<std::tuple<const power::LaneDesignInfo*, const ScaleConfig*, std::string>, double> base;
+  std::map<std::pair<const ScaleConfig*, std::string>, double> min_base;
   for (const Result& r : results) {
     if (std::string(r.config->name) != "e2m1") continue;
-    base[{r.design, r.dist}] = per_block(r);
-    if (min_base.count(r.dist) == 0 || per_block(r) < min_base[r.dist]) min_base[r.dist] = per_block(r);
+    base[{r.design, r.scales, r.dist}] = per_block(r);
+    const auto mk = std::make_pair(r.scales, r.dist);
+    if (min_base.count(mk) == 0 || per_block(r) < min_base[mk]) min_base[mk] = per_block(r);
   }
   if (!base.empty()) {
     fmt::print("\nheadline: energy per block of E2M1 operands (INT4-only: INT4 operands), vs E2M1-only{}\n",
@@ -434,15 +495,45 @@ void run_energy(const EnergyArgs& a) {
                several ? fmt::format(" {:>12}", "vs min E2M1") : "");
     for (const Result& r : results) {
       const bool show = r.format == Format::kE2M1 || std::string(r.config->name) == "int4";
-      if (!show || base.count({r.design, r.dist}) == 0) continue;
-      const double b = base[{r.design, r.dist}];
+      if (!show || base.count({r.design, r.scales, r.dist}) == 0) continue;
+      const double b = base[{r.design, r.scales, r.dist}];
+      const double mb = min_base[{r.scales, r.dist}];
       fmt::print("{:<{}} {:<16} {:>11.4g} {:>10.4g} {:>+8.1f}%{}\n", label(r), lw, r.dist, per_block(r),
                  per_block(r) / 16.0, 100.0 * (per_block(r) - b) / b,
-                 several ? fmt::format(" {:>+11.1f}%", 100.0 * (per_block(r) - min_base[r.dist]) / min_base[r.dist])
-                         : "");
+                 several ? fmt::format(" {:>+11.1f}%", 100.0 * (per_block(r) - mb) / mb) : "");
     }
     fmt::print("published: MixFP4 (arXiv 2605.31035) adding E1M2 next to E2M1 in a tensor core: +{:.1f}% power\n",
                kMixFp4PowerPercent);
+  }
+
+  if (a.breakdown) {
+    // One column per configuration: its E2M1 operands (INT4-only: INT4) of the first operand set.
+    std::vector<const Result*> cols;
+    for (const Result& r : results) {
+      const bool show = r.format == Format::kE2M1 || (std::string(r.config->name) == "int4") ||
+                        (std::string(r.config->name) == "e1m2");
+      if (show && r.dist == results.front().dist) cols.push_back(&r);
+    }
+    fmt::print("\nenergy per MAC per sub-block ({}), {} operands in E2M1 (INT4-only: INT4, E1M2-only: E1M2), from "
+               "the hierarchical synthesis of each row simulated on the same stream\n",
+               unit, results.front().dist);
+    auto width = [&](const Result* r) { return std::max<size_t>(10, label(*r).size()); };
+    fmt::print("{:<{}}", "sub-block", 26);
+    for (const Result* r : cols) fmt::print(" {:>{}}", label(*r), width(r));
+    fmt::print("\n");
+    for (size_t b = 0; b < dpu_sub_block_names().size(); ++b) {
+      fmt::print("{:<{}}", dpu_sub_block_names()[b], 26);
+      for (const Result* r : cols) {
+        fmt::print(" {:>{}.4g}", r->sub_blocks[b].second / static_cast<double>(r->blocks) / 16.0, width(r));
+      }
+      fmt::print("\n");
+    }
+    fmt::print("{:<{}}", "total (hierarchical)", 26);
+    for (const Result* r : cols) fmt::print(" {:>{}.4g}", r->hier_total / static_cast<double>(r->blocks) / 16.0, width(r));
+    fmt::print("\n{:<{}}", "total (flattened, above)", 26);
+    for (const Result* r : cols) fmt::print(" {:>{}.4g}", per_block(*r) / 16.0, width(r));
+    fmt::print("\nregisters: the pipeline flops' data and clock energy; inputs: the operand and scale input pins' "
+               "load (0 in the generic library)\n");
   }
 
   if (!a.json_out.empty()) {
@@ -462,6 +553,9 @@ void run_energy(const EnergyArgs& a) {
       e["label"] = r.config->label;
       e["format_mask"] = r.config->mask;
       e["lane_design"] = r.design->name;
+      e["scale_formats"] = r.scales->name;
+      e["scale_format_mask"] = r.scales->mask;
+      e["scale_mode"] = r.scales->scale_mode;
       e["format"] = std::string(name(r.format));
       e["operands"] = r.dist;
       e["blocks"] = r.blocks;
@@ -475,9 +569,64 @@ void run_energy(const EnergyArgs& a) {
       e["area"] = r.area;
       e["area_unit"] = r.area_unit;
       e["flops"] = r.flops;
+      if (!r.sub_blocks.empty()) {
+        e["hier_energy_per_mac"] = r.hier_total / nb / 16.0;
+        for (const auto& [name, v] : r.sub_blocks) e["sub_blocks_per_mac"][name] = v / nb / 16.0;
+      }
       j["results"].push_back(e);
     }
     write_output(a.json_out, "--json", j.dump(2) + "\n");
+  }
+  if (!a.actions_out.empty()) {
+    // Energy per action for a cycle-level simulator (Accelergy-style): the DPU's block
+    // operation per lane design x scale formats x format mask x operand format x operands, and
+    // its idle cycle.
+    nlohmann::json j;
+    j["schema"] = "nibble-energy-actions/1";
+    j["command"] = command_line();
+    j["energy_unit"] = unit;
+    j["liberty"] = a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty;
+    j["clock_ns"] = a.clock_ns;
+    j["method"] =
+        "nibble energy: the DPU netlist of the area flow (Yosys 0.23, rtl/synth/nibble_synth.py) simulated gate by "
+        "gate, zero delay (no glitches), on golden-quantized operand streams; every cell-output toggle weighted by "
+        "the cell's Liberty switching energy, plus flop clock pins and leakage at clock_ns (docs/area-energy.md)";
+    j["blocks_per_row"] = a.blocks;
+    j["k"] = a.k;
+    j["seed"] = a.seed;
+    j["not_included"] =
+        "operand register files, SRAM and DRAM traffic, the quantizer and RHT units, clock tree and wires: no cited "
+        "per-access figure is in this repository, so none is given";
+    j["components"]["nibble_dpu"] = {
+        {"lanes", 16}, {"macs_per_block", 16}, {"latency_cycles", 3}, {"blocks_per_cycle", 1},
+        {"block", "one 16-element block-scaled dot product step: 16 products, the exact sum, fl(sa*sb), one rounding, "
+                  "one FP32 accumulate"},
+        {"idle_cycle", "a cycle with valid_i low and the inputs held (flop clocks and leakage; no clock gating)"}};
+    for (const Result& r : results) {
+      j["actions"].push_back({{"component", "nibble_dpu"},
+                              {"action", "block"},
+                              {"lane_design", r.design->name},
+                              {"scale_formats", r.scales->name},
+                              {"config", r.config->name},
+                              {"format_mask", r.config->mask},
+                              {"operand_format", std::string(name(r.format))},
+                              {"operands", r.dist},
+                              {"scale_mode", r.scales->scale_mode},
+                              {"energy", per_block(r)},
+                              {"energy_per_mac", per_block(r) / 16.0},
+                              {"area", r.area},
+                              {"area_unit", r.area_unit}});
+    }
+    for (const Idle& i : idles) {
+      j["actions"].push_back({{"component", "nibble_dpu"},
+                              {"action", "idle_cycle"},
+                              {"lane_design", i.design->name},
+                              {"scale_formats", i.scales->name},
+                              {"config", i.config->name},
+                              {"format_mask", i.config->mask},
+                              {"energy", i.per_cycle}});
+    }
+    write_output(a.actions_out, "--actions", j.dump(1) + "\n");
   }
   if (!a.csv_out.empty()) {
     std::ofstream out = open_output(a.csv_out, "--csv");
@@ -506,6 +655,10 @@ void add_energy_command(CLI::App& app) {
   sub->add_option("--lane-design", args->lane_designs,
                   "comma-separated lane designs of the DPU: " + lane_design_names() + ", or all (--calibration: the first)")
       ->capture_default_str();
+  sub->add_option("--scales", args->scales,
+                  "comma-separated block-scale format sets the DPU decodes: all (= e4m3+ue8m0+fp32), e4m3+ue8m0, fp32; "
+                  "the streams use E4M3 scales (nvfp4), FP32 scales on the fp32 DPU")
+      ->capture_default_str();
   sub->add_option("--dists", args->dists, "synthetic operands: gaussian, student-t, rht (Student-t after a 16-point RHT)")
       ->capture_default_str();
   sub->add_option("--tensor", args->tensor_a, "also run a user tensor (.npy, .safetensors[:NAME]): rows of k elements, "
@@ -532,10 +685,16 @@ void add_energy_command(CLI::App& app) {
   sub->add_option("--liberty", args->liberty, "a Liberty library (.lib or .lib.gz): energies in pJ");
   sub->add_option("--json", args->json_out, "write the results as JSON");
   sub->add_option("--csv", args->csv_out, "write the results as CSV");
+  sub->add_option("--actions", args->actions_out,
+                  "write the energy per action (DPU block and idle cycle per lane design, scale formats, format "
+                  "mask and operands) as JSON for a cycle-level simulator");
   sub->add_option("--cache", args->cache, "reuse/store synthesis results in DIR (shared with nibble area --cache)");
   sub->add_option("--yosys", args->yosys, "the yosys executable");
   sub->add_option("--python", args->python, "the python3 executable");
   sub->add_option("--synth-dir", args->synth_dir, "the flow's directory (default: <source>/rtl/synth)");
+  sub->add_flag("--breakdown", args->breakdown,
+                "also synthesize each DPU hierarchically, run the same streams and print the energy per MAC per "
+                "sub-block");
   sub->add_flag("--calibration", args->calibration,
                 "instead: integer adders / multipliers (8, 32 bits) with random operands, beside Horowitz's "
                 "published energies (ISSCC 2014), and E4M3 / BF16 MACs into FP32 next to the 4-bit DPU per MAC");

@@ -50,13 +50,15 @@ std::string parse_error_message(const CLI::App& app, int argc, char** argv, cons
   return e.what();
 }
 
-// Every --json, --csv and --trace option names a file to write: checked while the command
-// line is parsed, so that an unusable path fails before any work.
+// Every --json, --csv, --trace and --actions option names a file to write: checked while the
+// command line is parsed, so that an unusable path fails before any work.
 void check_output_options(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     for (CLI::Option* option : sub->get_options()) {
       const std::string name = option->get_name();
-      if (name == "--json" || name == "--csv" || name == "--trace") option->check(writable_file());
+      if (name == "--json" || name == "--csv" || name == "--trace" || name == "--actions") {
+        option->check(writable_file());
+      }
     }
     check_output_options(*sub);
   }

@@ -19,6 +19,18 @@ struct Config {
 };
 extern const std::array<Config, 5> kConfigs;
 
+// The block-scale formats a DPU decodes (nibble_pkg::scale_format_mask_t, bit f = scale format
+// f), and the golden scale mode of the energy runs' operand streams on it.
+struct ScaleConfig {
+  const char* name;        // command-line name
+  const char* label;       // table label
+  const char* mask;        // ScaleFormatMask value
+  const char* scale_mode;  // golden scale mode of the energy streams
+};
+extern const std::array<ScaleConfig, 3> kScaleConfigs;
+// "all,fp32,..." -> scale-format sets; UsageError on an unknown or repeated name.
+std::vector<const ScaleConfig*> parse_scale_configs(const std::string& text, const char* option);
+
 using report::kMixFp4AreaPercent;  // MixFP4's published figures, printed beside ours
 using report::kMixFp4PowerPercent;
 
@@ -36,5 +48,13 @@ std::vector<const Config*> parse_configs(const std::string& text);
 std::vector<const power::LaneDesignInfo*> parse_lane_designs(const std::string& text, const char* option);
 // The lane designs' names, comma-separated (for help and error messages).
 std::string lane_design_names();
+
+// The DPU's sub-blocks, in the order `nibble area --breakdown` and `nibble energy --breakdown`
+// print them, and the sub-block of one cell of a hierarchical DPU netlist flattened after
+// mapping (its name keeps the instance path: u_decode_a/b, u_scale_decode_a/b, u_lane,
+// u_adder_tree, u_scale_mul, u_block_round, u_acc_add; the rest of the core is registers
+// (flops) and glue). "inputs" is GateSim's group of the primary-input pins.
+const std::vector<std::string>& dpu_sub_block_names();
+std::string dpu_sub_block(const std::string& cell, bool flop);
 
 }  // namespace nibble::cli

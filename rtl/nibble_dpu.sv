@@ -11,9 +11,11 @@
 // nibble_pkg::LaneDesignTable; every design gives the same results bit for bit).
 // This module is the decoders; the arithmetic and its pipeline are nibble_dpu_core.
 // Formats are selected per operand and per block at run time (mixed formats included); only
-// the formats in FormatMask are built. A partial block is presented zero-padded (code 0 is
-// +0 in every format). A non-finite s gives r = NaN (s NaN, or s = +-Inf with P = 0) or
-// +-Inf, as golden's block_product does; NaNs are the canonical F32QuietNaN.
+// the formats in FormatMask and the scale formats in ScaleFormatMask are built (a block in a
+// format outside the mask contributes zero, one with a scale format outside it a zero
+// scale). A partial block is presented zero-padded (code 0 is +0 in every format). A
+// non-finite s gives r = NaN (s NaN, or s = +-Inf with P = 0) or +-Inf, as golden's
+// block_product does; NaNs are the canonical F32QuietNaN.
 //
 // Pipeline (DpuLatency = 3 register stages, one block per cycle, no stalls):
 //   cycle t     valid_i: decode, lane products, adder tree; scale decode and s = sa * sb
@@ -27,7 +29,8 @@
 module nibble_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
   parameter int unsigned  Lanes      = 16,
   parameter format_mask_t FormatMask = FormatMaskAll,
-  parameter lane_design_e LaneDesign = DefaultLaneDesign
+  parameter lane_design_e LaneDesign = DefaultLaneDesign,
+  parameter scale_format_mask_t ScaleFormatMask = ScaleFormatMaskAll
 ) (
   input  logic                          clk_i,
   input  logic                          rst_ni,
@@ -79,13 +82,17 @@ module nibble_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
     );
   end
 
-  nibble_scale_decode u_scale_decode_a (
+  nibble_scale_decode #(
+    .ScaleFormatMask(ScaleFormatMask)
+  ) u_scale_decode_a (
     .code_i  (scale_a_i),
     .format_i(scale_format_a_i),
     .f32_o   (scale_a)
   );
 
-  nibble_scale_decode u_scale_decode_b (
+  nibble_scale_decode #(
+    .ScaleFormatMask(ScaleFormatMask)
+  ) u_scale_decode_b (
     .code_i  (scale_b_i),
     .format_i(scale_format_b_i),
     .f32_o   (scale_b)
@@ -117,9 +124,9 @@ module nibble_dpu import nibble_pkg::*; import nibble_f32_pkg::*; #(
   // A block must use formats this unit was built for (others decode to zero).
   `NIBBLE_ASSUME(FormatAEnabled_M, !valid_i || format_enabled(FormatMask, format_a_i))
   `NIBBLE_ASSUME(FormatBEnabled_M, !valid_i || format_enabled(FormatMask, format_b_i))
-  `NIBBLE_ASSUME(ScaleFormatALegal_M,
-                 !valid_i || int'(scale_format_a_i) < int'(NumScaleFormats))
-  `NIBBLE_ASSUME(ScaleFormatBLegal_M,
-                 !valid_i || int'(scale_format_b_i) < int'(NumScaleFormats))
+  `NIBBLE_ASSUME(ScaleFormatAEnabled_M,
+                 !valid_i || scale_format_enabled(ScaleFormatMask, scale_format_a_i))
+  `NIBBLE_ASSUME(ScaleFormatBEnabled_M,
+                 !valid_i || scale_format_enabled(ScaleFormatMask, scale_format_b_i))
 
 endmodule

@@ -14,7 +14,9 @@
 // where |q| is in units of 2^u: u = unit_exp(FormatMask) for every format with
 // LaneCommonUnit (a constant), u = lsb_exp(format) otherwise (golden's block_product:
 // sf.exp + lsb_exp(fa) + lsb_exp(fb)), added to the block exponent in stage 2. With
-// late_sign the lanes pass ~|p| for negative products and stage 1 adds their count.
+// late_sign the lanes pass ~|p| for negative products and stage 1 adds their count. With
+// raw_select the decoders do not tie off a format outside FormatMask, and stage 2 takes P = 0
+// for a block with one (the other designs' decoders give zero lanes).
 // A non-finite s gives r = NaN (s NaN, or s = +-Inf with P = 0) or +-Inf, as golden's
 // block_product does; NaNs are the canonical F32QuietNaN.
 //
@@ -53,6 +55,7 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
   localparam int unsigned PsumWidth = lane_partial_sum_width(LaneDesign, FormatMask, Lanes);
   localparam logic        OwnUnit   = LaneDesignTable[LaneDesign].own_unit != 0;
   localparam logic        LateSign  = LaneDesignTable[LaneDesign].late_sign != 0;
+  localparam logic        RawSelect = LaneDesignTable[LaneDesign].raw_select != 0;
   // |P| * significand(s), exact.
   localparam int unsigned BlockMagWidth = PsumWidth + F32SigWidth;
   // Exponent of the block product's LSB: scale_exp - 150 + ua + ub, within [-154, 104].
@@ -171,14 +174,21 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
   // Stage 2: r = round(P * 2^(ua + ub) * s)
   // ---------------------------------------------------------------------------------------
   logic                              block_neg, scale_nan, scale_inf;
+  logic signed [PsumWidth-1:0]       block_psum;
   logic [PsumWidth-1:0]              psum_abs;
   logic [BlockMagWidth-1:0]          block_mag;
   logic signed [BlockExpWidth-1:0]   block_exp;
   f32_t                              block_rounded, block_product;
 
   always_comb begin
-    psum_abs  = s1_psum_q[PsumWidth-1] ? PsumWidth'(-s1_psum_q) : PsumWidth'(s1_psum_q);
-    block_neg = s1_psum_q[PsumWidth-1] ^ s1_scale_q[F32Width-1];
+    block_psum = s1_psum_q;
+    // raw_select decoders do not tie off a format outside FormatMask: its block is zero here.
+    if (RawSelect && !(format_enabled(FormatMask, s1_format_a_q) &&
+                       format_enabled(FormatMask, s1_format_b_q))) begin
+      block_psum = '0;
+    end
+    psum_abs  = block_psum[PsumWidth-1] ? PsumWidth'(-block_psum) : PsumWidth'(block_psum);
+    block_neg = block_psum[PsumWidth-1] ^ s1_scale_q[F32Width-1];
     scale_nan = f32_is_nan(s1_scale_q[F32Width-2:0]);
     scale_inf = f32_is_inf(s1_scale_q[F32Width-2:0]);
     block_mag = BlockMagWidth'(psum_abs) *
@@ -272,6 +282,8 @@ module nibble_dpu_core import nibble_pkg::*; import nibble_f32_pkg::*; #(
   // ---------------------------------------------------------------------------------------
   `NIBBLE_ASSERT_INIT(LanesLegal_A, Lanes == 16 || Lanes == 32)
   `NIBBLE_ASSERT_INIT(FormatMaskNonEmpty_A, FormatMask != '0)
+  // A raw_select design zeroes a block by its format registers, which own-unit designs have.
+  `NIBBLE_ASSERT_INIT(RawSelectOwnUnit_A, !RawSelect || OwnUnit)
   // The exact block sum fits its register (the package's width rule).
 `ifdef NIBBLE_ASSERTIONS
   // The largest |P| (every lane at the largest magnitude product) fits the signed tree output.

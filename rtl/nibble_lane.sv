@@ -23,7 +23,7 @@ module nibble_lane import nibble_pkg::*; #(
 );
 
   localparam int unsigned SigWidth   = split_sig_width(FormatMask);
-  localparam int unsigned ShiftWidth = split_shift_width(FormatMask);
+  localparam int unsigned ShiftWidth = split_shift_width(LaneDesign, FormatMask);
 
   logic                 neg;
   logic [ProdWidth-1:0] mag_prod;

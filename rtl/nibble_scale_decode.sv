@@ -8,9 +8,12 @@
 //   ScaleEncBinary32   (FP32): the code itself, NaN payloads included.
 // Every E4M3 and UE8M0 value is exact in binary32, so nibble_f32_round (the normalizer of
 // the datapath) produces it without rounding. A NaN is the canonical F32QuietNaN; golden's
-// decode_scale returns the host quiet NaN, so tests compare NaN by NaN-ness. A select value
-// that names no scale format decodes to +0. Purely combinational.
-module nibble_scale_decode import nibble_pkg::*; import nibble_f32_pkg::*; (
+// decode_scale returns the host quiet NaN, so tests compare NaN by NaN-ness. Only the scale
+// formats in ScaleFormatMask are built; a select value that names no enabled scale format
+// decodes to +0. Purely combinational.
+module nibble_scale_decode import nibble_pkg::*; import nibble_f32_pkg::*; #(
+  parameter scale_format_mask_t ScaleFormatMask = ScaleFormatMaskAll
+) (
   input  logic [ScaleCodeWidth-1:0] code_i,
   input  scale_format_e             format_i,
   output f32_t                      f32_o
@@ -34,7 +37,12 @@ module nibble_scale_decode import nibble_pkg::*; import nibble_f32_pkg::*; (
   for (genvar f = 0; f < NumScaleFormats; f++) begin : gen_format
     localparam scale_format_info_t Info = ScaleFormatTable[f];
 
-    if (Info.encoding == ScaleEncMinifloat) begin : gen_minifloat
+    if (!ScaleFormatMask[f]) begin : gen_disabled
+      assign nan_by_format[f] = 1'b0;
+      assign neg_by_format[f] = 1'b0;
+      assign sig_by_format[f] = '0;
+      assign exp_by_format[f] = '0;
+    end else if (Info.encoding == ScaleEncMinifloat) begin : gen_minifloat
       localparam int unsigned SignBit = Info.bits - 1;
       localparam int unsigned ExpBits = Info.exp_bits;
       localparam int unsigned ManBits = Info.man_bits;
@@ -90,7 +98,7 @@ module nibble_scale_decode import nibble_pkg::*; import nibble_f32_pkg::*; (
   always_comb begin
     f32_o = normalized;
     for (int unsigned f = 0; f < NumScaleFormats; f++) begin
-      if (format_i == scale_format_e'(f)) begin
+      if (ScaleFormatMask[f] && format_i == scale_format_e'(f)) begin
         if (ScaleFormatTable[f].encoding == ScaleEncBinary32) begin
           f32_o = code_i;
         end else if (nan_by_format[f]) begin

@@ -3,7 +3,8 @@
 //
 // DPU (m, n) computes C[m][n] = sum over the tile's k-blocks of A row m . B row n (C = A.B^T,
 // both operands run along k), exactly as golden's gemm for that element before the
-// per-tensor scales. Formats and scale formats are run-time selects shared by the tile.
+// per-tensor scales. Formats and scale formats are run-time selects shared by the tile; the
+// formats in FormatMask and the scale formats in ScaleFormatMask are built.
 //
 // Input (valid/ready): a beat is taken in a cycle with in_valid_i && in_ready_o. in_first_i
 // marks a tile's first k-block (the accumulators restart from +0), in_last_i its last (the
@@ -28,6 +29,7 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
   parameter int unsigned  Lanes      = 16,
   parameter format_mask_t FormatMask = FormatMaskAll,
   parameter lane_design_e LaneDesign = DefaultLaneDesign,
+  parameter scale_format_mask_t ScaleFormatMask = ScaleFormatMaskAll,
   localparam int unsigned RowWidth   = (Rows > 1) ? $clog2(Rows) : 1
 ) (
   input  logic                                      clk_i,
@@ -87,7 +89,9 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
         .mag_o   (mag_a[m][i])
       );
     end
-    nibble_scale_decode u_scale_decode (
+    nibble_scale_decode #(
+      .ScaleFormatMask(ScaleFormatMask)
+    ) u_scale_decode (
       .code_i  (scales_a_i[m]),
       .format_i(scale_format_a_i),
       .f32_o   (scale_a[m])
@@ -106,7 +110,9 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
         .mag_o   (mag_b[n][i])
       );
     end
-    nibble_scale_decode u_scale_decode (
+    nibble_scale_decode #(
+      .ScaleFormatMask(ScaleFormatMask)
+    ) u_scale_decode (
       .code_i  (scales_b_i[n]),
       .format_i(scale_format_b_i),
       .f32_o   (scale_b[n])
@@ -218,10 +224,10 @@ module nibble_tile import nibble_pkg::*; import nibble_f32_pkg::*; #(
   // A beat must use formats this unit was built for (others decode to zero).
   `NIBBLE_ASSUME(FormatAEnabled_M, !in_valid_i || format_enabled(FormatMask, format_a_i))
   `NIBBLE_ASSUME(FormatBEnabled_M, !in_valid_i || format_enabled(FormatMask, format_b_i))
-  `NIBBLE_ASSUME(ScaleFormatALegal_M,
-                 !in_valid_i || int'(scale_format_a_i) < int'(NumScaleFormats))
-  `NIBBLE_ASSUME(ScaleFormatBLegal_M,
-                 !in_valid_i || int'(scale_format_b_i) < int'(NumScaleFormats))
+  `NIBBLE_ASSUME(ScaleFormatAEnabled_M,
+                 !in_valid_i || scale_format_enabled(ScaleFormatMask, scale_format_a_i))
+  `NIBBLE_ASSUME(ScaleFormatBEnabled_M,
+                 !in_valid_i || scale_format_enabled(ScaleFormatMask, scale_format_b_i))
   // Input protocol: valid holds until ready, data holds while it waits.
   `NIBBLE_ASSUME(InValidHeld_M, !$past(in_valid_i && !in_ready_o) || in_valid_i)
   `NIBBLE_ASSUME(InDataStable_M, !$past(in_valid_i && !in_ready_o) ||

@@ -143,8 +143,11 @@ GateSim::GateSim(const std::string& cells_json, const std::string& netlist_json)
     const std::string type = c.at("type").get<std::string>();
     const json& cm = cells[type];
     const json& conn = c.at("connections");
-    ++num_cells_;
+    const uint32_t cell = static_cast<uint32_t>(num_cells_++);
     leakage_sum_ += cm.at("leakage").get<double>();
+    cell_names_.push_back(n);
+    cell_is_flop_.push_back(!cm.at("ff").is_null());
+    cell_leakage_.push_back(cm.at("leakage").get<double>());
     auto pins = [&](const json& names, uint32_t* out) {
       if (names.size() > 6) throw NetlistError(fmt::format("cell {} ({}): more than 6 inputs", n, type));
       uint32_t k = 0;
@@ -170,6 +173,7 @@ GateSim::GateSim(const std::string& cells_json, const std::string& netlist_json)
         g.nin = static_cast<uint8_t>(pins(o.at("inputs"), g.in));
         g.lut = o.at("lut").get<uint64_t>();
         g.energy = out_energy(o, g.out);
+        g.cell = cell;
         if (driver[g.out] >= 0 || is_source[g.out]) throw NetlistError(fmt::format("net {} has several drivers", g.out));
         driver[g.out] = static_cast<int>(gates.size());
         gates.push_back(g);
@@ -177,6 +181,7 @@ GateSim::GateSim(const std::string& cells_json, const std::string& netlist_json)
     } else {
       const json& ff = cm["ff"];
       Flop f{};
+      f.cell = cell;
       f.d_nin = pins(ff.at("next").at("inputs"), f.d_in);
       f.d_lut = ff["next"]["lut"].get<uint64_t>();
       f.has_clr = !ff.at("clear").is_null();
@@ -390,6 +395,49 @@ EnergyReport GateSim::energy(double clock_period_ns) const {
   r.leakage = generic_ ? 0.0 : leakage_sum_ * leak_to_pj_per_ns_ * clock_period_ns * static_cast<double>(cycles_);
   r.toggle_rate = cycles_ == 0 || outs == 0 ? 0.0 : static_cast<double>(r.toggles) / (static_cast<double>(outs) * static_cast<double>(cycles_));
   return r;
+}
+
+std::map<std::string, EnergyReport> GateSim::energy_by(
+    const std::function<std::string(const std::string& cell, bool flop)>& group, double clock_period_ns) const {
+  std::vector<std::string> of_cell(num_cells_);
+  for (size_t c = 0; c < num_cells_; ++c) of_cell[c] = group(cell_names_[c], cell_is_flop_[c]);
+  std::map<std::string, EnergyReport> out;
+  std::map<std::string, uint64_t> outs;  // cell outputs per group
+  auto at = [&](const std::string& g) -> EnergyReport& {
+    EnergyReport& r = out[g];
+    r.unit = generic_ ? "E_NAND2" : "pJ";
+    r.cycles = cycles_;
+    return r;
+  };
+  for (size_t gi = 0; gi < gates_.size(); ++gi) {
+    EnergyReport& r = at(of_cell[gates_[gi].cell]);
+    r.logic += static_cast<double>(gate_toggles_[gi]) * gates_[gi].energy;
+    r.toggles += gate_toggles_[gi];
+    ++outs[of_cell[gates_[gi].cell]];
+  }
+  if (!input_nets_.empty()) {
+    EnergyReport& r = at("inputs");
+    for (size_t i = 0; i < input_nets_.size(); ++i) {
+      r.logic += static_cast<double>(input_toggles_[i]) * input_net_energy_[i];
+    }
+  }
+  for (size_t i = 0; i < flops_.size(); ++i) {
+    EnergyReport& r = at(of_cell[flops_[i].cell]);
+    r.flops += static_cast<double>(flop_toggles_[i]) * flops_[i].out_energy;
+    r.toggles += flop_toggles_[i];
+    r.clock += static_cast<double>(cycles_) * flops_[i].clock_energy;
+    ++outs[of_cell[flops_[i].cell]];
+  }
+  if (!generic_) {
+    for (size_t c = 0; c < num_cells_; ++c) {
+      at(of_cell[c]).leakage += cell_leakage_[c] * leak_to_pj_per_ns_ * clock_period_ns * static_cast<double>(cycles_);
+    }
+  }
+  for (auto& [g, r] : out) {
+    const uint64_t n = outs[g];
+    r.toggle_rate = cycles_ == 0 || n == 0 ? 0.0 : static_cast<double>(r.toggles) / (static_cast<double>(n) * static_cast<double>(cycles_));
+  }
+  return out;
 }
 
 EnergyReport GateSim::energy_at_rate(double rate, uint64_t cycles, double clock_period_ns) const {

@@ -91,6 +91,18 @@ package nibble_pkg;
          nan_code: 32'h7FC0_0000}
   };
 
+  // A set of scale formats a unit decodes: bit f is scale_format_e'(f). The decoder of a
+  // disabled scale format is not built (its select decodes to +0).
+  typedef logic [NumScaleFormats-1:0] scale_format_mask_t;
+
+  localparam scale_format_mask_t ScaleFormatMaskAll    = 3'b111;
+  localparam scale_format_mask_t ScaleFormatMaskNarrow = 3'b011;  // E4M3 + UE8M0 (NVFP4, MX)
+  localparam scale_format_mask_t ScaleFormatMaskFP32   = 3'b100;  // binary32 (the UFP4 paper's)
+
+  function automatic logic scale_format_enabled(scale_format_mask_t mask, scale_format_e f);
+    return (int'(f) < int'(NumScaleFormats)) && mask[f];
+  endfunction
+
   // --------------------------------------------------------------------------------------
   // Derived facts (golden formats.h: lsb_exp, max_units, max_decode_units)
   // --------------------------------------------------------------------------------------
@@ -174,14 +186,16 @@ package nibble_pkg;
   // in where the units' exponents go and how wide the lane datapath is. Mirrored by
   // kLaneDesignTable in power/include/nibble/power/lane_design.h (checked equal by
   // tests/rtl/pkg_lane_test.cpp). A DPU, tile or core takes one as its LaneDesign parameter.
-  localparam int unsigned NumLaneDesigns     = 4;
-  localparam int unsigned LaneDesignSelWidth = 2;
+  localparam int unsigned NumLaneDesigns     = 5;
+  localparam int unsigned LaneDesignSelWidth = 3;
 
   typedef enum logic [LaneDesignSelWidth-1:0] {
-    LaneCommonUnit      = 2'd0,  // every format in the finest enabled unit
-    LaneOwnUnit         = 2'd1,  // each format in its own unit, the units in the block exponent
-    LaneSplit           = 2'd2,  // own units; significand x significand, then one shift
-    LaneSplitLateSign   = 2'd3   // LaneSplit; negation as ~p in the lane, + #negative after the tree
+    LaneCommonUnit      = 3'd0,  // every format in the finest enabled unit
+    LaneOwnUnit         = 3'd1,  // each format in its own unit, the units in the block exponent
+    LaneSplit           = 3'd2,  // own units; significand x significand, then one shift
+    LaneSplitLateSign   = 3'd3,  // LaneSplit; negation as ~p in the lane, + #negative after the tree
+    LaneSplitShortShift = 3'd4   // LaneSplitLateSign; narrow significands take their first shifts,
+                                 // decoders select over the code's raw reading
   } lane_design_e;
 
   typedef struct packed {
@@ -196,19 +210,31 @@ package nibble_pkg;
     // 1: a negative lane passes ~|p| (= -|p| - 1) and the core adds the number of negative
     //    lanes to the tree's sum, one adder for all lanes instead of one negation per lane.
     int unsigned late_sign;
+    // 1 (split designs): a format whose significand is narrower than the widest enabled
+    //    format's moves its first shift steps into the spare bits (with all formats E2M1's
+    //    e >= 2 is {1, m, 0} << (e - 2) and INT4's -8 is 4 << 1), so every shift is shorter.
+    int unsigned fold_shift;
+    // 1: the decoder reads the code as a sign-magnitude integer (sign = its top bit, which is
+    //    every format's sign) and replaces the magnitude by the named format's decode; a
+    //    select naming no enabled format leaves that raw reading (nibble_dpu_core zeroes the
+    //    block), and a one-format mask decodes its format whatever the select.
+    //    0: one-hot select, a select naming no enabled format decodes to +0.
+    int unsigned raw_select;
   } lane_design_info_t;
 
   // THE lane-design table.
   localparam lane_design_info_t [NumLaneDesigns-1:0] LaneDesignTable = '{
-    0: '{own_unit: 0, split: 0, late_sign: 0},
-    1: '{own_unit: 1, split: 0, late_sign: 0},
-    2: '{own_unit: 1, split: 1, late_sign: 0},
-    3: '{own_unit: 1, split: 1, late_sign: 1}
+    0: '{own_unit: 0, split: 0, late_sign: 0, fold_shift: 0, raw_select: 0},
+    1: '{own_unit: 1, split: 0, late_sign: 0, fold_shift: 0, raw_select: 0},
+    2: '{own_unit: 1, split: 1, late_sign: 0, fold_shift: 0, raw_select: 0},
+    3: '{own_unit: 1, split: 1, late_sign: 1, fold_shift: 0, raw_select: 0},
+    4: '{own_unit: 1, split: 1, late_sign: 1, fold_shift: 1, raw_select: 1}
   };
 
-  // The design a DPU, core or tile is built with unless told otherwise: the smallest
-  // measured (docs/results/area-energy.md).
-  localparam lane_design_e DefaultLaneDesign = LaneSplitLateSign;
+  // The design a DPU, core or tile is built with unless told otherwise: the smallest at all
+  // formats, with the least format overhead in area and energy per MAC
+  // (docs/results/area-energy.md).
+  localparam lane_design_e DefaultLaneDesign = LaneSplitShortShift;
 
   // Exponent of the unit format f is decoded in.
   function automatic int elem_unit_exp(lane_design_e d, format_mask_t mask, format_e f);
@@ -229,20 +255,14 @@ package nibble_pkg;
     return m;
   endfunction
 
-  // A split element's significand bits: a minifloat's mantissa and hidden bit; an integer's
-  // magnitude bits below the sign (its most negative code is 1 << man_bits).
+  // A split element's natural significand bits: a minifloat's mantissa and hidden bit; an
+  // integer's magnitude bits below the sign (its most negative code is 1 << man_bits).
   function automatic int unsigned split_sig_bits(format_e f);
     if (FormatTable[f].encoding == EncTwosComplement) return FormatTable[f].man_bits;
     return FormatTable[f].man_bits + 1;
   endfunction
 
-  // A split element's largest shift: exponent field - 1 at its top (2^exp_bits - 2) for a
-  // minifloat, man_bits for an integer.
-  function automatic int unsigned split_max_shift(format_e f);
-    if (FormatTable[f].encoding == EncTwosComplement) return FormatTable[f].man_bits;
-    return (1 << FormatTable[f].exp_bits) - 2;
-  endfunction
-
+  // A split lane's significand width: the widest enabled format's natural one.
   function automatic int unsigned split_sig_width(format_mask_t mask);
     int unsigned w = 0;
     for (int unsigned f = 0; f < NumFormats; f++) begin
@@ -251,11 +271,32 @@ package nibble_pkg;
     return w;
   endfunction
 
+  // Shift steps format f moves into its significand (fold_shift): the spare bits of the
+  // lane's significand above its natural one. An integer's most negative code 2^man_bits,
+  // 1 << man_bits unfolded, becomes (1 << fold) << (man_bits - fold) with fold = the lane's
+  // significand width - 1 at most.
+  function automatic int unsigned split_fold(lane_design_e d, format_mask_t mask, format_e f);
+    if (LaneDesignTable[d].fold_shift == 0) return 0;
+    if (FormatTable[f].encoding == EncTwosComplement)
+      return unsigned'(minimum(int'(FormatTable[f].man_bits), int'(split_sig_width(mask)) - 1));
+    return split_sig_width(mask) - split_sig_bits(f);
+  endfunction
+
+  // A split element's largest shift: the exponent field - 1 at its top (2^exp_bits - 2) for a
+  // minifloat, man_bits for an integer's most negative code; less the folded steps.
+  function automatic int unsigned split_max_shift(lane_design_e d, format_mask_t mask,
+                                                  format_e f);
+    int top;
+    if (FormatTable[f].encoding == EncTwosComplement) top = int'(FormatTable[f].man_bits);
+    else top = (1 << FormatTable[f].exp_bits) - 2;
+    return unsigned'(maximum(0, top - int'(split_fold(d, mask, f))));
+  endfunction
+
   // At least one bit (a mask whose formats never shift carries a constant-zero shift).
-  function automatic int unsigned split_shift_width(format_mask_t mask);
+  function automatic int unsigned split_shift_width(lane_design_e d, format_mask_t mask);
     int unsigned s = 0;
     for (int unsigned f = 0; f < NumFormats; f++) begin
-      if (mask[f]) s = unsigned'(maximum(int'(s), int'(split_max_shift(format_e'(f)))));
+      if (mask[f]) s = unsigned'(maximum(int'(s), int'(split_max_shift(d, mask, format_e'(f)))));
     end
     return unsigned'(maximum(1, $clog2(s + 1)));
   endfunction
@@ -263,7 +304,7 @@ package nibble_pkg;
   // Width of a decoded element's magnitude field: {shift, sig} for a split design, the
   // magnitude in units otherwise.
   function automatic int unsigned lane_mag_width(lane_design_e d, format_mask_t mask);
-    if (LaneDesignTable[d].split != 0) return split_shift_width(mask) + split_sig_width(mask);
+    if (LaneDesignTable[d].split != 0) return split_shift_width(d, mask) + split_sig_width(mask);
     return unsigned'($clog2(elem_max_units(d, mask) + 1));
   endfunction
 

@@ -36,7 +36,9 @@ with nibble_generic.lib every cell has unit delay, so it is the number of cell l
 --hier keeps the hierarchy (`synth` without -flatten; ABC then maps each module on its own,
 so nothing is optimized across module boundaries and the total differs a little from the
 flattened netlist's) and adds `modules`: per RTL module its instance count in the top, its
-area per instance with its submodules and without them, and the area of its own flops.
+area per instance with its submodules and without them, and the area of its own flops. Its
+--netlist is the mapped netlist flattened after that per-module mapping, every cell named by
+the instance path it came from (`nibble energy --breakdown` groups the energy by it).
 """
 import argparse
 import gzip
@@ -281,9 +283,12 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
             "dfflibmap -liberty %s" % lib,
             "abc -liberty %s -script %s" % (lib, ABC_SCRIPT),
             "opt_clean",
-            ("write_json %s" % os.path.abspath(netlist)) if netlist else "",
+            ("write_json %s" % os.path.abspath(netlist)) if netlist and not hier else "",
             "tee -o %s stat -liberty %s%s" % (os.path.join(work, "stat.txt"), lib,
                                               (" -top %s" % top) if hier else ""),
+            # hierarchical: the netlist flattened after mapping, each cell named after the
+            # instance path it came from (`$flatten\u_core.u_acc_add.$abc$...`)
+            ("flatten\nopt_clean\nwrite_json %s" % os.path.abspath(netlist)) if netlist and hier else "",
             "",
         ])
         ys = os.path.join(work, "synth.ys")

@@ -1,9 +1,10 @@
 // nibble_dpu against golden's block-scaled dot product (dot.h): the accumulator after every
 // block against block_partial_sum / block_product / accumulate, and finished dot products
-// against dot_rows on golden-quantized tensors. Twelve DPU configurations run side by side
-// (tb_dpu.sv): the default lane design at 32 lanes and at 16 lanes for every format mask, and
-// each other lane design at 16 lanes, all formats and E2M1 alone; each block goes to every
-// configuration whose lanes and formats fit it.
+// against dot_rows on golden-quantized tensors. Eighteen DPU configurations run side by side
+// (tb_dpu.sv): the default lane design at 32 lanes and at 16 lanes for every format mask and
+// for two scale-format sets (E4M3 + UE8M0, FP32), and each other lane design at 16 lanes, all
+// formats and E2M1 alone; each block goes to every configuration whose lanes, formats and
+// scale formats fit it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,13 +31,16 @@
 namespace nibble::rtl_test {
 namespace {
 
-constexpr unsigned kNumDpus = 12;
+constexpr unsigned kNumDpus = 18;
 constexpr unsigned kMaxLanes = 32;
-constexpr unsigned kDpuLanes[kNumDpus] = {32, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
-constexpr unsigned kDpuMasks[kNumDpus] = {0b111, 0b111, 0b001, 0b010, 0b100, 0b011,
-                                          0b111, 0b001, 0b111, 0b001, 0b111, 0b001};
+constexpr unsigned kDpuLanes[kNumDpus] = {32, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+constexpr unsigned kDpuMasks[kNumDpus] = {0b111, 0b111, 0b001, 0b010, 0b100, 0b011, 0b111, 0b001, 0b111,
+                                          0b001, 0b111, 0b001, 0b111, 0b001, 0b101, 0b110, 0b111, 0b111};
 // tb_dpu.sv's DpuDesignOffsets: instance i has lane design (default + offset) mod count.
-constexpr unsigned kDpuDesignOffsets[kNumDpus] = {0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 3, 3};
+constexpr unsigned kDpuDesignOffsets[kNumDpus] = {0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0, 0, 0};
+// tb_dpu.sv's DpuScaleMasks: bit f = ScaleFormat f (E4M3, UE8M0, FP32).
+constexpr unsigned kDpuScaleMasks[kNumDpus] = {0b111, 0b111, 0b111, 0b111, 0b111, 0b111, 0b111, 0b111, 0b111,
+                                               0b111, 0b111, 0b111, 0b111, 0b111, 0b111, 0b111, 0b011, 0b100};
 
 power::LaneDesign dpu_design(unsigned dpu) {
   return static_cast<power::LaneDesign>((static_cast<unsigned>(power::kDefaultLaneDesign) + kDpuDesignOffsets[dpu]) %
@@ -73,8 +77,10 @@ bool fits(unsigned dpu, const DotProduct& d) {
   size_t len = 0;
   for (const Block& b : d.blocks) len = std::max(len, b.a.size());
   const unsigned mask = kDpuMasks[dpu];
+  const unsigned scales = kDpuScaleMasks[dpu];
   return len <= kDpuLanes[dpu] && ((mask >> static_cast<unsigned>(d.fa)) & 1u) != 0 &&
-         ((mask >> static_cast<unsigned>(d.fb)) & 1u) != 0;
+         ((mask >> static_cast<unsigned>(d.fb)) & 1u) != 0 && ((scales >> static_cast<unsigned>(d.sfa)) & 1u) != 0 &&
+         ((scales >> static_cast<unsigned>(d.sfb)) & 1u) != 0;
 }
 
 // Drives dot products through tb_dpu with random bubbles and checks every output.
@@ -103,13 +109,13 @@ class DpuChecker {
   void drive(const DotProduct& d, size_t k) {
     Vtb_dpu& m = sim_.model();
     const Block& blk = d.blocks[k];
-    uint16_t valid = 0;
+    uint32_t valid = 0;
     const uint32_t sa = blk.scale_a, sb = blk.scale_b;
     const int32_t p = block_partial_sum(blk.a.data(), d.fa, blk.b.data(), d.fb, blk.a.size());
     const float r = block_product(p, d.fa, d.fb, decode_scale(d.sfa, sa), decode_scale(d.sfb, sb));
     for (unsigned i = 0; i < kNumDpus; ++i) {
       if (!fits(i, d)) continue;
-      valid = static_cast<uint16_t>(valid | (1u << i));
+      valid |= 1u << i;
       golden_acc_[i] = accumulate(k == 0 ? 0.0f : golden_acc_[i], r);
       pending_[i].push_back({f32_bits(golden_acc_[i]), k + 1 == d.blocks.size(), &d, k, sim_.cycles()});
     }

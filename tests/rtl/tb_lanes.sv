@@ -1,9 +1,9 @@
 // Test bench top for pkg_lane_test.cpp: a lane as the DPU builds it (two nibble_decode and a
-// nibble_lane) for each lane design and format mask, side by side on the same inputs, and
+// nibble_lane) for each lane design and each of the seven format masks, side by side on the same inputs, and
 // nibble_pkg's tables and derived facts as constant outputs (one byte per format, scale
 // format, mask or lane design) for comparison with golden's and power/lane_design.h's.
 module tb_lanes import nibble_pkg::*; #(
-  localparam int unsigned NumMasks = 5
+  localparam int unsigned NumMasks = 7
 ) (
   input  logic [CodeWidth-1:0]              code_a_i,
   input  format_e                           format_a_i,
@@ -34,11 +34,15 @@ module tb_lanes import nibble_pkg::*; #(
   output logic [7:0]                        default_lane_design_o,
   output logic [NumLaneDesigns-1:0][7:0]    own_unit_o,
   output logic [NumLaneDesigns-1:0][7:0]    split_o,
-  output logic [NumLaneDesigns-1:0][7:0]    late_sign_o
+  output logic [NumLaneDesigns-1:0][7:0]    late_sign_o,
+  output logic [NumLaneDesigns-1:0][7:0]    fold_shift_o,
+  output logic [NumLaneDesigns-1:0][7:0]    raw_select_o
 );
 
+  // Every non-empty mask.
   localparam format_mask_t Masks [NumMasks] = '{
-    FormatMaskE2M1, FormatMaskE1M2, FormatMaskInt4, FormatMaskMinifloat, FormatMaskAll
+    FormatMaskE2M1, FormatMaskE1M2, FormatMaskInt4, FormatMaskMinifloat, FormatMaskAll,
+    FormatMaskE2M1 | FormatMaskInt4, FormatMaskE1M2 | FormatMaskInt4
   };
 
   for (genvar d = 0; d < NumLaneDesigns; d++) begin : gen_design
@@ -83,6 +87,8 @@ module tb_lanes import nibble_pkg::*; #(
     assign own_unit_o[d]  = 8'(LaneDesignTable[d].own_unit);
     assign split_o[d]     = 8'(LaneDesignTable[d].split);
     assign late_sign_o[d] = 8'(LaneDesignTable[d].late_sign);
+    assign fold_shift_o[d] = 8'(LaneDesignTable[d].fold_shift);
+    assign raw_select_o[d] = 8'(LaneDesignTable[d].raw_select);
   end
 
   assign num_lane_designs_o    = 8'(NumLaneDesigns);

@@ -1,7 +1,8 @@
 // A lane as the DPU builds it (two nibble_decode and a nibble_lane, lane design LaneDesign),
 // its product brought to one scale for every design: units of 2^(2 * unit_exp(FormatMask)),
-// the common unit squared. synth_tests.py lane_miter proves this output equal, for every
-// input, between LaneCommonUnit and each other design (Yosys miter -equiv + sat).
+// the common unit squared, and zero for a format outside FormatMask (as the DPU's block).
+// synth_tests.py lane_miter proves this output equal, for every input, between
+// LaneCommonUnit and each other design (Yosys miter -equiv + sat).
 module lane_value import nibble_pkg::*; #(
   parameter format_mask_t FormatMask = FormatMaskAll,
   parameter lane_design_e LaneDesign = DefaultLaneDesign,
@@ -65,6 +66,11 @@ module lane_value import nibble_pkg::*; #(
       end
     end
     value_o = (ValueWidth'(prod) + ValueWidth'(late_neg)) <<< shift;
+    // A format outside the mask contributes zero (the one-hot decoders' tie-off, or the
+    // raw_select designs' zeroing in nibble_dpu_core).
+    if (!format_enabled(FormatMask, format_a_i) || !format_enabled(FormatMask, format_b_i)) begin
+      value_o = '0;
+    end
   end
 
 endmodule

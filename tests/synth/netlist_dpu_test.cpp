@@ -4,13 +4,15 @@
 // library's functions (nibble::power::GateSim), on the kinds of blocks tests/rtl/dpu_test.cpp
 // drives into the RTL, and checks every accumulator bit for bit against golden's
 // block_partial_sum / block_product / accumulate:
-//   - random codes in every format the mask builds (mixed operand formats included), random
-//     scale formats and codes (NaN, Inf, zero and subnormal scales among them), partial
-//     blocks, dot products of 1-4 blocks, random idle cycles with garbage on the inputs;
+//   - random codes in every format the mask builds (mixed operand formats included; one dot
+//     product in 32 with a format outside the mask, which must count as zero), random scale
+//     formats of the scale-format mask and codes (NaN, Inf, zero and subnormal scales among
+//     them), partial blocks, dot products of 1-4 blocks, random idle cycles with garbage on
+//     the inputs;
 //   - golden-quantized Gaussian / Student-t / RHT-rotated operand streams (the energy runs').
-// The netlists (one per lane design and mask the fixture builds) and the cell models come from
-// the ctest fixture `synth_netlists` (tests/synth/synth_tests.py netlists) in
-// NIBBLE_NETLIST_DIR; a lane design x mask without a netlist there is skipped.
+// The netlists (one per lane design, mask and scale-format mask the fixture builds) and the cell
+// models come from the ctest fixture `synth_netlists` (tests/synth/synth_tests.py netlists) in
+// NIBBLE_NETLIST_DIR; a configuration without a netlist there is skipped.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -95,7 +97,9 @@ class NetlistChecker {
 
  private:
   void expect(const DpuBlock& b) {
-    const int32_t p = block_partial_sum(b.a.data(), b.fa, b.b.data(), b.fb, b.a.size());
+    // A block with a format outside the mask (the RTL assumes none) contributes P = 0.
+    const bool enabled = ((mask_ >> static_cast<unsigned>(b.fa)) & (mask_ >> static_cast<unsigned>(b.fb)) & 1u) != 0;
+    const int32_t p = enabled ? block_partial_sum(b.a.data(), b.fa, b.b.data(), b.fb, b.a.size()) : 0;
     const float r = block_product(p, b.fa, b.fb, decode_scale(b.sfa, b.scale_a), decode_scale(b.sfb, b.scale_b));
     acc_ = accumulate(b.first ? 0.0f : acc_, r);
     pending_.push_back({f32_bits(acc_), b.last, cycle_, b});
@@ -168,12 +172,22 @@ std::vector<Format> mask_formats(unsigned mask) {
   return out;
 }
 
-std::vector<DpuBlock> random_blocks(unsigned mask, unsigned lanes, size_t dots, std::mt19937_64& rng) {
+// Random dot products in the mask's formats and the scale mask's scale formats; one in 32 has
+// an operand in a format outside the mask (where there is one), which the DPU must count as
+// zero.
+std::vector<DpuBlock> random_blocks(unsigned mask, unsigned scale_mask, unsigned lanes, size_t dots,
+                                    std::mt19937_64& rng) {
   const std::vector<Format> fmts = mask_formats(mask);
+  const std::vector<Format> others = mask_formats(~mask & 7u);
+  std::vector<ScaleFormat> scales;
+  for (ScaleFormat f : kAllScaleFormats) {
+    if ((scale_mask >> static_cast<unsigned>(f)) & 1u) scales.push_back(f);
+  }
   std::vector<DpuBlock> out;
   for (size_t d = 0; d < dots; ++d) {
-    const Format fa = fmts[rng() % fmts.size()], fb = fmts[rng() % fmts.size()];
-    const ScaleFormat sfa = kAllScaleFormats[rng() % 3], sfb = kAllScaleFormats[rng() % 3];
+    Format fa = fmts[rng() % fmts.size()], fb = fmts[rng() % fmts.size()];
+    if (!others.empty() && rng() % 32 == 0) (rng() & 1 ? fa : fb) = others[rng() % others.size()];
+    const ScaleFormat sfa = scales[rng() % scales.size()], sfb = scales[rng() % scales.size()];
     const size_t nblocks = 1 + rng() % 4;
     for (size_t k = 0; k < nblocks; ++k) {
       DpuBlock b;
@@ -196,25 +210,28 @@ std::vector<DpuBlock> random_blocks(unsigned mask, unsigned lanes, size_t dots, 
   return out;
 }
 
-class NetlistDpu : public ::testing::TestWithParam<std::tuple<LaneDesign, unsigned>> {};
+class NetlistDpu : public ::testing::TestWithParam<std::tuple<LaneDesign, unsigned, unsigned>> {};
 
 TEST_P(NetlistDpu, MatchesGolden) {
   const LaneDesign design = std::get<0>(GetParam());
   const unsigned mask = std::get<1>(GetParam());
+  const unsigned scale_mask = std::get<2>(GetParam());
   const fs::path dir = netlist_dir();
   ASSERT_FALSE(dir.empty()) << "NIBBLE_NETLIST_DIR is not set (ctest sets it; fixture synth_netlists)";
-  const fs::path netlist =
-      dir / ("dpu16_d" + std::to_string(static_cast<unsigned>(design)) + "_m" + std::to_string(mask) + ".netlist.json");
+  const fs::path netlist = dir / ("dpu16_d" + std::to_string(static_cast<unsigned>(design)) + "_m" +
+                                  std::to_string(mask) + (scale_mask == 7 ? "" : "_s" + std::to_string(scale_mask)) +
+                                  ".netlist.json");
   if (!fs::exists(netlist)) {
-    GTEST_SKIP() << "no netlist for lane design " << info(design).name << ", mask " << mask << " in " << dir
-                 << " (the fixture builds the design:mask pairs listed in NIBBLE_NETLIST_CONFIGS)";
+    GTEST_SKIP() << "no netlist for lane design " << info(design).name << ", mask " << mask << ", scale formats "
+                 << scale_mask << " in " << dir
+                 << " (the fixture builds the configurations listed in NIBBLE_NETLIST_CONFIGS)";
   }
   GateSim sim((dir / "generic.cells.json").string(), netlist.string());
   const uint64_t seed = test_seed() + mask;
   std::mt19937_64 rng(seed);
   NetlistChecker checker(sim, mask, rng);
   const DpuNetlist probe(sim);
-  checker.run(random_blocks(mask, probe.lanes(), 2000, rng), 15);
+  checker.run(random_blocks(mask, scale_mask, probe.lanes(), 2000, rng), 15);
   for (Format f : mask_formats(mask)) {
     for (Distribution dist : {Distribution::kGaussian, Distribution::kStudentT, Distribution::kRht}) {
       StreamSpec s;
@@ -224,26 +241,29 @@ TEST_P(NetlistDpu, MatchesGolden) {
       s.k = 64;
       s.blocks = 128;
       s.seed = seed;
+      s.scale_mode = (scale_mask & 1u) != 0 ? "nvfp4" : "fp32";  // E4M3 scales where the DPU has them
       checker.run(make_stream(s), 5);
     }
   }
-  std::printf("lane design %s, mask %u: %llu accumulator outputs checked against golden (%zu cells, %zu flops)\n",
-              std::string(info(design).name).c_str(), mask, static_cast<unsigned long long>(checker.checked()),
-              sim.num_cells(), sim.num_flops());
+  std::printf(
+      "lane design %s, mask %u, scale formats %u: %llu accumulator outputs checked against golden (%zu cells, %zu "
+      "flops)\n",
+      std::string(info(design).name).c_str(), mask, scale_mask, static_cast<unsigned long long>(checker.checked()),
+      sim.num_cells(), sim.num_flops());
   EXPECT_GT(checker.checked(), 1000u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     DesignsAndMasks, NetlistDpu,
     ::testing::Combine(::testing::Values(LaneDesign::kCommonUnit, LaneDesign::kOwnUnit, LaneDesign::kSplit,
-                                         LaneDesign::kSplitLateSign),
-                       ::testing::Values(1u, 3u, 7u, 4u, 2u)),
-    [](const ::testing::TestParamInfo<std::tuple<LaneDesign, unsigned>>& i) {
+                                         LaneDesign::kSplitLateSign, LaneDesign::kSplitShortShift),
+                       ::testing::Values(1u, 3u, 7u, 4u, 2u, 5u, 6u), ::testing::Values(7u, 3u, 4u)),
+    [](const ::testing::TestParamInfo<std::tuple<LaneDesign, unsigned, unsigned>>& i) {
       std::string name(power::info(std::get<0>(i.param)).name);
       for (char& c : name) {
         if (c == '-') c = '_';
       }
-      return name + "_mask" + std::to_string(std::get<1>(i.param));
+      return name + "_mask" + std::to_string(std::get<1>(i.param)) + "_scales" + std::to_string(std::get<2>(i.param));
     });
 
 }  // namespace

@@ -10,14 +10,18 @@
                                     design shown to fail the same proof
   synth_tests.py dpu_monotonic      nibble_dpu, 16 lanes, default lane design: all formats >=
                                     E2M1-only > 0
-  synth_tests.py netlists           fixture: nibble_dpu netlists (lane design:mask pairs
-                                    NIBBLE_NETLIST_CONFIGS, e.g. 3:1,3:7,0:7) and cell models
-                                    into NIBBLE_NETLIST_DIR
+  synth_tests.py netlists           fixture: nibble_dpu netlists (lane design:mask[:scale-format
+                                    mask] NIBBLE_NETLIST_CONFIGS, e.g. 4:1,4:7,0:7,4:7:3) and cell
+                                    models into NIBBLE_NETLIST_DIR
   synth_tests.py energy_cli         `nibble energy` (NIBBLE_CLI) on E2M1-only and all formats,
-                                    synthetic and a user .npy tensor, JSON/CSV, bad input
+                                    synthetic and a user .npy tensor, JSON/CSV, bad input; the
+                                    energy per sub-block and the energy-per-action file
   synth_tests.py area_cli           `nibble area` (NIBBLE_CLI): every lane design at all formats
                                     (the fixture's netlists), JSON/CSV, the default design's area
                                     per sub-block adding up to its hierarchical total, bad input
+  synth_tests.py sta_cli            `nibble area --sta` (NIBBLE_CLI): the E2M1-only DPU on SKY130 HD
+                                    timed by OpenSTA, slack and Fmax consistent, --strict, bad
+                                    input (skips without the PDK or `sta`)
   synth_tests.py cells              liberty_cells.py: truth tables of the generic cells,
                                     SKY130 HD flops and full adder (SKY130 part skips without it)
   synth_tests.py units              the quantizer's rewrite (rtl/synth/sv_compat.py): E4M3 encoder
@@ -33,6 +37,7 @@ Exit 0 pass, 1 fail, 77 skip (CTest SKIP_RETURN_CODE).
 import concurrent.futures
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -159,7 +164,7 @@ def lane_miter():
     # format mask: decode + lane + the design's unit shift, proven equal by SAT over all code
     # and format-select inputs (select values naming no format included).
     designs = package_value("NumLaneDesigns")
-    masks = (1, 2, 4, 3, 7)
+    masks = (1, 2, 4, 3, 7, 5, 6)
     files = ["pkg/nibble_f32_pkg.sv", "pkg/nibble_pkg.sv", "nibble_decode.sv", "nibble_lane.sv"]
     ports = ("input [3:0] code_a_i, input [1:0] format_a_i, input [3:0] code_b_i, "
              "input [1:0] format_b_i, output [%d:0] value_o")
@@ -232,26 +237,31 @@ def dpu_monotonic():
 def netlists():
     out = os.environ["NIBBLE_NETLIST_DIR"]
     os.makedirs(out, exist_ok=True)
-    configs = [tuple(int(x) for x in c.split(":"))
-               for c in os.environ.get("NIBBLE_NETLIST_CONFIGS", "3:1,3:7").split(",")]
+    # design:mask or design:mask:scale-format mask (the RTL's default, 7, when left out)
+    configs = [tuple(int(x) for x in (c + ":7").split(":")[:3])
+               for c in os.environ.get("NIBBLE_NETLIST_CONFIGS", "4:1,4:7").split(",")]
     r = subprocess.run([sys.executable, os.path.join(SRC, "rtl", "synth", "liberty_cells.py"),
                         nibble_synth.GENERIC_LIB, os.path.join(out, "generic.cells.json")])
     check(r.returncode == 0, "cell models of the generic library")
 
+    def name(config):
+        design, mask, scales = config
+        return "dpu16_d%d_m%d%s.netlist.json" % (design, mask, "" if scales == 7 else "_s%d" % scales)
+
     def one(config):
-        design, mask = config
-        return nibble_synth.run_flow(
-            "nibble_dpu", [("FormatMask", "3'b{:03b}".format(mask)), ("Lanes", "16"),
-                           ("LaneDesign", str(design))],
-            nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=CACHE,
-            netlist=os.path.join(out, "dpu16_d%d_m%d.netlist.json" % config))
+        design, mask, scales = config
+        params = [("FormatMask", "3'b{:03b}".format(mask)), ("Lanes", "16"), ("LaneDesign", str(design))]
+        if scales != 7:  # the default is not passed: the same cache key as nibble area's
+            params.append(("ScaleFormatMask", "3'b{:03b}".format(scales)))
+        return nibble_synth.run_flow("nibble_dpu", params, nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=CACHE,
+                                     netlist=os.path.join(out, name(config)))
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
         for config, rec in zip(configs, ex.map(one, configs)):
-            print("      nibble_dpu 16 lanes lane design %d mask %d: %d cells (%.1f s%s)" % (
+            print("      nibble_dpu 16 lanes lane design %d mask %d scale formats %d: %d cells (%.1f s%s)" % (
                 config + (rec["cells"], rec["seconds"], ", cached" if rec.get("cached") else "")))
-            check(os.path.isfile(os.path.join(out, "dpu16_d%d_m%d.netlist.json" % config)),
-                  "netlist of lane design %d mask %d written" % config)
+            check(os.path.isfile(os.path.join(out, name(config))),
+                  "netlist of lane design %d mask %d scale formats %d written" % config)
 
 
 def cells():
@@ -562,10 +572,45 @@ def energy_cli():
         with open(csv) as f:
             check(len(f.read().strip().splitlines()) == len(res) + 1, "CSV: header + one row each")
         for bad in (["--configs", "e3m0"], ["--lane-design", "no-such-design"], ["--k", "17"],
-                    ["--dists", "cauchy"],
+                    ["--dists", "cauchy"], ["--scales", "e8m0"], ["--scales", "fp32,fp32"],
+                    ["--actions", os.path.join(d, "no-such-dir", "a.json")],
                     ["--tensor", os.path.join(d, "missing.npy")], ["--liberty", "/nonexistent.lib"]):
             r = subprocess.run([cli, "energy"] + bad, capture_output=True, text=True)
             check(r.returncode == 2 and "error" in r.stderr, "bad input %s: exit 2 with a message" % bad)
+        # the energy per sub-block (the hierarchical synthesis nibble area --breakdown shares) and
+        # the energy-per-action file
+        acts = os.path.join(d, "actions.json")
+        cmd = [cli, "energy", "--configs", "all", "--dists", "gaussian", "--blocks", "64", "--k", "64",
+               "--breakdown", "--json", js, "--actions", acts]
+        if CACHE:
+            cmd += ["--cache", CACHE]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        print(r.stdout)
+        check(r.returncode == 0, "nibble energy --breakdown --actions exits 0 (%s)" % r.stderr[-500:])
+        if r.returncode != 0:
+            return 1
+        with open(js) as f:
+            res = json.load(f)["results"]
+        for e in res:
+            parts = e["sub_blocks_per_mac"]
+            check(len(parts) == 10 and all(v >= 0 for v in parts.values()) and
+                  sum(v > 0 for v in parts.values()) >= 9, "ten sub-blocks, nine > 0 (%s)" % parts)
+            check(abs(sum(parts.values()) - e["hier_energy_per_mac"]) < 1e-6 * e["hier_energy_per_mac"],
+                  "sub-blocks add up to the hierarchical netlist's energy")
+            check(0.8 < e["hier_energy_per_mac"] / e["energy_per_mac"] < 1.5,
+                  "hierarchical and flattened energies within 0.8-1.5x (%.4g vs %.4g)" %
+                  (e["hier_energy_per_mac"], e["energy_per_mac"]))
+        with open(acts) as f:
+            a = json.load(f)
+        check(a["schema"] == "nibble-energy-actions/1" and a["energy_unit"] == "E_NAND2", "actions: schema, unit")
+        blocks = [x for x in a["actions"] if x["action"] == "block"]
+        idle = [x for x in a["actions"] if x["action"] == "idle_cycle"]
+        check(len(blocks) == len(res) and len(idle) == 1, "actions: one block per result, one idle cycle")
+        check(all(abs(x["energy"] - e["energy_per_block"]) < 1e-9 * x["energy"] for x, e in zip(blocks, res)),
+              "actions: block energies = the results'")
+        # generic library: an idle cycle is the flops' clocks, 1 E_NAND2 each
+        check(abs(idle[0]["energy"] - res[0]["flops"]) < 1e-9, "actions: idle cycle = flops x 1 E_NAND2 (%s)" %
+              idle[0]["energy"])
     return 0
 
 
@@ -611,10 +656,51 @@ def area_cli():
         check(abs(sum(blocks.values()) - e["hier_area"]) < 1e-6 * e["hier_area"],
               "sub-blocks add up to the hierarchical total (%.1f vs %.1f)" % (sum(blocks.values()), e["hier_area"]))
         for bad in (["--lane-design", "no-such-design"], ["--lane-design", "split,split"],
-                    ["--unit", "rht16", "--lane-design", "split"], ["--tile", "2x2", "--breakdown"]):
+                    ["--unit", "rht16", "--lane-design", "split"], ["--tile", "2x2", "--breakdown"],
+                    ["--scales", "e8m0"], ["--scales", "all,all"], ["--unit", "rht16", "--scales", "fp32"]):
             r = subprocess.run([cli, "area"] + bad, capture_output=True, text=True)
             check(r.returncode == 2 and r.stderr.startswith("nibble: error:"),
                   "bad input %s: exit 2 with 'nibble: error:' (%s)" % (bad, r.stderr.strip()[:100]))
+    return 0
+
+
+def sta_cli():
+    # nibble area --sta: the E2M1-only DPU mapped to SKY130 HD and timed by OpenSTA.
+    cli = os.environ["NIBBLE_CLI"]
+    for bad in (["--sta"], ["--clock-ns", "0"], ["--clock-ns", "-3"], ["--strict"]):
+        r = subprocess.run([cli, "area"] + bad, capture_output=True, text=True)
+        check(r.returncode == 2 and r.stderr.startswith("nibble: error:"),
+              "bad input %s: exit 2 with 'nibble: error:' (%s)" % (bad, r.stderr.strip()[:100]))
+    lib = os.path.join(pdk_dir(), "sky130hd", "sky130_fd_sc_hd__tt_025C_1v80.lib.gz")
+    if not os.path.isfile(lib) or shutil.which("sta") is None:
+        print("SKIP: needs the SKY130 HD library (%s) and OpenSTA (`sta`)" % lib)
+        return 77
+    with tempfile.TemporaryDirectory() as d:
+        js = os.path.join(d, "a.json")
+        cmd = [cli, "area", "--liberty", lib, "--configs", "e2m1", "--sta", "--clock-ns", "25", "--json", js]
+        if CACHE:
+            cmd += ["--cache", CACHE]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        print(r.stdout)
+        check(r.returncode == 0, "nibble area --sta exits 0 (%s)" % r.stderr[-500:])
+        if r.returncode != 0:
+            return 1
+        with open(js) as f:
+            e = json.load(f)["configs"][0]["sta"]
+        # the DPU's stages are tens of ns in SKY130 HD (ABC's estimate: the depth column)
+        check(5 < e["critical_path_ns"] < 200, "a critical path of 5-200 ns (%s)" % e)
+        check(abs(e["slack_ns"] - (25 - e["critical_path_ns"])) < 0.01, "slack = clock - path (%s)" % e)
+        check(abs(e["fmax_mhz"] * e["critical_path_ns"] - 1000) < 1e-6, "Fmax = 1 / path")
+        check("clocked by clk" in e["endpoint"] and "rst_ni" not in e["startpoint"],
+              "a clocked endpoint, not the reset (%s -> %s)" % (e["startpoint"], e["endpoint"]))
+        # --strict: a missed clock is an error (exit 2, no output file), a met one is not
+        os.remove(js)
+        for clock, rc in ((e["critical_path_ns"] / 2, 2), (e["critical_path_ns"] * 2, 0)):
+            r = subprocess.run(cmd[:cmd.index("--clock-ns")] + ["--clock-ns", "%.3f" % clock, "--strict"] +
+                               cmd[cmd.index("--clock-ns") + 2:], capture_output=True, text=True)
+            check(r.returncode == rc and (rc == 0 or "--strict" in r.stderr),
+                  "--strict at %.1f ns: exit %d (%s)" % (clock, rc, r.stderr.strip()[-160:]))
+            check(os.path.exists(js) == (rc == 0), "--strict at %.1f ns: the JSON written only when met" % clock)
     return 0
 
 
@@ -622,7 +708,7 @@ def main():
     what = sys.argv[1]
     rc = {"calibration": calibration, "sky130": sky130, "tree_twin": tree_twin, "lane_miter": lane_miter,
           "dpu_monotonic": dpu_monotonic, "netlists": netlists, "cells": cells, "energy_cli": energy_cli,
-          "units": units, "units_full": units_full, "area_cli": area_cli}[what]()
+          "units": units, "units_full": units_full, "area_cli": area_cli, "sta_cli": sta_cli}[what]()
     if rc == 77:
         return 77
     if FAILS:

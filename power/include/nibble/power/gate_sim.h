@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -55,6 +56,12 @@ class GateSim {
 
   void clear_activity();
   EnergyReport energy(double clock_period_ns) const;
+  // The energy of the run split by cell: group(cell name, is_flop) names each cell's group
+  // (a hierarchical netlist flattened after mapping keeps each cell's instance path in its
+  // name). Primary-input pins go to the group named "inputs". The groups' totals add up to
+  // energy(); each report's toggle_rate is that of its group's cell outputs.
+  std::map<std::string, EnergyReport> energy_by(
+      const std::function<std::string(const std::string& cell, bool flop)>& group, double clock_period_ns) const;
   // The energy model at a uniform activity instead of simulated toggles: every cell output
   // (and primary input) toggles `rate` times per cycle, for `cycles` cycles (vectorless, as
   // OpenSTA's set_power_activity -global does).
@@ -73,6 +80,7 @@ class GateSim {
     uint32_t in[6];
     uint64_t lut;
     double energy;  // per output toggle: internal + load (+ fanout pins)
+    uint32_t cell;  // index into cell_names_
   };
   struct Flop {
     uint32_t d_nin, clr_nin, pre_nin;
@@ -82,6 +90,7 @@ class GateSim {
     std::vector<std::pair<uint32_t, bool>> outs;  // net, inverted
     uint8_t state = 0, next = 0;
     double out_energy = 0, clock_energy = 0;
+    uint32_t cell = 0;
   };
   struct Port {
     bool input;
@@ -98,6 +107,9 @@ class GateSim {
   double leak_to_pj_per_ns_ = 0;  // leakage unit x ns -> pJ
   double leakage_sum_ = 0;
   size_t num_cells_ = 0;
+  std::vector<std::string> cell_names_;
+  std::vector<bool> cell_is_flop_;
+  std::vector<double> cell_leakage_;
   std::vector<uint8_t> value_;
   std::vector<Gate> gates_;  // topological order
   std::vector<Flop> flops_;
