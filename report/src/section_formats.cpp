@@ -228,7 +228,6 @@ Section formats_section(ReportContext& ctx) {
   }
   s.tables.push_back(mt);
   ctx.quant = std::move(r.json);
-  ctx.quant_rows = std::move(r.rows);
   return std::move(r.section);
 }
 

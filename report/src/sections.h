@@ -104,10 +104,9 @@ struct ReportContext {
   StudyData study;
   AreaData area;
   KernelData kernels;
-  nlohmann::json quant;                      // formats: the `nibble quant` results (compounding adds "chain")
-  std::vector<analysis::MatrixRow> quant_rows;  // formats
-  std::vector<RecipeGap> gaps;               // training
-  std::optional<CycleResults> cycles;        // verification (run once; cycles reads it)
+  nlohmann::json quant;  // formats: the `nibble quant` results (compounding adds "chain")
+  std::vector<RecipeGap> gaps;         // training
+  std::optional<CycleResults> cycles;  // verification (run once; cycles reads it)
 };
 
 using SectionBuilder = Section (*)(ReportContext&);
