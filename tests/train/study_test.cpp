@@ -57,7 +57,7 @@ TEST(StudyFile, ValidatesAndHasTheIssuesSizes) {
     EXPECT_EQ(z.batch, want[i].batch);
     EXPECT_EQ(z.steps, want[i].steps);
     EXPECT_EQ(z.parameters(), want[i].parameters);  // the trainer's model, counted by train_config.h
-    // The issue's floors, and the file's own claims no weaker than them.
+    // The study's floors (sizes, tokens per parameter), and the file's own claims no weaker than them.
     EXPECT_GE(z.tokens_per_parameter(), want[i].min_tokens_per_parameter);
     EXPECT_GE(z.claimed_tokens_per_parameter, want[i].min_tokens_per_parameter);
     EXPECT_GE(z.tokens(), want[i].min_tokens);
