@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import nibble
 
@@ -62,3 +63,13 @@ def test_shrinkage_bias(source_dir, rng, tmp_path, cases):
     cases.check("e2m1: bias per level" in out and "int4: bias per level" in out, out)
     level4 = next(line.split() for line in out.split("e2m1: bias per level")[1].splitlines() if line.split()[:1] == ["4"])
     cases.check(level4[1] == "-0.25000", f"predicted E2M1 bias at 4: {level4}")
+
+
+def test_torch_recipe(source_dir, cases):
+    pytest.importorskip("torch")
+    out = run_example(source_dir, "torch_recipe.py", "--steps", 2, "--recipes", "bf16,ufp4,ufp4-int4")
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:] if line.strip()}
+    cases.check(set(rows) == {"bf16", "ufp4", "ufp4-int4"}, out)
+    # E1M2 and INT4 give identical GEMMs, so the two recipes train identically.
+    cases.check(rows["ufp4"] == rows["ufp4-int4"], out)
+    cases.check(rows["ufp4"] != rows["bf16"], out)
