@@ -31,9 +31,8 @@
 #include "nibble/quantize.h"
 #include "nibble/sim/arch.h"
 #include "nibble/sim/energy.h"
-#include "nibble/sim/event_device.h"
 #include "nibble/sim/memory.h"
-#include "nibble/train/data.h"
+#include "nibble/sim/workload.h"
 #include "nibble/train/recipe.h"
 #include "nibble/train/study.h"
 #include "nibble/train/sweep.h"
@@ -44,197 +43,78 @@ namespace nibble::cli {
 namespace {
 
 struct WorkloadArgs {
-  std::string arch, gemms, study, size, energy, json_out, csv_out;
+  std::string arch, gemms, study, size, json_out, csv_out;
+  std::vector<std::string> energy;
+  std::string energy_lane_design, energy_operands, energy_scale_formats;
   int layers = 0, d_model = 0, ctx = 0, batch = 0, mlp_mult = 0;
   std::vector<std::string> recipes, masks;
   bool per_gemm = false;
 };
 
-// One GEMM of the workload: where it comes from, its shape, how often it runs,
-// and the quantizer work of its operands. `bf16`: it runs in BF16, not on the array.
-struct Item {
-  std::string name;   // "qkv.fprop", or the file's name
-  std::string layers; // "0-11", "head", or "" for a file's GEMM
-  sim::GemmShape shape;
-  uint64_t count = 1;
-  bool bf16 = false;
-  uint64_t quantize_elements = 0;  // per run
-  uint64_t rht_elements = 0;       // per run
-};
-
-// The result of one item on one configuration.
-struct Row {
-  const Item* item;
-  sim::GemmStats stats;           // per run
-  sim::ActionCounts actions;      // per run, quantizer work included
-  uint64_t quantizer_cycles = 0;  // per run (0 where the arch gives no quantizer throughput)
-};
+using Item = sim::WorkloadGemm;
 
 std::string block_of(BlockShape b) { return std::string(name(b)); }
 
-// --- the training step --------------------------------------------------------
-
-// Every quantized-linear GEMM of one training step of `model` at `tokens` tokens per step,
-// quantized as `recipe` says, layers with identical GEMMs merged (count). The LM head
-// (BF16 in the trainer) is listed as BF16.
-std::vector<Item> training_step(const train::ModelConfig& model, int64_t tokens, const train::Recipe& recipe) {
-  std::vector<Item> items;
-  std::map<std::string, size_t> merged;  // a GEMM's description -> its item
-  const auto add = [&](Item it, int layer) {
-    const sim::GemmShape& s = it.shape;
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", it.name, it.bf16, s.m, s.n, s.k,
-                                        name(s.format_a), name(s.format_b), name(s.scale_a), block_of(s.block_a),
-                                        block_of(s.block_b), it.quantize_elements, it.rht_elements);
-    const auto found = merged.find(key);
-    if (found == merged.end()) {
-      it.layers = std::to_string(layer);
-      merged[key] = items.size();
-      items.push_back(it);
-    } else {
-      Item& prev = items[found->second];
-      ++prev.count;
-      prev.layers = prev.layers.substr(0, prev.layers.find('-')) + "-" + std::to_string(layer);
-    }
-  };
-  for (int layer = 0; layer < model.layers; ++layer) {
-    for (const train::LinearShape& lin : train::block_linears(model)) {
-      for (const train::Gemm g : train::kAllGemms) {
-        // C = A B^T (recipe.h): fprop [T,in]x[out,in], dgrad [T,out]x[in,out], wgrad [out,T]x[in,T].
-        Item it;
-        it.name = fmt::format("{}.{}", lin.name, train::name(g));
-        sim::GemmShape& s = it.shape;
-        s.m = g == train::Gemm::kWgrad ? lin.out : tokens;
-        s.n = g == train::Gemm::kFprop ? lin.out : lin.in;
-        s.k = g == train::Gemm::kFprop ? lin.in : (g == train::Gemm::kDgrad ? lin.out : tokens);
-        const auto qa = train::operand_config(recipe, g, train::Operand::kA, layer, model.layers, 0);
-        const auto qb = train::operand_config(recipe, g, train::Operand::kB, layer, model.layers, 0);
-        if (!qa || !qb) {
-          it.bf16 = true;
-        } else {
-          s.format_a = qa->format;
-          s.format_b = qb->format;
-          s.scale_a = qa->scale;
-          s.scale_b = qb->scale;
-          s.block_a = qa->block;
-          s.block_b = qb->block;
-          const uint64_t elements = static_cast<uint64_t>(s.m * s.k + s.n * s.k);
-          it.quantize_elements = elements;
-          it.rht_elements = qa->rht.enabled() ? elements : 0;
-        }
-        add(it, layer);
-      }
-    }
-  }
-  // The untied LM head, [T, d] x [vocab, d]^T, and its two gradients: BF16 in the trainer.
-  const int64_t d = model.d_model, vocab = train::kVocabSize;
-  const int64_t shapes[3][3] = {{tokens, vocab, d}, {tokens, d, vocab}, {vocab, d, tokens}};
-  for (const train::Gemm g : train::kAllGemms) {
-    Item it;
-    it.name = fmt::format("head.{}", train::name(g));
-    it.layers = "head";
-    it.bf16 = true;
-    const auto& sh = shapes[static_cast<int>(g)];
-    it.shape.m = sh[0];
-    it.shape.n = sh[1];
-    it.shape.k = sh[2];
-    items.push_back(it);
-  }
-  return items;
-}
-
-// --- a GEMM list file ---------------------------------------------------------
-
-[[noreturn]] void file_fail(const std::string& path, const std::string& key, const std::string& what) {
-  throw UsageError(fmt::format("--gemms: {}: '{}' {}", path, key, what));
-}
-
-int64_t file_int(const std::string& path, const nlohmann::json& v, const std::string& key, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer()) file_fail(path, key, "must be an integer, got " + v.dump());
-  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi) : v.get<int64_t>() > hi) {
-    file_fail(path, key, fmt::format("must be at most {}, got {}", hi, v.dump()));
-  }
-  if (v.get<int64_t>() < lo) file_fail(path, key, fmt::format("must be at least {}, got {}", lo, v.dump()));
-  return v.get<int64_t>();
-}
-
-template <class T, size_t N, class Parse>
-T file_name(const std::string& path, const nlohmann::json& v, const std::string& key, const std::array<T, N>& all,
-            Parse parse) {
-  std::string known;
-  for (const T& x : all) known += (known.empty() ? "" : ", ") + std::string(name(x));
-  if (!v.is_string()) file_fail(path, key, "must be a string (one of " + known + "), got " + v.dump());
-  const std::optional<T> x = parse(v.get<std::string>());
-  if (!x) file_fail(path, key, "unknown name " + v.dump() + " (expected one of " + known + ")");
-  return *x;
-}
-
-// {"gemms": [{"name", "m", "n", "k", "format_a", "format_b", "scale", "block_a", "block_b", "count", "rht"}]}
 std::vector<Item> gemm_list(const std::string& path) {
   note_input(path, "--gemms");
-  nlohmann::json j;
+  std::string text;
   try {
-    j = io::parse_json(io::read_text_file(path, limits::kMaxJsonBytes),
-                       io::refuse_repeated_keys([&path](const std::string& key) { file_fail(path, key, "is given twice"); }));
+    text = io::read_text_file(path, limits::kMaxJsonBytes);
   } catch (const io::JsonError& e) {
     throw UsageError(fmt::format("--gemms: {}: {}", path, e.what()));
   }
-  if (!j.is_object() || !j.contains("gemms") || j.size() != 1) {
-    throw UsageError(fmt::format("--gemms: {}: must be an object with the one key \"gemms\"", path));
+  try {
+    return sim::gemm_list_from_json_text(text);
+  } catch (const model::ConfigError& e) {
+    throw UsageError(fmt::format("--gemms: {}: {}", path, e.what()));
   }
-  const nlohmann::json& list = j["gemms"];
-  if (!list.is_array() || list.empty()) file_fail(path, "gemms", "must be a non-empty array");
-  std::vector<Item> items;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const nlohmann::json& g = list[i];
-    const std::string at = fmt::format("gemms[{}]", i);
-    if (!g.is_object()) file_fail(path, at, "must be an object, got " + g.dump());
-    for (const char* required : {"m", "n", "k"}) {
-      if (!g.contains(required)) file_fail(path, at + "." + required, "is missing (required: m, n, k)");
+}
+
+// The energy tables of --energy: the flow's file (DPU prices, the lane design,
+// scale formats and operand statistics chosen) and a user table, at most one of each.
+std::optional<sim::EnergyTable> energy_tables(const WorkloadArgs& a, const sim::ArchConfig& arch) {
+  if (a.energy.empty()) {
+    if (!a.energy_lane_design.empty() || !a.energy_operands.empty() || !a.energy_scale_formats.empty()) {
+      throw UsageError("--energy-lane-design, --energy-operands and --energy-scale-formats choose among the entries "
+                       "of the flow's energy file: give it with --energy");
     }
-    Item it;
-    it.name = at;
-    sim::GemmShape& s = it.shape;
-    ScaleMode scale = ScaleMode::kNVFP4;
-    bool rht = false;
-    for (auto kv = g.begin(); kv != g.end(); ++kv) {
-      const std::string key = at + "." + kv.key();
-      const nlohmann::json& v = kv.value();
-      if (kv.key() == "name") {
-        if (!v.is_string() || v.get<std::string>().empty()) file_fail(path, key, "must be a non-empty string");
-        it.name = v.get<std::string>();
-      } else if (kv.key() == "m") {
-        s.m = file_int(path, v, key, 1, int64_t{1} << 32);
-      } else if (kv.key() == "n") {
-        s.n = file_int(path, v, key, 1, int64_t{1} << 32);
-      } else if (kv.key() == "k") {
-        s.k = file_int(path, v, key, 1, int64_t{1} << 32);
-      } else if (kv.key() == "count") {
-        it.count = static_cast<uint64_t>(file_int(path, v, key, 1, int64_t{1} << 32));
-      } else if (kv.key() == "format_a") {
-        s.format_a = file_name(path, v, key, kAllFormats, parse_format);
-      } else if (kv.key() == "format_b") {
-        s.format_b = file_name(path, v, key, kAllFormats, parse_format);
-      } else if (kv.key() == "scale") {
-        scale = file_name(path, v, key, kAllScaleModes, parse_scale_mode);
-      } else if (kv.key() == "block_a") {
-        s.block_a = file_name(path, v, key, kAllBlockShapes, parse_block_shape);
-      } else if (kv.key() == "block_b") {
-        s.block_b = file_name(path, v, key, kAllBlockShapes, parse_block_shape);
-      } else if (kv.key() == "rht") {
-        if (!v.is_boolean()) file_fail(path, key, "must be true or false, got " + v.dump());
-        rht = v.get<bool>();
-      } else {
-        file_fail(path, key, "is an unknown key (known: name, m, n, k, format_a, format_b, scale, block_a, block_b, "
-                             "count, rht)");
-      }
-    }
-    s.scale_a = s.scale_b = scale;
-    const uint64_t elements = static_cast<uint64_t>(s.m * s.k + s.n * s.k);
-    it.quantize_elements = elements;
-    it.rht_elements = rht ? elements : 0;
-    items.push_back(it);
+    return std::nullopt;
   }
-  return items;
+  sim::DpuEnergyChoice choice;
+  choice.lane_design = a.energy_lane_design;
+  choice.operands = a.energy_operands;
+  choice.scale_formats = a.energy_scale_formats;
+  choice = sim::resolve(choice, arch.tile.scale_modes);
+  std::optional<sim::EnergyTable> flow, user;
+  for (const std::string& path : a.energy) {
+    note_input(path, "--energy");
+    sim::EnergyTable t;
+    try {
+      t = sim::energy_table_from_any_json_file(path, choice);
+    } catch (const model::ConfigError& e) {
+      throw UsageError(std::string("--energy: ") + e.what());
+    }
+    const bool from_flow = !t.dpu_block_op_by_format.empty();
+    std::optional<sim::EnergyTable>& slot = from_flow ? flow : user;
+    if (slot) {
+      throw UsageError(fmt::format("--energy: two {} files; give at most one of each", from_flow
+                                                                                           ? "hardware-cost flow (" + std::string(sim::kFlowEnergySchema) + ")"
+                                                                                           : std::string(sim::kEnergyTableSchema)));
+    }
+    slot = t;
+  }
+  const bool chose = !a.energy_lane_design.empty() || !a.energy_operands.empty() || !a.energy_scale_formats.empty();
+  if (chose && !flow) {
+    throw UsageError(std::string("--energy-lane-design, --energy-operands and --energy-scale-formats choose among the "
+                                 "entries of the flow's energy file (") + sim::kFlowEnergySchema + "); no --energy is one");
+  }
+  if (!flow) return user;
+  if (!user) return flow;
+  try {
+    return sim::merge_energy_tables(*flow, *user);
+  } catch (const model::ConfigError& e) {
+    throw UsageError(std::string("--energy: ") + e.what());
+  }
 }
 
 // --- running and reporting ------------------------------------------------------
@@ -261,10 +141,6 @@ struct Config {
   sim::ArchConfig arch;
   std::vector<Item> items;
 };
-
-double utilization(uint64_t macs, uint64_t cycles, uint64_t peak) {
-  return cycles && peak ? static_cast<double>(macs) / (static_cast<double>(cycles) * static_cast<double>(peak)) : 0.0;
-}
 
 nlohmann::json stats_json(const sim::GemmStats& s) {
   return {{"cycles", s.cycles},
@@ -301,15 +177,7 @@ void run_workload(const WorkloadArgs& a) {
   } catch (const model::ConfigError& e) {
     throw UsageError(std::string("--arch: ") + e.what());
   }
-  std::optional<sim::EnergyTable> table;
-  if (!a.energy.empty()) {
-    note_input(a.energy, "--energy");
-    try {
-      table = sim::energy_table_from_json_file(a.energy);
-    } catch (const model::ConfigError& e) {
-      throw UsageError(std::string("--energy: ") + e.what());
-    }
-  }
+  const std::optional<sim::EnergyTable> table = energy_tables(a, base);
 
   // The workload: a GEMM list, or a training step of the model (flags or a study size).
   const bool from_model = a.gemms.empty();
@@ -367,7 +235,7 @@ void run_workload(const WorkloadArgs& a) {
         throw UsageError(std::string("--recipe: ") + e.what());
       }
       description = train::describe(r);
-      items = training_step(model, tokens, r);
+      items = sim::training_step_gemms(model, tokens, r);
     } else {
       items = gemm_list(a.gemms);
     }
@@ -387,16 +255,22 @@ void run_workload(const WorkloadArgs& a) {
     }
   }
 
-  // Every GEMM must fit its array before any runs: a format the mask lacks is bad input.
+  // Every GEMM must fit its array before any runs: a format the mask lacks is bad input;
+  // so is a mask the flow's energy file has no DPU entry for.
   for (const Config& c : configs) {
-    for (const Item& it : c.items) {
-      if (it.bf16) continue;
-      try {
-        sim::check_tile_shape(it.name, c.arch.tile, it.shape);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(fmt::format("{}{}: {}", c.recipe.empty() ? std::string() : "recipe '" + c.recipe + "', ",
-                                     "mask " + sim::mask_name(c.arch.tile.formats), e.what()));
-      }
+    const std::string mask = sim::mask_name(c.arch.tile.formats);
+    try {
+      sim::check_workload(c.arch, c.items);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("{}{}: {}", c.recipe.empty() ? std::string() : "recipe '" + c.recipe + "', ",
+                                   "mask " + mask, e.what()));
+    }
+    if (table && !table->dpu_block_op_by_format.empty() && !sim::prices_dpu(*table, mask)) {
+      std::string have;
+      for (const auto& [m, by_format] : table->dpu_block_op_by_format) have += (have.empty() ? "" : ", ") + m;
+      throw UsageError(fmt::format("--energy: the flow's file has no DPU block energy for mask {} with the choice "
+                                   "made (it has masks: {})",
+                                   mask, have));
     }
   }
 
@@ -414,57 +288,21 @@ void run_workload(const WorkloadArgs& a) {
   for (const Config& c : configs) total += c.items.size();
 
   for (const Config& c : configs) {
-    const sim::EventDevice dev(c.arch, {}, sim::EventDevice::Values::kNone);
     const std::string mask = sim::mask_name(c.arch.tile.formats);
-    std::vector<Row> rows;
-    sim::GemmStats sum;
-    sim::ActionCounts sum_actions;
-    uint64_t sum_quantizer = 0, bf16_macs = 0, array_macs = 0;
-    for (const Item& it : c.items) {
-      ++done;
-      if (progress) fmt::print(stderr, "\r[{}/{}] GEMMs", done, total);
-      if (it.bf16) {
-        bf16_macs += static_cast<uint64_t>(it.shape.m * it.shape.n * it.shape.k) * it.count;
-        rows.push_back({&it, {}, {}, 0});
-        continue;
-      }
-      Row r{&it, {}, {}, 0};
-      try {
-        r.stats = dev.time(it.shape);
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-      }
-      r.actions = sim::count_actions(c.arch, r.stats);
-      r.actions[sim::Action::kQuantize] = it.quantize_elements;
-      r.actions[sim::Action::kRht] = it.rht_elements;
-      if (c.arch.quantizer) {
-        r.quantizer_cycles =
-            static_cast<uint64_t>(std::ceil(static_cast<double>(it.quantize_elements) / c.arch.quantizer->elements_per_cycle)) +
-            static_cast<uint64_t>(std::ceil(static_cast<double>(it.rht_elements) / c.arch.quantizer->rht_elements_per_cycle));
-      }
-      const uint64_t n = it.count;
-      sum.cycles += r.stats.cycles * n;
-      sum.macs += r.stats.macs * n;
-      sum.beats += r.stats.beats * n;
-      sum.stall_operand += r.stats.stall_operand * n;
-      sum.stall_output += r.stats.stall_output * n;
-      sum.stall_pipeline += r.stats.stall_pipeline * n;
-      sum.stall_sram += r.stats.stall_sram * n;
-      sum.stall_dram += r.stats.stall_dram * n;
-      sum.operand_bytes += r.stats.operand_bytes * n;
-      sum.traffic.dram_read_bytes += r.stats.traffic.dram_read_bytes * n;
-      sum.traffic.buffer_fill_bytes += r.stats.traffic.buffer_fill_bytes * n;
-      sum.traffic.c_bytes += r.stats.traffic.c_bytes * n;
-      sum.traffic.accumulator_bytes += r.stats.traffic.accumulator_bytes * n;
-      sum.traffic.dram_write_bytes += r.stats.traffic.dram_write_bytes * n;
-      for (int i = 0; i < sim::kActionCount; ++i) sum_actions.n[i] += r.actions.n[i] * n;
-      sum_quantizer += r.quantizer_cycles * n;
-      array_macs += r.stats.macs * n;
-      rows.push_back(r);
+    sim::WorkloadRun run;
+    try {
+      run = sim::time_workload(c.arch, c.items, [&] {
+        ++done;
+        if (progress) fmt::print(stderr, "\r[{}/{}] GEMMs", done, total);
+      });
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
     }
     if (progress) fmt::print(stderr, "\n");
-    const uint64_t peak = static_cast<uint64_t>(c.arch.tiles) * static_cast<uint64_t>(c.arch.tile.rows) *
-                          static_cast<uint64_t>(c.arch.tile.cols) * static_cast<uint64_t>(c.arch.tile.lanes);
+    const std::vector<sim::GemmRun>& rows = run.gemms;
+    const sim::GemmStats& sum = run.total;
+    const sim::ActionCounts& sum_actions = run.actions;
+    const uint64_t sum_quantizer = run.quantizer_cycles, bf16_macs = run.bf16_macs, array_macs = run.array_macs;
 
     // Text.
     if (from_model) {
@@ -482,8 +320,8 @@ void run_workload(const WorkloadArgs& a) {
       fmt::print("{:<14} {:>6} {:>4} {:>7} {:>6} {:>6} {:>12} {:>6} {:>10} {:>10} {:>13} {:>13} {:>13}\n", "gemm", "layers",
                  "runs", "m", "n", "k", "cycles/run", "util", "sram stall", "dram stall", "DRAM rd B", "SRAM->buf B",
                  "buf->tile B");
-      for (const Row& r : rows) {
-        const Item& it = *r.item;
+      for (const sim::GemmRun& r : rows) {
+        const Item& it = *r.gemm;
         if (it.bf16) {
           fmt::print("{:<14} {:>6} {:>4} {:>7} {:>6} {:>6} {:>12}\n", it.name, it.layers, it.count, it.shape.m, it.shape.n,
                      it.shape.k, "BF16: not on the array");
@@ -496,7 +334,7 @@ void run_workload(const WorkloadArgs& a) {
       }
     }
     fmt::print("GEMM cycles    {} ({} on the array, {:.1f}% utilization){}\n", sum.cycles, array_macs,
-               100.0 * utilization(array_macs, sum.cycles, peak),
+               100.0 * run.utilization,
                c.arch.clock_ghz ? fmt::format(", {:.4g} ms at {} GHz", static_cast<double>(sum.cycles) / (*c.arch.clock_ghz * 1e6),
                                               *c.arch.clock_ghz)
                                 : std::string());
@@ -518,11 +356,11 @@ void run_workload(const WorkloadArgs& a) {
     fmt::print("actions        {}\n", counts);
     std::optional<sim::Energy> energy;
     if (table) {
-      energy = sim::price(*table, mask, sum_actions);
+      energy = sim::price(*table, c.arch, run);
       std::string unpriced;
       for (const std::string& u : energy->unpriced) unpriced += (unpriced.empty() ? "" : ", ") + u;
-      fmt::print("energy         {:.6g} uJ per {} from {}{}\n", energy->total_pj * 1e-6,
-                 from_model ? "training step" : "workload", a.energy,
+      fmt::print("energy         {:.6g} uJ per {} ({}){}\n", energy->total_pj * 1e-6,
+                 from_model ? "training step" : "workload", table->source,
                  unpriced.empty() ? std::string() : " (not priced, the table has no entry: " + unpriced + ")");
     } else {
       fmt::print("energy         not computed: no energy-per-action table (--energy)\n");
@@ -531,8 +369,8 @@ void run_workload(const WorkloadArgs& a) {
 
     // JSON and CSV.
     nlohmann::json gemms = nlohmann::json::array();
-    for (const Row& r : rows) {
-      const Item& it = *r.item;
+    for (const sim::GemmRun& r : rows) {
+      const Item& it = *r.gemm;
       nlohmann::json g = {{"name", it.name},   {"layers", it.layers}, {"count", it.count}, {"m", it.shape.m},
                           {"n", it.shape.n},   {"k", it.shape.k},     {"bf16", it.bf16}};
       std::optional<sim::Energy> e;
@@ -546,7 +384,7 @@ void run_workload(const WorkloadArgs& a) {
         g["actions_per_run"] = actions_json(r.actions);
         g["quantizer_cycles_per_run"] = r.quantizer_cycles;
         if (table) {
-          e = sim::price(*table, mask, r.actions);
+          e = sim::price(*table, c.arch, r);
           g["energy_per_run"] = energy_json(*e);
         }
       }
@@ -577,12 +415,12 @@ void run_workload(const WorkloadArgs& a) {
                          {"total",
                           {{"gemm_cycles", sum.cycles},
                            {"array_macs", array_macs},
-                           {"utilization", utilization(array_macs, sum.cycles, peak)},
+                           {"utilization", run.utilization},
                            {"bf16_macs", bf16_macs},
                            {"quantizer_cycles", c.arch.quantizer ? nlohmann::json(sum_quantizer) : nlohmann::json(nullptr)},
                            {"stats", stats_json(sum)},
                            {"actions", actions_json(sum_actions)}}}};
-    if (c.arch.clock_ghz) jc["total"]["gemm_seconds"] = static_cast<double>(sum.cycles) / (*c.arch.clock_ghz * 1e9);
+    if (run.seconds) jc["total"]["gemm_seconds"] = *run.seconds;
     if (energy) jc["total"]["energy"] = energy_json(*energy);
     out_configs.push_back(jc);
   }
@@ -593,7 +431,7 @@ void run_workload(const WorkloadArgs& a) {
       j["model"] = {{"layers", model.layers}, {"d_model", model.d_model}, {"ctx", model.ctx},
                     {"mlp_mult", model.mlp_mult}, {"batch", batch}, {"tokens", tokens}};
     }
-    if (table) j["energy_table"] = {{"path", a.energy}, {"source", table->source}};
+    if (table) j["energy_table"] = {{"paths", a.energy}, {"source", table->source}};
     write_output(a.json_out, "--json", j.dump(2) + "\n");
   }
 }
@@ -621,8 +459,19 @@ void add_workload_command(CLI::App& app) {
   cmd->add_option("--mask", a.masks, "The tile's format mask, a comma list (e.g. e2m1 or e2m1,e1m2,int4); repeatable "
                                      "(default: the architecture file's)")
       ->type_name("LIST");
-  cmd->add_option("--energy", a.energy, "Energy-per-action table (JSON; see sim/include/nibble/sim/energy.h)")
+  cmd->add_option("--energy", a.energy,
+                  "Energy per action: a table (nibble-energy-per-action/1) and/or the hardware-cost flow's file "
+                  "(nibble-energy-actions/1, nibble energy --actions; DPU prices); see sim/README.md")
       ->type_name("FILE");
+  cmd->add_option("--energy-lane-design", a.energy_lane_design,
+                  "The flow's file: the DPU lane design whose block energy is used (default: the RTL's default)")
+      ->type_name("NAME");
+  cmd->add_option("--energy-operands", a.energy_operands,
+                  "The flow's file: the operand statistics of the block energy (default: gaussian)")
+      ->type_name("NAME");
+  cmd->add_option("--energy-scale-formats", a.energy_scale_formats,
+                  "The flow's file: the DPU's scale-format set (default: the set the tile's scale modes decode)")
+      ->type_name("NAME");
   cmd->add_flag("--per-gemm", a.per_gemm, "Print a line per GEMM (the JSON and CSV always have them)");
   cmd->add_option("--json", a.json_out, "Write the report as JSON")->type_name("FILE");
   cmd->add_option("--csv", a.csv_out, "Write a row per GEMM and configuration as CSV")->type_name("FILE");

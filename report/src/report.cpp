@@ -20,6 +20,7 @@ using Clock = std::chrono::steady_clock;
 constexpr detail::SectionBuilder kSections[] = {
     detail::formats_section,  detail::compounding_section,  detail::training_section, detail::hardware_section,
     detail::tradeoff_section, detail::verification_section, detail::cycles_section,   detail::kernels_section,
+    detail::workload_section,
 };
 
 std::string now_utc() {

@@ -119,6 +119,7 @@ Section tradeoff_section(ReportContext& ctx);
 Section verification_section(ReportContext& ctx);
 Section cycles_section(ReportContext& ctx);
 Section kernels_section(ReportContext& ctx);
+Section workload_section(ReportContext& ctx);
 
 // The quantization experiments of sections 1-2, written as the `nibble quant`
 // command that reproduces them (the report test runs it and compares).

@@ -1,15 +1,24 @@
 // The energy-per-action table (sim/include/nibble/sim/energy.h): a table is
 // read and every action priced as count x entry; actions the table lacks are
 // named, never priced at zero; every bad table is refused naming its key; a
-// GEMM's action counts follow from its stats.
+// GEMM's action counts follow from its stats. The hardware-cost flow's file
+// (docs/results/energy-actions.json): the DPU prices derived for every lane
+// design, scale-format set and operand statistics it has are its entries, read
+// here with the same JSON parser; a combination it lacks, and every malformed
+// file, is refused naming what is missing.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "nibble/io/json.h"
+#include "nibble/limits.h"
 #include "nibble/model/config.h"
 #include "nibble/sim/arch.h"
 #include "nibble/sim/energy.h"
@@ -136,6 +145,132 @@ TEST(Energy, ActionCountsFollowFromTheStats) {
   a.sram.reset();
   const ActionCounts no_sram = count_actions(a, EventDevice(a, {}, EventDevice::Values::kNone).time(g));
   EXPECT_EQ(no_sram[Action::kSramRead] + no_sram[Action::kSramWrite], 0u) << "no SRAM, no SRAM actions";
+}
+
+// --- the hardware-cost flow's file ---------------------------------------------
+
+const std::string kFlowFile = std::string(NIBBLE_SOURCE_DIR) + "/docs/results/energy-actions.json";
+
+// The format mask of the flow's literal "3'b101" (bit i: kAllFormats[i]), for the test's own reading.
+std::vector<Format> literal_formats(const std::string& literal) {
+  std::vector<Format> f;
+  for (size_t i = 0; i < kAllFormats.size(); ++i) {
+    if (literal.at(literal.size() - 1 - i) == '1') f.push_back(kAllFormats[i]);
+  }
+  return f;
+}
+
+TEST(EnergyFlow, DerivedPricesAreTheFilesEntries) {
+  const nlohmann::json file = io::parse_json(io::read_text_file(kFlowFile, limits::kMaxJsonBytes));
+  // (lane design, scale formats, operands) -> mask -> format -> pJ, as the file lists them.
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, std::map<Format, double>>> want;
+  for (const nlohmann::json& a : file["actions"]) {
+    if (a["action"] != "block") continue;
+    want[{a["lane_design"], a["scale_formats"], a["operands"]}][mask_name(literal_formats(a["format_mask"]))]
+        [*parse_format(a["operand_format"].get<std::string>())] = a["energy"].get<double>();
+  }
+  ASSERT_GE(want.size(), 2u) << kFlowFile << " has too few block entries to test";
+  int compared = 0;
+  for (const auto& [key, masks] : want) {
+    const auto& [lane, scales, operands] = key;
+    SCOPED_TRACE(lane + " / " + scales + " / " + operands);
+    const EnergyTable t = energy_table_from_any_json_file(kFlowFile, {lane, operands, scales});
+    EXPECT_TRUE(t.dpu_block_op.empty() && t.per_action.empty()) << "the flow prices the DPU only";
+    EXPECT_EQ(t.dpu_block_op_by_format, masks);
+    for (const auto& [mask, by_format] : masks) {
+      for (const auto& [format, pj] : by_format) {
+        ActionCounts c;
+        c[Action::kDpuBlockOp] = 1000;
+        c[Action::kDramRead] = 5;
+        const Energy e = price(t, mask, c, {{{format, format}, 1000}});
+        EXPECT_EQ(e.pj[0], 1000 * pj);
+        EXPECT_EQ(e.total_pj, 1000 * pj);
+        EXPECT_EQ(e.unpriced, std::vector<std::string>{"dram_read"}) << "the flow has no per-byte prices";
+        ++compared;
+      }
+    }
+  }
+  std::printf("flow DPU prices compared: %d (%zu lane design x scale set x operands choices)\n", compared, want.size());
+  EXPECT_GT(compared, 0);
+}
+
+TEST(EnergyFlow, TheDefaultChoiceIsTheRtlsLaneDesignAndTheTilesScaleFormats) {
+  const DpuEnergyChoice all = resolve({}, {kAllScaleModes.begin(), kAllScaleModes.end()});
+  EXPECT_EQ(all.lane_design, "split-short-shift");
+  EXPECT_EQ(all.operands, "gaussian");
+  EXPECT_EQ(all.scale_formats, "all");
+  EXPECT_EQ(resolve({}, {ScaleMode::kNVFP4, ScaleMode::kMXFloor}).scale_formats, "e4m3+ue8m0");
+  EXPECT_EQ(resolve({}, {ScaleMode::kFP32}).scale_formats, "fp32");
+  EXPECT_EQ(resolve({"own-unit", "rht", "fp32"}, {ScaleMode::kNVFP4}).lane_design, "own-unit");
+  const EnergyTable t = energy_table_from_any_json_file(kFlowFile, all);
+  EXPECT_NE(t.source.find("lane design split-short-shift"), std::string::npos) << t.source;
+  EXPECT_NE(t.source.find("gaussian operands"), std::string::npos) << t.source;
+  // A GEMM of two formats is named, not priced; a format pair's share is priced at its entry.
+  ActionCounts c;
+  c[Action::kDpuBlockOp] = 30;
+  const Energy mixed = price(t, "e2m1+e1m2+int4", c,
+                             {{{Format::kE2M1, Format::kE2M1}, 10}, {{Format::kInt4, Format::kE1M2}, 20}});
+  EXPECT_EQ(mixed.total_pj, 10 * t.dpu_block_op_by_format.at("e2m1+e1m2+int4").at(Format::kE2M1));
+  ASSERT_EQ(mixed.unpriced.size(), 1u);
+  EXPECT_NE(mixed.unpriced[0].find("int4 x e1m2"), std::string::npos) << mixed.unpriced[0];
+  EXPECT_THROW(price(t, "e2m1", c, {{{Format::kE2M1, Format::kE2M1}, 29}}), std::invalid_argument)
+      << "a split that does not add up to the count";
+  // A user table adds the per-byte prices; one that prices the DPU too is refused.
+  const EnergyTable user = energy_table_from_json_text(R"({"schema": "nibble-energy-per-action/1", "unit": "pJ",
+    "source": "user", "per_byte": {"dram_read": 10}})");
+  const EnergyTable both = merge_energy_tables(t, user);
+  c[Action::kDramRead] = 4;
+  EXPECT_EQ(price(both, "e2m1", c, {{{Format::kE2M1, Format::kE2M1}, 30}}).total_pj,
+            30 * t.dpu_block_op_by_format.at("e2m1").at(Format::kE2M1) + 40.0);
+  EXPECT_THROW(merge_energy_tables(t, energy_table_from_json_text(kTable)), model::ConfigError);
+}
+
+TEST(EnergyFlow, RefusesAMissingChoiceAndEveryBadFileNamingIt) {
+  const DpuEnergyChoice def = resolve({}, {kAllScaleModes.begin(), kAllScaleModes.end()});
+  const auto refused = [](const std::string& text, const DpuEnergyChoice& choice, const std::string& want) {
+    try {
+      energy_table_from_flow_json_text(text, choice);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const model::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what() << "\n  wanted: " << want;
+      return 1;
+    }
+    return 0;
+  };
+  const std::string file = io::read_text_file(kFlowFile, limits::kMaxJsonBytes);
+  int n = 0;
+  n += refused(file, {"no-such-design", "gaussian", "all"}, "lane design 'no-such-design' (the file has: common-unit");
+  n += refused(file, {def.lane_design, "uniform", "all"}, "operand statistics 'uniform' (the file has: gaussian");
+  n += refused(file, {def.lane_design, "gaussian", "fp32"}, "scale-format set 'fp32'");
+  const std::string entry = R"({"component": "nibble_dpu", "action": "block", "lane_design": "split-short-shift",
+    "scale_formats": "all", "operands": "gaussian", "scale_mode": "nvfp4", "format_mask": "3'b001",
+    "operand_format": "e2m1", "energy": 30.5})";
+  const auto with = [&](const std::string& actions, const std::string& unit = "\"pJ\"") {
+    return R"({"schema": "nibble-energy-actions/1", "energy_unit": )" + unit + R"(, "actions": [)" + actions + "]}";
+  };
+  EXPECT_EQ(energy_table_from_flow_json_text(with(entry), def).dpu_block_op_by_format.at("e2m1").at(Format::kE2M1), 30.5);
+  const auto edit = [&](const std::string& from, const std::string& to) {
+    std::string e = entry;
+    e.replace(e.find(from), from.size(), to);
+    return with(e);
+  };
+  n += refused(with(entry, "\"E_NAND2\""), def, "'energy_unit' must be \"pJ\"");
+  n += refused(R"({"schema": "nibble-energy-actions/2", "energy_unit": "pJ", "actions": []})", def, "'schema'");
+  n += refused(R"({"schema": "nibble-energy-actions/1", "energy_unit": "pJ"})", def, "'actions' must be an array");
+  n += refused(with(entry + ", " + entry), def, "second block entry for mask e2m1");
+  n += refused(edit("3'b001", "3'b000"), def, "'actions[0].format_mask' must be a non-zero format mask");
+  n += refused(edit("3'b001", "3'b1"), def, "'actions[0].format_mask'");
+  n += refused(edit("\"e2m1\"", "\"fp8\""), def, "'actions[0].operand_format' is not a format");
+  n += refused(edit("30.5", "-1"), def, "'actions[0].energy' must be a finite number >= 0");
+  n += refused(edit("30.5", "\"30\""), def, "'actions[0].energy' must be a number");
+  n += refused(edit("\"operands\": \"gaussian\", ", ""), def, "'actions[0].operands' is missing");
+  n += refused(edit("\"lane_design\": \"split-short-shift\"", "\"lane_design\": 3"), def,
+               "'actions[0].lane_design' must be a non-empty string");
+  n += refused(with("[]"), def, "'actions[0]' must be an object");
+  n += refused(with(entry) + "x", def, "not valid JSON");
+  n += refused(R"({"schema": "nibble-energy-actions/1", "schema": "nibble-energy-actions/1"})", def, "given twice");
+  std::printf("bad flow files and choices refused: %d\n", n);
+  EXPECT_EQ(n, 17);
 }
 
 }  // namespace

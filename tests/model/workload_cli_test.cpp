@@ -3,8 +3,10 @@
 // recipe table's operand layout, quantized as the recipe says; each GEMM's
 // timing is what `nibble gemm --arch` gives for that GEMM; totals add up; the
 // format mask changes the energy of the DPU operations and nothing else;
-// energy is count x entry of the table and absent without one; every bad input
-// exits 2 naming the problem.
+// energy is count x entry of the table and absent without one; the flow's
+// energy-actions.json prices the DPU at its entries (read here with the same
+// JSON parser) and a choice it lacks exits 2; every bad input exits 2 naming
+// the problem.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "../cli/run_command.h"
+#include "nibble/io/json.h"
+#include "nibble/limits.h"
 
 namespace nibble::test {
 namespace {
@@ -152,6 +156,70 @@ TEST(WorkloadCli, TheMaskChangesTheDpuEnergyAndNothingElse) {
   EXPECT_TRUE(c[0]["total"]["energy"]["unpriced"].empty());
 }
 
+const std::string kFlowFile = std::string(NIBBLE_SOURCE_DIR) + "/docs/results/energy-actions.json";
+
+// The flow file's block energy of one lane design, scale set, operands, mask literal and format, read here.
+double flow_entry(const std::string& lane, const std::string& scales, const std::string& operands,
+                  const std::string& mask_literal, const std::string& format) {
+  const nlohmann::json file = io::parse_json(io::read_text_file(kFlowFile, limits::kMaxJsonBytes));
+  for (const nlohmann::json& a : file["actions"]) {
+    if (a["action"] == "block" && a["lane_design"] == lane && a["scale_formats"] == scales &&
+        a["operands"] == operands && a["format_mask"] == mask_literal && a["operand_format"] == format) {
+      return a["energy"].get<double>();
+    }
+  }
+  ADD_FAILURE() << kFlowFile << " has no entry " << lane << " " << scales << " " << operands << " " << mask_literal
+                << " " << format;
+  return 0;
+}
+
+TEST(WorkloadCli, TheFlowsEnergyFilePricesTheDpu) {
+  std::ofstream(tmp("arch_flow.json")) << kArch;
+  std::ofstream(tmp("bytes.json")) << R"({"schema": "nibble-energy-per-action/1", "unit": "pJ", "source": "bytes",
+    "per_byte": {"dram_read": 10}})";
+  // The default choice: the RTL's lane design, the tile's scale formats (all), Gaussian operands.
+  const CommandResult r = run_nibble("workload --arch " + tmp("arch_flow.json") + " " + kModel +
+                                     " --recipe e2m1 --recipe ufp4 --energy " +
+                                     kFlowFile + " --energy " + tmp("bytes.json") + " --json " + tmp("flow.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("lane design split-short-shift, scale formats all, gaussian operands"), std::string::npos)
+      << r.output;
+  const nlohmann::json j = read_json(tmp("flow.json"));
+  const nlohmann::json& c = j["configurations"];
+  ASSERT_EQ(c.size(), 2u);
+  int checked = 0;
+  for (const nlohmann::json& x : c) {
+    SCOPED_TRACE(x["recipe"].dump() + " " + x["mask"].dump());
+    const std::string format = x["recipe"] == "ufp4" ? "e1m2" : "e2m1";
+    EXPECT_EQ(x["mask"], "e2m1+e1m2+int4");
+    const double pj = flow_entry("split-short-shift", "all", "gaussian", "3'b111", format);
+    const nlohmann::json& e = x["total"]["energy"];
+    const nlohmann::json& acts = x["total"]["actions"];
+    EXPECT_DOUBLE_EQ(e["by_action_pj"]["dpu_block_op"].get<double>(), acts["dpu_block_op"].get<double>() * pj);
+    EXPECT_DOUBLE_EQ(e["by_action_pj"]["dram_read"].get<double>(), acts["dram_read"].get<double>() * 10);
+    EXPECT_DOUBLE_EQ(e["total_pj"].get<double>(), acts["dpu_block_op"].get<double>() * pj + acts["dram_read"].get<double>() * 10);
+    // The table prices neither the SRAM nor the quantizer: named, not zero.
+    const std::vector<std::string> unpriced = e["unpriced"];
+    EXPECT_NE(std::find(unpriced.begin(), unpriced.end(), "quantize"), unpriced.end());
+    EXPECT_EQ(std::count_if(unpriced.begin(), unpriced.end(), [](const std::string& u) { return u.rfind("dpu", 0) == 0; }), 0);
+    for (const nlohmann::json& g : x["gemms"]) {
+      if (g["bf16"].get<bool>()) continue;
+      EXPECT_DOUBLE_EQ(g["energy_per_run"]["by_action_pj"]["dpu_block_op"].get<double>(),
+                       g["actions_per_run"]["dpu_block_op"].get<double>() * pj);
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+  // Another lane design and operand statistics, chosen by flag, on the E2M1-only mask.
+  const CommandResult own = run_nibble("workload --arch " + tmp("arch_flow.json") + " " + kModel +
+                                       " --recipe e2m1 --mask e2m1 --energy " + kFlowFile +
+                                       " --energy-lane-design own-unit --energy-operands rht --json " + tmp("own.json"));
+  ASSERT_EQ(own.exit_code, 0) << own.output;
+  const nlohmann::json o = read_json(tmp("own.json"))["configurations"][0]["total"];
+  EXPECT_DOUBLE_EQ(o["energy"]["by_action_pj"]["dpu_block_op"].get<double>(),
+                   o["actions"]["dpu_block_op"].get<double>() * flow_entry("own-unit", "all", "rht", "3'b001", "e2m1"));
+}
+
 TEST(WorkloadCli, AGemmListFile) {
   std::ofstream(tmp("arch4.json")) << kArch;
   std::ofstream(tmp("list.json")) << R"({"gemms": [
@@ -177,6 +245,7 @@ TEST(WorkloadCli, BadInputExitsTwoWithAMessage) {
   std::ofstream(tmp("bad_list3.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 16, "format_a": "fp8"}]})";
   std::ofstream(tmp("bad_list4.json")) << R"({"gemms": [{"m": 4, "n": 4, "k": 16, "m": 8}]})";
   std::ofstream(tmp("bad_energy.json")) << R"({"schema": "nibble-energy-per-action/1", "unit": "pJ"})";
+  std::ofstream(tmp("energy5.json")) << kEnergy;
   const std::string arch = " --arch " + tmp("arch5.json");
   const std::vector<UsageCase> cases = {
       {"", "--arch"},
@@ -196,6 +265,18 @@ TEST(WorkloadCli, BadInputExitsTwoWithAMessage) {
       {arch + " --gemms " + tmp("bad_list4.json"), "'m' is given twice"},
       {arch + " --gemms " + tmp("bad_list.json") + " --recipe e2m1", "--gemms"},
       {arch + " " + kModel + " --energy " + tmp("bad_energy.json"), "'source' is missing"},
+      {arch + " " + kModel + " --energy " + kFlowFile + " --energy-lane-design bogus",
+       "no DPU block energy for lane design 'bogus'"},
+      {arch + " " + kModel + " --energy " + kFlowFile + " --energy-operands uniform",
+       "no DPU block energy for operand statistics 'uniform'"},
+      {arch + " " + kModel + " --energy " + kFlowFile + " --energy-scale-formats fp32",
+       "no DPU block energy for scale-format set 'fp32'"},
+      {arch + " " + kModel + " --energy " + kFlowFile + " --mask e2m1,e1m2",
+       "no DPU block energy for mask e2m1+e1m2"},
+      {arch + " " + kModel + " --energy-lane-design split", "give it with --energy"},
+      {arch + " " + kModel + " --energy " + kFlowFile + " --energy " + kFlowFile, "two hardware-cost flow"},
+      {arch + " " + kModel + " --energy " + kFlowFile + " --energy " + tmp("energy5.json"),
+       "'dpu_block_op' is priced by both"},
       {arch + " --layers 256 --d-model 16384 --ctx 65536 --batch 1048576", "2^36"},
   };
   const int ran = expect_usage_errors("workload", cases);

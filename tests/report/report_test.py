@@ -10,7 +10,9 @@
 3. Checks the data behind the figures against the commands that produce them:
    `nibble quant` with the report's equivalent command gives the same matrix and
    chain numbers; the figure CSVs equal the JSON; `nibble gemm` gives the cycle
-   counts of the sweep; the trade-off CSV holds the fixture's loss gaps.
+   counts of the sweep; the trade-off CSV holds the fixture's loss gaps; the
+   training step on the array (section 9) is what `nibble workload` gives for
+   the same model, recipe, mask and energy file, beside the study's loss gap.
 Exit 77 (skipped) with a message where chromium or gnuplot is not installed.
 """
 import argparse
@@ -225,6 +227,58 @@ def check_cycles(nibble, out, work):
     check(len(v["recorded"].get("checks", [])) > 0, "verification.json has no recorded checks")
 
 
+def check_workload(nibble, out, work, results, source):
+    """Section 9's numbers are `nibble workload`'s for the same model, recipe, masks and energy file."""
+    help_text = subprocess.run([nibble, "--help"], text=True, capture_output=True).stdout
+    if "workload" not in help_text:
+        print("workload: this build has no cycle simulator; not compared")
+        return
+    report = json.load(open(os.path.join(out, "report.json")))
+    check(any(s["id"] == "workload" for s in report["sections"]), f"{out}: no workload section")
+    data = json.load(open(os.path.join(out, "data", "workload.json")))
+    study = json.load(open(os.path.join(results, "training", "study", "summary.json")))
+    rows = [r for r in data["rows"] if r["on_array"]]
+    sizes = [z["name"] for z in study["sizes"]]
+    check(len(rows) > 0 and {r["size"] for r in data["rows"]} == set(sizes), f"workload rows: {sizes}")
+    energy = os.path.join(results, "energy-actions.json")
+    priced = os.path.exists(energy)
+    check(all((r["dpu_energy_pj"] is not None) == priced for r in rows), f"{out}: DPU energy priced iff recorded")
+    # The largest size, every recipe on the array, all its masks in one call each.
+    size = sizes[-1]
+    compared = 0
+    for recipe in sorted({r["recipe"] for r in rows if r["size"] == size}):
+        mine = [r for r in rows if r["size"] == size and r["recipe"] == recipe]
+        m = mine[0]["model"]
+        j = os.path.join(work, "workload.json")
+        cmd = [nibble, "workload", "--arch", data["arch"], "--layers", str(m["layers"]), "--d-model", str(m["d_model"]),
+               "--ctx", str(m["ctx"]), "--batch", str(m["batch"]), "--mlp-mult", str(m["mlp_mult"]),
+               "--recipe", recipe, "--json", j]
+        for r in mine:
+            cmd += ["--mask", r["mask"].replace("+", ",")]
+        if priced:
+            cmd += ["--energy", energy]
+        run(cmd)
+        ref = {c["mask"]: c["total"] for c in json.load(open(j))["configurations"]}
+        arm = [a for z in study["sizes"] if z["name"] == size for a in z["arms"] if a["recipe"] == recipe][0]
+        for r in mine:
+            t = ref[r["mask"]]
+            what = f"workload {size} {recipe} {r['mask']}"
+            check(r["gemm_cycles"] == t["gemm_cycles"], f"{what}: cycles {r['gemm_cycles']} vs {t['gemm_cycles']}")
+            check(close(r["utilization"], t["utilization"]), f"{what}: utilization")
+            check(r["quantizer_cycles"] == t["quantizer_cycles"], f"{what}: quantizer cycles")
+            check(r["array_macs"] == t["array_macs"] and r["bf16_macs"] == t["bf16_macs"], f"{what}: MACs")
+            check(r["dpu_block_ops"] == t["actions"]["dpu_block_op"] > 0, f"{what}: DPU operations")
+            if priced:
+                check(close(r["dpu_energy_pj"], t["energy"]["by_action_pj"]["dpu_block_op"]) and r["dpu_energy_pj"] > 0,
+                      f"{what}: DPU energy {r['dpu_energy_pj']} vs {t['energy']['by_action_pj']['dpu_block_op']}")
+            check(r["gap"] == arm.get("gap"), f"{what}: the loss gap is not the study's")
+            compared += 1
+    check(compared >= 2, f"{out}: only {compared} workload rows compared")
+    csv_rows = read_csv(os.path.join(out, "data", "workload.csv"))
+    check(len(csv_rows) == len(data["rows"]), "workload.csv and workload.json differ in rows")
+    print(f"workload: {compared} rows of {size} equal to `nibble workload`")
+
+
 def check_fixture(out, fixture):
     summary = json.load(open(os.path.join(fixture, "training", "summary.json")))
     trade = read_csv(os.path.join(out, "data", "tradeoff.csv"))
@@ -308,7 +362,7 @@ def check_kernels(out, results):
             check(close(float(value), sum(want) / len(want), 1e-8), f"kernels_gemm.csv {row['shape']} {recipe}")
             seen += 1
     check(seen > 0, f"{out}: kernels_gemm.csv has no bit-exact bars")
-    tables = json.load(open(os.path.join(out, "report.json")))["sections"][-1]["tables"]
+    tables = [s for s in json.load(open(os.path.join(out, "report.json")))["sections"] if s["id"] == "gpu-kernels"][0]["tables"]
     gemm_rows = [t["rows"] for t in tables if t["id"] == "kernels_gemm"]
     # Per device and shape: cuBLAS, both bounds, one default path per recipe, the emulation.
     want_rows = 0
@@ -344,6 +398,8 @@ def main():
         expect["hardware"] = "recorded"
     if kernel_rows(os.path.join(a.source, "docs", "results")):
         expect["gpu-kernels"] = "recorded"
+    if "workload" in subprocess.run([a.nibble, "--help"], text=True, capture_output=True).stdout:
+        expect["workload"] = "computed"
     check_page(chromium, recorded, expect)
     if "gpu-kernels" in expect:
         check_kernels(recorded, os.path.join(a.source, "docs", "results"))
@@ -359,6 +415,7 @@ def main():
         for r in got:
             check(close(float(r["percent_vs_e2m1"]), want[(r["table"], r["config"])], 1e-8), f"area.csv {r}")
     check_cycles(a.nibble, recorded, a.work)
+    check_workload(a.nibble, recorded, a.work, os.path.join(a.source, "docs", "results"), a.source)
 
     fixture = os.path.join(a.source, "tests", "report", "fixture")
     fx = os.path.join(a.work, "fixture")
@@ -367,6 +424,7 @@ def main():
                               "gpu-kernels": "recorded"})
     check_fixture(fx, fixture)
     check_kernels(fx, fixture)
+    check_workload(a.nibble, fx, a.work, fixture, a.source)
     page = open(os.path.join(fx, "index.html")).read()
     check("broken.json: schema_version 9" in page, "an unreadable kernel run is not named on the page")
     check_study(chromium, a.nibble, fx, fixture, a.work)
@@ -376,7 +434,7 @@ def main():
     none = os.path.join(a.work, "none")
     run([a.nibble, "report", "--out", none, "--results", empty, "--quiet"])
     check_page(chromium, none, {"training": "absent", "hardware": "absent", "tradeoff": "absent",
-                                "gpu-kernels": "absent"})
+                                "gpu-kernels": "absent", "workload": "absent"})
     page = open(os.path.join(none, "index.html")).read()
     check("No recorded training results" in page, "absent training results are not stated")
 

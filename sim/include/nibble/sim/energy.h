@@ -20,15 +20,28 @@
 // dpu_block_op: one DPU's block dot product (Lanes elements) in one beat, per
 // format mask; a mask is its formats joined by "+" in the order e2m1, e1m2,
 // int4 (mask_name). Every value is a finite number >= 0, in picojoules.
+//
+// The hardware-cost flow's file (`nibble energy --actions`, schema
+// "nibble-energy-actions/1", docs/area-energy.md) prices the DPU's block
+// operation directly: one entry per lane design x scale-format set x format
+// mask x operand format x operand statistics (and the scale mode of its
+// stream). energy_table_from_flow_json_text picks one lane design, scale-format
+// set and operand statistics (DpuEnergyChoice) and keeps, per format mask, the
+// block energy per operand format; a GEMM is priced at the entry of its
+// operands' format (both operands in one format: the flow measures no mixed
+// streams). The flow has no per-byte or per-element entries; a user table adds
+// them (merge_energy_tables).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nibble/formats.h"
 #include "nibble/model/config.h"
+#include "nibble/scale.h"
 #include "nibble/sim/arch.h"
 #include "nibble/sim/device.h"
 
@@ -72,13 +85,53 @@ std::string mask_name(const std::vector<Format>& formats);
 
 struct EnergyTable {
   std::string source;
-  std::map<std::string, double> dpu_block_op;  // mask name -> pJ
+  std::map<std::string, double> dpu_block_op;  // mask name -> pJ, whatever the operands' format
+  // From the flow's file: mask name -> operand format -> pJ of a block whose two
+  // operands are in that format.
+  std::map<std::string, std::map<Format, double>> dpu_block_op_by_format;
   std::map<std::string, double> per_action;    // action name (not dpu_block_op) -> pJ
 };
+
+inline constexpr const char* kEnergyTableSchema = "nibble-energy-per-action/1";
+inline constexpr const char* kFlowEnergySchema = "nibble-energy-actions/1";
 
 // Throws model::ConfigError naming the key (and the file).
 EnergyTable energy_table_from_json_text(const std::string& text);
 EnergyTable energy_table_from_json_file(const std::string& path);
+
+// Which of the flow's DPU measurements price a block operation. Empty fields
+// take the defaults below.
+struct DpuEnergyChoice {
+  std::string lane_design;    // default: the RTL's default lane design (power::kDefaultLaneDesign)
+  std::string operands;       // default: "gaussian"
+  std::string scale_formats;  // default: the set the tile's scale modes decode (scale_formats_name)
+};
+inline constexpr const char* kDefaultDpuOperands = "gaussian";
+
+// The block-scale formats that `modes` store, as the flow names a DPU's
+// scale-format set: "e4m3", "ue8m0", "fp32" joined by "+" in that order, and
+// "all" for the three (the flow's name for the RTL's default set).
+std::string scale_formats_name(const std::vector<ScaleMode>& modes);
+
+// The choice with its defaults filled in for a tile allowing `modes`.
+DpuEnergyChoice resolve(DpuEnergyChoice choice, const std::vector<ScaleMode>& modes);
+
+// The flow's file: the block entries of `choice` (resolved), per format mask and
+// operand format. Throws model::ConfigError when the file is not the flow's, is
+// not in pJ, or has no block entry for the lane design, scale-format set or
+// operand statistics chosen (naming the ones it has), or two entries for one
+// mask and operand format (two scale modes: the choice is ambiguous).
+EnergyTable energy_table_from_flow_json_text(const std::string& text, const DpuEnergyChoice& choice);
+
+// Either schema, told apart by its "schema" key; `choice` for the flow's file.
+EnergyTable energy_table_from_any_json_file(const std::string& path, const DpuEnergyChoice& choice);
+
+// One table from the flow's DPU prices and a user table's per-byte and
+// per-element prices. Throws model::ConfigError if both price the DPU.
+EnergyTable merge_energy_tables(const EnergyTable& flow, const EnergyTable& user);
+
+// Whether `table` prices `mask`'s DPU operation for some operands.
+bool prices_dpu(const EnergyTable& table, const std::string& mask);
 
 struct Energy {
   double total_pj = 0.0;
@@ -86,7 +139,15 @@ struct Energy {
   std::vector<std::string> unpriced;  // actions with a count the table has no entry for
 };
 
-// counts x the table's entry for each action (the DPU's for `mask`).
-Energy price(const EnergyTable& table, const std::string& mask, const ActionCounts& counts);
+// DPU block operations by the operands' formats (A, B); they add up to the
+// dpu_block_op count they split.
+using DpuOpsByFormat = std::map<std::pair<Format, Format>, uint64_t>;
+
+// counts x the table's entry for each action: the DPU's for `mask` -- its
+// per-mask entry, else (the flow's) each format pair's count of `dpu_ops` x
+// the entry of that format; a pair of two formats, or one the table lacks, is
+// not priced.
+Energy price(const EnergyTable& table, const std::string& mask, const ActionCounts& counts,
+             const DpuOpsByFormat& dpu_ops = {});
 
 }  // namespace nibble::sim

@@ -1,0 +1,275 @@
+// Section 9: a training step on this array. For every size of the recorded
+// scaling study and every recipe it trained, one training step of that model
+// (its Fprop, Dgrad and Wgrad GEMMs and the quantizer work) timed on the
+// example array by the event model (sim::time_workload, timing only), per
+// format mask, with the DPU's energy per step priced from the hardware-cost
+// flow's energy-per-action file, beside the recipe's recorded loss gap to BF16.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sections.h"
+
+#ifdef NIBBLE_REPORT_WORKLOAD
+#include "nibble/model/config.h"
+#include "nibble/sim/arch.h"
+#include "nibble/sim/energy.h"
+#include "nibble/sim/workload.h"
+#include "nibble/train/recipe.h"
+#include "nibble/train/sweep.h"
+#include "nibble/train/train_config.h"
+#endif
+
+namespace nibble::report::detail {
+
+#ifndef NIBBLE_REPORT_WORKLOAD
+
+Section workload_section(ReportContext&) {
+  Section s;
+  s.id = "workload";
+  s.title = "9. A training step on this array";
+  s.source = "absent: this build has no cycle simulator";
+  s.notes_html = "<p class=\"note\" data-absent=\"workload\">Not built with SystemC: no workload simulation.</p>\n";
+  return s;
+}
+
+#else
+
+namespace {
+
+// The gap of an arm as the study records it, in percentage points: "+1.23 ± 0.45 (5 seeds)".
+std::string gap_text(const nlohmann::json& gap) {
+  const auto number = [&](const char* k) {
+    return gap.is_object() && gap.contains(k) && gap[k].is_number() ? gap[k].get<double>() : std::nan("");
+  };
+  const double mean = number("mean"), hw = number("ci_half_width"), n = number("n");
+  if (!std::isfinite(mean)) return "not recorded yet";
+  if (!std::isfinite(hw)) return fmt::format("{:+.3f} (one seed)", 100 * mean);
+  return fmt::format("{:+.3f} ± {:.3f} ({:.0f} seeds)", 100 * mean, 100 * hw, n);
+}
+
+struct Size {
+  std::string name;
+  train::ModelConfig model;
+  int batch = 0;
+  std::vector<std::pair<std::string, nlohmann::json>> arms;  // recipe, its gap (null for the baseline)
+};
+
+// The study's sizes and arms from its summary; a size it cannot read is skipped, named in `skipped`.
+std::vector<Size> study_sizes(const nlohmann::json& summary, std::string& skipped) {
+  std::vector<Size> sizes;
+  for (const auto& z : summary.value("sizes", nlohmann::json::array())) {
+    Size sz;
+    sz.name = z.value("name", std::string("?"));
+    const nlohmann::json m = z.value("model", nlohmann::json());
+    const auto integer = [](const nlohmann::json& j, const char* k) {
+      return j.is_object() && j.contains(k) && j[k].is_number_integer() ? j[k].get<int>() : 0;
+    };
+    sz.model.layers = integer(m, "layers");
+    sz.model.d_model = integer(m, "d_model");
+    sz.model.heads = integer(m, "heads");
+    sz.model.ctx = integer(m, "ctx");
+    sz.model.mlp_mult = integer(m, "mlp_mult");
+    sz.batch = integer(z, "batch");
+    train::TrainConfig tc;
+    tc.model = sz.model;
+    tc.batch = sz.batch;
+    try {
+      train::validate(tc);
+    } catch (const std::invalid_argument& e) {
+      skipped += fmt::format("{}{} ({})", skipped.empty() ? "" : "; ", sz.name, e.what());
+      continue;
+    }
+    for (const auto& a : z.value("arms", nlohmann::json::array())) {
+      if (a.is_object() && a.contains("recipe") && a["recipe"].is_string()) {
+        sz.arms.emplace_back(a["recipe"].get<std::string>(), a.value("gap", nlohmann::json()));
+      }
+    }
+    sizes.push_back(sz);
+  }
+  return sizes;
+}
+
+}  // namespace
+
+Section workload_section(ReportContext& ctx) {
+  const Writer& w = ctx.writer;
+  Section s;
+  s.id = "workload";
+  s.title = "9. A training step on this array";
+  const std::string arch_path = NIBBLE_REPORT_ARCH;
+  if (!ctx.study.present) {
+    mark_absent(s, "workload", "scaling study", ctx.study.problem,
+                "<code>nibble train-study summarize</code> writes <code>training/study/summary.json</code>; this "
+                "section times each of its sizes and recipes on the example array.");
+    return s;
+  }
+  sim::ArchConfig arch;
+  try {
+    arch = sim::arch_from_json_file(arch_path);
+  } catch (const model::ConfigError& e) {
+    mark_absent(s, "workload", "architecture file", e.what(), "The section times the steps on <code>examples/arch/array16.json</code>.");
+    return s;
+  }
+  if (ctx.options.progress) ctx.options.progress("timing a training step per study size and recipe on " + arch_path);
+
+  // The DPU's energy from the flow's file, its lane design and operands chosen as nibble workload does by default.
+  const std::string energy_path = (fs::path(ctx.options.results_dir) / "energy-actions.json").string();
+  std::optional<sim::EnergyTable> energy;
+  std::string energy_note;
+  if (!fs::exists(energy_path)) {
+    energy_note = "no recorded " + energy_path + " (nibble energy --actions): energy not given";
+  } else {
+    try {
+      energy = sim::energy_table_from_any_json_file(energy_path, sim::resolve({}, arch.tile.scale_modes));
+      energy_note = energy->source;
+    } catch (const model::ConfigError& e) {
+      energy_note = std::string("energy not given: ") + e.what();
+    }
+  }
+
+  std::string skipped;
+  const std::vector<Size> sizes = study_sizes(ctx.study.summary, skipped);
+  // Masks: E2M1 alone and the array's own (every format).
+  std::vector<std::vector<Format>> masks = {{Format::kE2M1}};
+  if (sim::mask_name(arch.tile.formats) != "e2m1") masks.push_back(arch.tile.formats);
+
+  Table t{"workload",
+          "",
+          {"size", "recipe", "mask", "GEMM time per step", "utilization", "quantizer per step", "BF16 MACs off the array",
+           "DPU energy per step", "loss gap to BF16 (pp)"},
+          {}};
+  std::string csv = "size,recipe,mask,layers,d_model,mlp_mult,ctx,batch,tokens,on_array,gemm_cycles,gemm_seconds,"
+                    "utilization,quantizer_cycles,array_macs,bf16_macs,dpu_block_ops,dpu_energy_pj,gap_mean,"
+                    "gap_ci_half_width,gap_n\n";
+  nlohmann::json rows = nlohmann::json::array();
+  std::string not_run;
+  for (const Size& sz : sizes) {
+    const int64_t tokens = static_cast<int64_t>(sz.batch) * sz.model.ctx;
+    for (const auto& [spec, gap] : sz.arms) {
+      train::Recipe recipe;
+      try {
+        recipe = train::parse_recipe_spec(spec);
+      } catch (const train::RecipeError& e) {
+        not_run += fmt::format("{}{} {}: {}", not_run.empty() ? "" : "; ", sz.name, spec, e.what());
+        continue;
+      }
+      const std::vector<sim::WorkloadGemm> gemms = sim::training_step_gemms(sz.model, tokens, recipe);
+      bool any_on_array = false;
+      for (const sim::WorkloadGemm& g : gemms) any_on_array |= !g.bf16;
+      const double gap_mean = gap.is_object() && gap.value("mean", nlohmann::json()).is_number() ? gap["mean"].get<double>() : std::nan("");
+      const double gap_hw = gap.is_object() && gap.value("ci_half_width", nlohmann::json()).is_number() ? gap["ci_half_width"].get<double>() : std::nan("");
+      const int gap_n = gap.is_object() && gap.value("n", nlohmann::json()).is_number_integer() ? gap["n"].get<int>() : 0;
+      const std::string gap_cell = gap.is_object() ? gap_text(gap) : "0 (baseline)";
+      nlohmann::json model_json = {{"layers", sz.model.layers}, {"d_model", sz.model.d_model},
+                                   {"mlp_mult", sz.model.mlp_mult}, {"ctx", sz.model.ctx}, {"batch", sz.batch},
+                                   {"tokens", tokens}};
+      if (!any_on_array) {
+        t.rows.push_back({sz.name, spec, "-", "BF16: not on this array", "-", "-", "all", "-", gap_cell});
+        csv += fmt::format("{},{},,{},{},{},{},{},{},0,,,,,,,,,{},{},{}\n", sz.name, spec, sz.model.layers,
+                           sz.model.d_model, sz.model.mlp_mult, sz.model.ctx, sz.batch, tokens, csv_num(gap_mean),
+                           csv_num(gap_hw), gap_n);
+        rows.push_back({{"size", sz.name}, {"recipe", spec}, {"model", model_json}, {"on_array", false}});
+        continue;
+      }
+      // Timed once on the array's own mask: the mask changes no cycle and no byte, only the DPU's energy.
+      std::optional<sim::WorkloadRun> run_on_array;
+      for (const std::vector<Format>& mask : masks) {
+        sim::ArchConfig a = arch;
+        a.tile.formats = mask;
+        const std::string mask_name = sim::mask_name(mask);
+        try {
+          sim::check_workload(a, gemms);
+          if (!run_on_array) {
+            sim::check_workload(arch, gemms);
+            run_on_array = sim::time_workload(arch, gemms);
+          }
+        } catch (const std::invalid_argument& e) {
+          const std::string why = fmt::format("{} on mask {} ({})", spec, mask_name, e.what());
+          if (not_run.find(why) == std::string::npos) not_run += (not_run.empty() ? "" : "; ") + why;
+          continue;
+        }
+        const sim::WorkloadRun& run = *run_on_array;
+        std::optional<sim::Energy> e;
+        if (energy && sim::prices_dpu(*energy, mask_name)) e = sim::price(*energy, a, run);
+        const double dpu_pj = e ? e->pj[static_cast<int>(sim::Action::kDpuBlockOp)] : std::nan("");
+        const bool dpu_priced = e && std::none_of(e->unpriced.begin(), e->unpriced.end(), [](const std::string& u) {
+          return u.rfind(sim::name(sim::Action::kDpuBlockOp), 0) == 0;
+        });
+        const double seconds = run.seconds ? *run.seconds : std::nan("");
+        const double q_seconds = arch.clock_ghz ? static_cast<double>(run.quantizer_cycles) / (*arch.clock_ghz * 1e9) : std::nan("");
+        const uint64_t all_macs = run.array_macs + run.bf16_macs;
+        t.rows.push_back({sz.name, spec, mask_name,
+                          run.seconds ? fmt::format("{:.4g} ms ({} cycles)", 1e3 * seconds, run.total.cycles)
+                                      : fmt::format("{} cycles", run.total.cycles),
+                          fixed(100.0 * run.utilization, 1) + "%",
+                          arch.clock_ghz ? fmt::format("{:.4g} ms", 1e3 * q_seconds) : fmt::format("{} cycles", run.quantizer_cycles),
+                          fixed(100.0 * static_cast<double>(run.bf16_macs) / static_cast<double>(all_macs), 1) + "%",
+                          dpu_priced ? fmt::format("{:.4g} mJ", dpu_pj * 1e-9) : "not priced", gap_cell});
+        csv += fmt::format("{},{},{},{},{},{},{},{},{},1,{},{},{},{},{},{},{},{},{},{},{}\n", sz.name, spec, mask_name,
+                           sz.model.layers, sz.model.d_model, sz.model.mlp_mult, sz.model.ctx, sz.batch, tokens,
+                           run.total.cycles, csv_num(seconds), csv_num(run.utilization), run.quantizer_cycles,
+                           run.array_macs, run.bf16_macs, run.actions[sim::Action::kDpuBlockOp],
+                           dpu_priced ? csv_num(dpu_pj) : "NaN", csv_num(gap_mean), csv_num(gap_hw), gap_n);
+        nlohmann::json r = {{"size", sz.name},
+                            {"recipe", spec},
+                            {"mask", mask_name},
+                            {"model", model_json},
+                            {"on_array", true},
+                            {"gemm_cycles", run.total.cycles},
+                            {"utilization", run.utilization},
+                            {"quantizer_cycles", run.quantizer_cycles},
+                            {"array_macs", run.array_macs},
+                            {"bf16_macs", run.bf16_macs},
+                            {"dpu_block_ops", run.actions[sim::Action::kDpuBlockOp]},
+                            {"dpu_energy_pj", dpu_priced ? nlohmann::json(dpu_pj) : nlohmann::json(nullptr)},
+                            {"gap", gap}};
+        if (run.seconds) r["gemm_seconds"] = seconds;
+        rows.push_back(r);
+      }
+    }
+  }
+  if (t.rows.empty()) {
+    mark_absent(s, "workload", "study size the simulator can run", skipped.empty() ? "the summary lists no sizes" : skipped,
+                "<code>nibble train-study summarize</code> writes the study's sizes.");
+    return s;
+  }
+  s.source = "computed now on the event model (nibble::sim::time_workload, timing only) beside the recorded study: " +
+             ctx.study.path;
+  t.caption = fmt::format(
+      "One training step (batch × ctx tokens; Fprop, Dgrad and Wgrad of every quantized linear) of each study size, "
+      "per recipe and format mask, on {}: {} tiles of {}x{}x{} lanes, {}, clock {} GHz. GEMM time: the GEMMs one "
+      "after another; quantizer: its elements and RHT at the architecture's throughput, not overlapped. BF16 GEMMs "
+      "(the LM head, a recipe's BF16 blocks) are not on the array. DPU energy: block operations × the flow's block "
+      "energy for the GEMM's operand format; SRAM, DRAM and quantizer energy are not priced (the flow has no figure "
+      "for them). Loss gap: the recorded study, mean ± 95 % half-width.",
+      arch_path.substr(arch_path.rfind("examples/") == std::string::npos ? 0 : arch_path.rfind("examples/")), arch.tiles,
+      arch.tile.rows, arch.tile.cols, arch.tile.lanes, name(arch.dataflow),
+      arch.clock_ghz ? fmt::format("{}", *arch.clock_ghz) : std::string("-"));
+  s.tables.push_back(t);
+  w.text("data/workload.csv", csv);
+  w.json("data/workload.json", {{"arch", arch_path},
+                                 {"arch_config", nlohmann::json::parse(sim::to_json_text(arch))},
+                                 {"energy", energy ? nlohmann::json(energy_path) : nlohmann::json(nullptr)},
+                                 {"energy_source", energy_note},
+                                 {"study", ctx.study.path},
+                                 {"rows", rows}});
+  s.intro_html = fmt::format(
+      "<p>What a training step of each study model costs on the example array, and what the recipe bought in "
+      "quality. Formats do not change the timing (every code is 4 bits); the format mask changes the DPU's energy "
+      "per block. {}</p>\n",
+      html_escape(energy_note));
+  if (!not_run.empty() || !skipped.empty()) {
+    s.notes_html = "<p class=\"note\">Not run: " + html_escape(not_run + (not_run.empty() || skipped.empty() ? "" : "; ") + skipped) + ".</p>\n";
+  }
+  return s;
+}
+
+#endif
+
+}  // namespace nibble::report::detail
