@@ -1,5 +1,5 @@
 // The co-design report (`nibble report`): one self-contained HTML page with the
-// data behind every figure, in eight sections:
+// data behind every figure, in nine sections:
 //   1 formats       grids to scale, per-level bias, the `nibble quant` matrix on the
 //                   synthetic inputs (computed here with nibble::analysis)
 //   2 compounding   eta across depth (the chain), and per-layer attenuation from
@@ -15,6 +15,9 @@
 //   8 gpu-kernels   the formats on today's GPUs: recorded `bench-kernels --json` runs
 //                   (quantize against a copy, the bit-exact GEMM against cuBLAS and
 //                   against the contract's own adds)
+//   9 workload      a training step of each study size on examples/arch/array16.json
+//                   (the event model): time and DPU energy per recipe and format mask
+//                   beside the recipe's loss gap
 // Everything computed is computed by the analysis and sim libraries; this library
 // only chooses the experiments, reads recorded results, and renders.
 #pragma once
