@@ -106,7 +106,10 @@ GateSim::GateSim(const std::string& cells_json, const std::string& netlist_json)
 
   // Loads: capacitance and input-pin energy of every net's fanout pins.
   std::vector<double> load_cap(nnets, 0.0), fanout_energy(nnets, 0.0);
-  for (const auto& [n, c] : top->at("cells").items()) {
+  for (const auto& item : top->at("cells").items()) {
+    // A plain reference, not a structured binding: C++17 lambdas cannot capture bindings.
+    const std::string& n = item.key();
+    const json& c = item.value();
     const std::string type = c.at("type").get<std::string>();
     if (!cells.contains(type)) {
       if (lib.at("skipped").contains(type)) {
@@ -139,7 +142,10 @@ GateSim::GateSim(const std::string& cells_json, const std::string& netlist_json)
   }
   std::vector<Gate> gates;
   uint32_t clock_net = UINT32_MAX;
-  for (const auto& [n, c] : top->at("cells").items()) {
+  for (const auto& item : top->at("cells").items()) {
+    // A plain reference, not a structured binding: C++17 lambdas cannot capture bindings.
+    const std::string& n = item.key();
+    const json& c = item.value();
     const std::string type = c.at("type").get<std::string>();
     const json& cm = cells[type];
     const json& conn = c.at("connections");
