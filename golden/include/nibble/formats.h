@@ -25,6 +25,8 @@
 #include <optional>
 #include <string_view>
 
+#include "nibble/codes.h"
+
 namespace nibble {
 
 enum class Format : uint8_t { kE2M1, kE1M2, kInt4 };
@@ -108,39 +110,49 @@ inline constexpr std::array<ScaleFormatInfo, 3> kScaleFormatTable = {{
 constexpr const ScaleFormatInfo& info(ScaleFormat f) { return kScaleFormatTable[static_cast<size_t>(f)]; }
 
 // The grid of E4M3 magnitudes (used to round block scales): units of 2^-9,
-// 3 mantissa bits, largest finite 448 = 229376 units (S.1111.111 is NaN).
+// 3 mantissa bits, largest finite the code below the NaN code S.1111.111:
+// 448 = 229376 units.
 inline constexpr Grid kE4M3Grid = {
     (1 - info(ScaleFormat::kE4M3).bias) - info(ScaleFormat::kE4M3).man_bits, info(ScaleFormat::kE4M3).man_bits,
-    448u << 9};
+    minifloat_units(info(ScaleFormat::kE4M3).nan_code - 1u, info(ScaleFormat::kE4M3).exp_bits,
+                    info(ScaleFormat::kE4M3).man_bits)};
+
+// units * 2^lsb_exp as a float, by exact doublings and halvings (constexpr:
+// no bit casts), for the normal values of the grids here.
+constexpr float grid_value(uint32_t units, int lsb_exp) {
+  float v = static_cast<float>(units);
+  for (int i = 0; i < lsb_exp; ++i) v *= 2.0f;
+  for (int i = 0; i > lsb_exp; --i) v /= 2.0f;
+  return v;
+}
+// E4M3's largest finite magnitude, 448: the nvfp4 tensor scale's numerator.
+inline constexpr float kE4M3Max = grid_value(kE4M3Grid.max_units, kE4M3Grid.lsb_exp);
+static_assert(kE4M3Max == 448.0f, "OCP E4M3 satfinite saturates at 448");
+
+// The decoded value of a scale code (E4M3, UE8M0) from the table's row.
+constexpr ScaleCodeValue scale_code_value(ScaleFormat f, uint32_t code) {
+  const ScaleFormatInfo& i = info(f);
+  return decode_scale_fields(i.bits, i.exp_bits, i.man_bits, i.bias, i.nan_code, code);
+}
 
 // Largest magnitude a quantizer emits, as a float: 6, 1.75, 7.
 float max_value(Format f);
 // floor(log2(max_value)): the element's emax in the OCP MX scale rule (2, 0, 2).
 int emax(Format f);
 
-// A decoded element: (-1)^neg * units * 2^lsb_exp. Negative zero decodes as
-// neg=true, units=0 (E2M1/E1M2 code 0x8).
-struct Decoded {
-  bool neg;
-  uint32_t units;
-  int32_t signed_units() const { return neg ? -static_cast<int32_t>(units) : static_cast<int32_t>(units); }
-};
-
-// Every one of the 16 codes decodes (the low 4 bits of `code` are used).
-Decoded decode(Format f, uint8_t code);
+// Every one of the 16 codes decodes (the low 4 bits of `code` are used; Decoded: codes.h).
+constexpr Decoded decode(Format f, uint8_t code) {
+  const FormatInfo& i = info(f);
+  return decode_element(i.encoding == Encoding::kTwosComplement, i.exp_bits, i.man_bits, code);
+}
 // The exact value of a code as a float (every code is exact in binary32).
 float decode_value(Format f, uint8_t code);
 // The code of (neg, units); units must be on the format's grid and <= the
 // largest decodable magnitude. Negative zero is encodable only in minifloats.
 uint8_t encode(Format f, bool neg, uint32_t units);
 
-// The sign-magnitude minifloat code of a grid magnitude `units` (an integer
-// number of 2^(emin - man_bits)): exponent field 0 (subnormal) below
-// 2^man_bits units, else floor(log2 units) - man_bits + 1, with the mantissa
-// the bits below the leading one. The one encoder of E2M1, E1M2 and E4M3.
-uint32_t minifloat_code(bool neg, uint32_t units, int exp_bits, int man_bits);
-// Its inverse: the magnitude in units of a minifloat code (the sign bit is ignored).
-uint32_t minifloat_units(uint32_t code, int exp_bits, int man_bits);
+// minifloat_code and minifloat_units, the one encoder and decoder of E2M1,
+// E1M2 and E4M3 magnitudes: codes.h.
 
 // Name parsing for command lines and files; nullopt for unknown names.
 std::optional<Format> parse_format(std::string_view name);
