@@ -49,6 +49,12 @@ std::optional<ScaleFormat> parse_scale_format(std::string_view n) {
 std::string_view name(Format f) { return info(f).name; }
 std::string_view name(ScaleFormat f) { return info(f).name; }
 
+std::string format_names(std::string_view sep) {
+  std::string out;
+  for (const FormatInfo& i : kFormatTable) out += (out.empty() ? "" : std::string(sep)) + std::string(i.name);
+  return out;
+}
+
 void pack_codes(const uint8_t* codes, size_t count, uint8_t* packed) {
   for (size_t k = 0; k < (count + 1) / 2; ++k) {
     const uint32_t lo = codes[2 * k] & 0xFu;

@@ -56,6 +56,12 @@ std::string_view name(ScaleMode m) {
   return "?";
 }
 
+std::string scale_mode_names(std::string_view sep) {
+  std::string out;
+  for (ScaleMode m : kAllScaleModes) out += (out.empty() ? "" : std::string(sep)) + std::string(name(m));
+  return out;
+}
+
 std::optional<NonFinitePolicy> parse_nonfinite_policy(std::string_view n) {
   for (NonFinitePolicy p : kAllNonFinitePolicies) {
     if (name(p) == n) return p;
@@ -80,17 +86,11 @@ float scale_amax(const float* x, size_t n, NonFinitePolicy p) {
 }
 
 float decode_scale(ScaleFormat f, uint32_t code) {
-  switch (f) {
-    case ScaleFormat::kFP32: return canonical(f32_from_bits(code));
-    case ScaleFormat::kUE8M0:
-    case ScaleFormat::kE4M3: {
-      const ScaleCodeValue v = scale_code_value(f, code);
-      if (v.nan) return f32_from_bits(kCanonicalNaN);
-      const float mag = static_cast<float>(v.units) * exp2_f32(v.exp);
-      return v.neg ? -mag : mag;
-    }
-  }
-  throw std::invalid_argument("decode_scale: unknown scale format");
+  if (scale_encoding(f) == ScaleEncoding::kBinary32) return canonical(f32_from_bits(code));
+  const ScaleCodeValue v = scale_code_value(f, code);
+  if (v.nan) return f32_from_bits(kCanonicalNaN);
+  const float mag = static_cast<float>(v.units) * exp2_f32(v.exp);
+  return v.neg ? -mag : mag;
 }
 
 uint8_t encode_e4m3(float x) {

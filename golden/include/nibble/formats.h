@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "nibble/codes.h"
@@ -31,10 +32,6 @@ namespace nibble {
 
 enum class Format : uint8_t { kE2M1, kE1M2, kInt4 };
 enum class ScaleFormat : uint8_t { kE4M3, kUE8M0, kFP32 };
-
-inline constexpr std::array<Format, 3> kAllFormats = {Format::kE2M1, Format::kE1M2, Format::kInt4};
-inline constexpr std::array<ScaleFormat, 3> kAllScaleFormats = {ScaleFormat::kE4M3, ScaleFormat::kUE8M0,
-                                                                 ScaleFormat::kFP32};
 
 // A magnitude grid: k * 2^lsb_exp for integer k in [0, max_units], where only
 // multiples of 2^max(0, floor(log2 k) - man_bits) are on the grid.
@@ -59,12 +56,30 @@ struct FormatInfo {
 };
 
 // THE table. Adding a format means adding a row here (and its enum value);
-// every other fact below is derived from these fields.
-inline constexpr std::array<FormatInfo, 3> kFormatTable = {{
-    {Format::kE2M1, "e2m1", Encoding::kSignMagnitudeFloat, 2, 1, 1},
-    {Format::kE1M2, "e1m2", Encoding::kSignMagnitudeFloat, 1, 2, 1},
-    {Format::kInt4, "int4", Encoding::kTwosComplement, 0, 3, 0},
-}};
+// every other fact below is derived from these fields (docs/adding-a-format.md).
+inline constexpr std::array kFormatTable = {
+    FormatInfo{Format::kE2M1, "e2m1", Encoding::kSignMagnitudeFloat, 2, 1, 1},
+    FormatInfo{Format::kE1M2, "e1m2", Encoding::kSignMagnitudeFloat, 1, 2, 1},
+    FormatInfo{Format::kInt4, "int4", Encoding::kTwosComplement, 0, 3, 0},
+};
+
+// The ids of a table's rows, in order: kAllFormats, kAllScaleFormats.
+template <class Info, size_t N>
+constexpr auto ids_of(const std::array<Info, N>& table) {
+  std::array<decltype(Info::id), N> ids{};
+  for (size_t i = 0; i < N; ++i) ids[i] = table[i].id;
+  return ids;
+}
+// Whether row i of a table describes id i (info() indexes the table by id).
+template <class Info, size_t N>
+constexpr bool rows_in_id_order(const std::array<Info, N>& table) {
+  for (size_t i = 0; i < N; ++i) {
+    if (static_cast<size_t>(table[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(rows_in_id_order(kFormatTable), "kFormatTable's rows follow the Format enum");
+inline constexpr auto kAllFormats = ids_of(kFormatTable);
 
 constexpr const FormatInfo& info(Format f) { return kFormatTable[static_cast<size_t>(f)]; }
 
@@ -101,13 +116,25 @@ struct ScaleFormatInfo {
   uint32_t nan_code;  // the code a block holding NaN/Inf receives
 };
 
-inline constexpr std::array<ScaleFormatInfo, 3> kScaleFormatTable = {{
-    {ScaleFormat::kE4M3, "e4m3", 8, 4, 3, 7, 0x7Fu},           // OCP FP8, satfinite, max 448
-    {ScaleFormat::kUE8M0, "ue8m0", 8, 8, 0, 127, 0xFFu},       // OCP MX, 2^(e-127)
-    {ScaleFormat::kFP32, "fp32", 32, 8, 23, 127, 0x7FC00000u},  // IEEE binary32
-}};
+inline constexpr std::array kScaleFormatTable = {
+    ScaleFormatInfo{ScaleFormat::kE4M3, "e4m3", 8, 4, 3, 7, 0x7Fu},           // OCP FP8, satfinite, max 448
+    ScaleFormatInfo{ScaleFormat::kUE8M0, "ue8m0", 8, 8, 0, 127, 0xFFu},       // OCP MX, 2^(e-127)
+    ScaleFormatInfo{ScaleFormat::kFP32, "fp32", 32, 8, 23, 127, 0x7FC00000u},  // IEEE binary32
+};
+static_assert(rows_in_id_order(kScaleFormatTable), "kScaleFormatTable's rows follow the ScaleFormat enum");
+inline constexpr auto kAllScaleFormats = ids_of(kScaleFormatTable);
 
 constexpr const ScaleFormatInfo& info(ScaleFormat f) { return kScaleFormatTable[static_cast<size_t>(f)]; }
+
+// How a scale format's codes read, implied by its row (rtl/pkg/nibble_pkg.sv
+// scale_encoding_e): a 32-bit code is the binary32 pattern itself; a code
+// without mantissa bits is a power of two 2^(code - bias); any other is a
+// sign-magnitude minifloat with subnormals (codes.h decode_scale_fields).
+enum class ScaleEncoding : uint8_t { kMinifloat, kPowerOfTwo, kBinary32 };
+constexpr ScaleEncoding scale_encoding(ScaleFormat f) {
+  return info(f).bits == 32 ? ScaleEncoding::kBinary32
+                            : (info(f).man_bits == 0 ? ScaleEncoding::kPowerOfTwo : ScaleEncoding::kMinifloat);
+}
 
 // The grid of E4M3 magnitudes (used to round block scales): units of 2^-9,
 // 3 mantissa bits, largest finite the code below the NaN code S.1111.111:
@@ -159,6 +186,9 @@ std::optional<Format> parse_format(std::string_view name);
 std::optional<ScaleFormat> parse_scale_format(std::string_view name);
 std::string_view name(Format f);
 std::string_view name(ScaleFormat f);
+// Every format's name in table order, separated by sep ("e2m1, e1m2, int4"), for
+// help texts, messages and defaults.
+std::string format_names(std::string_view sep);
 
 // Packing: element 2k in the low nibble of byte k, element 2k+1 in the high nibble.
 void pack_codes(const uint8_t* codes, size_t count, uint8_t* packed);

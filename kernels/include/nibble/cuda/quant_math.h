@@ -595,7 +595,7 @@ NIBBLE_HD float quiet_nan() { return float_of(kCanonicalNaN); }
 template <ScaleFormat F>
 NIBBLE_HD float decode_scale_code_of(uint32_t code) {
   constexpr ScaleFormatInfo kInfo = info(F);
-  if constexpr (kInfo.bits == 32) {
+  if constexpr (scale_encoding(F) == ScaleEncoding::kBinary32) {
     return canonical(float_of(code));
   } else {
     const ScaleCodeValue v =
