@@ -43,7 +43,7 @@ Recipe make_ufp4(Format f, const char* name) {
   r.format = f;
   r.scale = ScaleMode::kFP32;
   r.rht = {true, true, true};
-  std::string upper(name(f));
+  std::string upper(nibble::name(f));
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   r.description = fmt::format("{}, 1x16 blocks, FP32 scales, RHT16 on all three GEMMs, SR on dY", upper);
   return r;
