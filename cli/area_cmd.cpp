@@ -35,33 +35,56 @@ namespace nibble::cli {
 
 namespace fs = std::filesystem;
 
-const std::array<Config, 5> kConfigs = {{
-    {"e2m1", "E2M1-only", "3'b001"},
-    {"e2m1+e1m2", "E2M1+E1M2", "3'b011"},
-    {"all", "E2M1+E1M2+INT4", "3'b111"},
-    {"int4", "INT4-only", "3'b100"},
-    {"e1m2", "E1M2-only", "3'b010"},
-}};
+const std::array<Config, kFormatSets.size()> kConfigs = [] {
+  std::array<Config, kFormatSets.size()> out;
+  for (size_t i = 0; i < kFormatSets.size(); ++i) {
+    const FormatMask m = kFormatSets[i].mask;
+    out[i] = {format_set_name(m), format_set_label(m), sv_format_mask(m), m, kFormatSets[i].energy_default};
+  }
+  return out;
+}();
 
-const std::array<ScaleConfig, 3> kScaleConfigs = {{
-    {"all", "E4M3+UE8M0+FP32 scales", "3'b111", "nvfp4"},
-    {"e4m3+ue8m0", "E4M3+UE8M0 scales", "3'b011", "nvfp4"},
-    {"fp32", "FP32 scales", "3'b100", "fp32"},
-}};
+const std::array<ScaleConfig, kScaleFormatSets.size()> kScaleConfigs = [] {
+  std::array<ScaleConfig, kScaleFormatSets.size()> out;
+  for (size_t i = 0; i < kScaleFormatSets.size(); ++i) {
+    const FormatMask m = kScaleFormatSets[i].mask;
+    out[i] = {scale_format_set_name(m), scale_format_set_label(m), sv_scale_format_mask(m),
+              std::string(name(kScaleFormatSets[i].energy_mode))};
+  }
+  return out;
+}();
+
+const Config& baseline_config() {
+  for (const Config& c : kConfigs) {
+    if (c.bits == kBaselineFormatSet) return c;
+  }
+  throw std::logic_error("kFormatSets has no row for the baseline set");
+}
+
+std::string config_names() {
+  std::string s;
+  for (const Config& c : kConfigs) {
+    s += (s.empty() ? "" : ", ") + c.name + (c.bits == kAllFormatsMask ? " (= " + all_formats_spelled() + ")" : "");
+  }
+  return s;
+}
 
 std::vector<const ScaleConfig*> parse_scale_configs(const std::string& text, const char* option) {
   std::vector<const ScaleConfig*> out;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item == "e4m3+ue8m0+fp32") item = "all";
+    if (item == all_scale_formats_spelled()) item = "all";
     const ScaleConfig* found = nullptr;
     for (const ScaleConfig& c : kScaleConfigs) {
       if (item == c.name) found = &c;
     }
     if (found == nullptr) {
-      throw UsageError(fmt::format("{}: unknown scale-format set '{}' (known: all = e4m3+ue8m0+fp32, e4m3+ue8m0, fp32)",
-                                   option, item));
+      std::string known;
+      for (const ScaleConfig& c : kScaleConfigs) {
+        known += (known.empty() ? "" : ", ") + c.name + (c.name == "all" ? " = " + all_scale_formats_spelled() : "");
+      }
+      throw UsageError(fmt::format("{}: unknown scale-format set '{}' (known: {})", option, item, known));
     }
     for (const ScaleConfig* c : out) {
       if (c == found) throw UsageError(fmt::format("{}: '{}' given twice", option, item));
@@ -94,7 +117,11 @@ struct AreaArgs {
   std::string lane_designs = std::string(power::info(power::kDefaultLaneDesign).name);
   std::string scales = "all";
   bool breakdown = false;
-  std::string configs = "e2m1,e2m1+e1m2,all,int4,e1m2";
+  std::string configs = [] {
+    std::string all;
+    for (const Config& c : kConfigs) all += (all.empty() ? "" : ",") + c.name;
+    return all;
+  }();
   std::string lanes = "16";
   std::string tile;  // MxN
   std::string liberty;
@@ -213,16 +240,24 @@ std::vector<const Config*> parse_configs(const std::string& text) {
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    if (item == "e2m1+e1m2+int4") item = "all";
+    if (item == all_formats_spelled()) item = "all";
     const Config* found = nullptr;
     for (const Config& c : kConfigs) {
       if (item == c.name) found = &c;
     }
     if (found == nullptr) {
-      throw UsageError(fmt::format(
-          "--configs: unknown configuration '{}' (known: e2m1, e1m2, int4, e2m1+e1m2, all "
-          "= e2m1+e1m2+int4)",
-          item));
+      // Known names by size, then format order: each format alone first, "all" last.
+      std::vector<const Config*> by_size;
+      for (const Config& c : kConfigs) by_size.push_back(&c);
+      std::stable_sort(by_size.begin(), by_size.end(), [](const Config* x, const Config* y) {
+        const int nx = __builtin_popcount(x->bits), ny = __builtin_popcount(y->bits);
+        return nx != ny ? nx < ny : (x->bits & -x->bits) < (y->bits & -y->bits);
+      });
+      std::string known;
+      for (const Config* c : by_size) {
+        known += (known.empty() ? "" : ", ") + c->name + (c->bits == kAllFormatsMask ? " = " + all_formats_spelled() : "");
+      }
+      throw UsageError(fmt::format("--configs: unknown configuration '{}' (known: {})", item, known));
     }
     out.push_back(found);
   }
@@ -559,7 +594,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   auto base_of = [&](const Row& r) -> const Row* {
     for (const Row& b : rows_out) {
       if (b.unit == r.unit && b.design == r.design && b.scales == r.scales && b.config != nullptr &&
-          std::string(b.config->name) == "e2m1" && b.area > 0) {
+          b.config->bits == kBaselineFormatSet && b.area > 0) {
         return &b;
       }
     }
@@ -568,7 +603,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   auto min_base_of = [&](const Row& r) -> const Row* {
     const Row* best = nullptr;
     for (const Row& b : rows_out) {
-      if (b.unit == r.unit && b.scales == r.scales && b.config != nullptr && std::string(b.config->name) == "e2m1" &&
+      if (b.unit == r.unit && b.scales == r.scales && b.config != nullptr && b.config->bits == kBaselineFormatSet &&
           b.area > 0 && (best == nullptr || b.area < best->area)) {
         best = &b;
       }
@@ -763,7 +798,7 @@ void add_area_command(CLI::App& app) {
                   "(nibble_quantizer, per format mask), rht16 (nibble_rht16, no parameters)")
       ->capture_default_str();
   CLI::Option* configs = sub->add_option("--configs", args->configs,
-                                         "comma-separated: e2m1, e2m1+e1m2, all (= e2m1+e1m2+int4), int4, e1m2")
+                                         "comma-separated: " + config_names())
                              ->capture_default_str();
   CLI::Option* lanes =
       sub->add_option("--lanes", args->lanes, "lanes per DPU / quantizer block: 16 or 32")->capture_default_str();

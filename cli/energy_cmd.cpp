@@ -43,7 +43,13 @@ using power::Distribution;
 
 
 struct EnergyArgs {
-  std::string configs = "e2m1,e2m1+e1m2,all,int4";
+  std::string configs = [] {
+    std::string measured;
+    for (const Config& c : kConfigs) {
+      if (c.energy_default) measured += (measured.empty() ? "" : ",") + c.name;
+    }
+    return measured;
+  }();
   std::string lane_designs = std::string(power::info(power::kDefaultLaneDesign).name);
   std::string scales = "all";
   std::string dists = "gaussian,student-t,rht";
@@ -311,8 +317,8 @@ void run_energy(const EnergyArgs& a) {
     }
     // The project's 4-bit MAC: the E2M1-only DPU on Gaussian operands, per block / 16.
     {
-      const Config& c = *parse_configs("e2m1").front();
-      const fs::path net = tmp / "dpu_e2m1.netlist.json";
+      const Config& c = baseline_config();
+      const fs::path net = tmp / fmt::format("dpu_{}.netlist.json", c.name);
       fmt::print(stderr, "nibble energy: synthesizing nibble_dpu {} ...\n", c.label);
       const power::LaneDesignInfo& d = *designs.front();
       const nlohmann::json rec =
@@ -394,7 +400,7 @@ void run_energy(const EnergyArgs& a) {
         hdpu = std::make_unique<power::DpuNetlist>(*hsim);
       }
       for (Format f : kAllFormats) {
-        if (((std::stoul(std::string(c->mask).substr(3), nullptr, 2) >> static_cast<unsigned>(f)) & 1u) == 0) continue;
+        if ((c->bits & format_bit(f)) == 0) continue;
         for (const std::string& d : dists) {
           power::StreamSpec s;
           s.dist = d == "user" ? Distribution::kUser : parse_dist(d);
@@ -483,7 +489,7 @@ void run_energy(const EnergyArgs& a) {
   std::map<std::tuple<const power::LaneDesignInfo*, const ScaleConfig*, std::string>, double> base;
   std::map<std::pair<const ScaleConfig*, std::string>, double> min_base;
   for (const Result& r : results) {
-    if (std::string(r.config->name) != "e2m1") continue;
+    if (r.config->bits != kBaselineFormatSet) continue;
     base[{r.design, r.scales, r.dist}] = per_block(r);
     const auto mk = std::make_pair(r.scales, r.dist);
     if (min_base.count(mk) == 0 || per_block(r) < min_base[mk]) min_base[mk] = per_block(r);
@@ -650,7 +656,7 @@ void add_energy_command(CLI::App& app) {
       "energy",
       "Activity-based energy of the synthesized DPU per format configuration, on golden-quantized operand "
       "streams (docs/area-energy.md)");
-  sub->add_option("--configs", args->configs, "comma-separated: e2m1, e2m1+e1m2, all (= e2m1+e1m2+int4), int4, e1m2")
+  sub->add_option("--configs", args->configs, "comma-separated: " + config_names())
       ->capture_default_str();
   sub->add_option("--lane-design", args->lane_designs,
                   "comma-separated lane designs of the DPU: " + lane_design_names() + ", or all (--calibration: the first)")

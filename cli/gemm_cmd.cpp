@@ -454,9 +454,9 @@ void add_gemm_command(CLI::App& app) {
   cmd->add_option("--m", a.m, "Rows of A and C (ignored with --a)")->type_name("N");
   cmd->add_option("--n", a.n, "Rows of B, columns of C (ignored with --b)")->type_name("N");
   cmd->add_option("--k", a.k, "Contraction length (ignored with --a)")->type_name("N");
-  cmd->add_option("--format-a", a.format_a, "Element format of A: e2m1, e1m2, int4")->type_name("NAME");
+  cmd->add_option("--format-a", a.format_a, "Element format of A: " + format_names(", "))->type_name("NAME");
   cmd->add_option("--format-b", a.format_b, "Element format of B")->type_name("NAME");
-  cmd->add_option("--scale", a.scale, "Scale mode: fp32, nvfp4, mx-floor, mx-ceil")->type_name("NAME");
+  cmd->add_option("--scale", a.scale, "Scale mode: " + scale_mode_names(", "))->type_name("NAME");
   cmd->add_option("--block", a.block, "Block shape: 1x16, 1x32, 16x16")->type_name("NAME");
   cmd->add_option("--config", a.config, "Tile configuration (JSON; see model/README.md)")->type_name("FILE");
   cmd->add_option("--arch", a.arch,

@@ -23,9 +23,18 @@
 #include "nibble/analysis/synthetic.h"
 #include "nibble/io/tensor_file.h"
 #include "nibble/limits.h"
+#include "nibble/scale.h"
 
 namespace nibble::cli {
 namespace {
+
+// The names of a golden list (kAllFormats, kAllScaleModes): the default is every one.
+template <class List>
+std::vector<std::string> names_of(const List& list) {
+  std::vector<std::string> out;
+  for (const auto& v : list) out.emplace_back(name(v));
+  return out;
+}
 
 struct QuantOptions {
   std::string input = "gaussian";
@@ -33,8 +42,8 @@ struct QuantOptions {
   std::string tensor_name;
   int64_t rows = 256;
   int64_t cols = 256;
-  std::vector<std::string> formats = {"e2m1", "e1m2", "int4"};
-  std::vector<std::string> scales = {"fp32", "nvfp4", "mx-floor", "mx-ceil"};
+  std::vector<std::string> formats = names_of(kAllFormats);
+  std::vector<std::string> scales = names_of(kAllScaleModes);
   std::vector<std::string> blocks = {"1x16", "1x32", "16x16"};
   std::vector<std::string> rht = {"off", "16"};
   std::vector<std::string> roundings = {"rne", "sr"};
@@ -334,8 +343,8 @@ void add_quant_command(CLI::App& app) {
                           ->check(integer_in());
   tensor->excludes(input)->excludes(rows)->excludes(cols);
 
-  cmd->add_option("--formats", o->formats, "element formats: e2m1, e1m2, int4")->delimiter(',')->capture_default_str();
-  cmd->add_option("--scale", o->scales, "scale modes: fp32, nvfp4, mx-floor, mx-ceil")
+  cmd->add_option("--formats", o->formats, "element formats: " + format_names(", "))->delimiter(',')->capture_default_str();
+  cmd->add_option("--scale", o->scales, "scale modes: " + scale_mode_names(", "))
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--block", o->blocks,

@@ -20,10 +20,10 @@ namespace nibble::cli {
 std::vector<CLI::Option*> QuantFlags::add_to(CLI::App* cmd, const std::string& prefix, const std::string& rht_sizes) {
   std::vector<CLI::Option*> added;
   added.push_back(
-      cmd->add_option("--" + prefix + "format", format, "element format: e2m1, e1m2, int4")->capture_default_str());
+      cmd->add_option("--" + prefix + "format", format, "element format: " + format_names(", "))->capture_default_str());
   added.push_back(
       cmd->add_option("--" + prefix + "block", block, "block shape: 1x16, 1x32, 16x16")->capture_default_str());
-  added.push_back(cmd->add_option("--" + prefix + "scale", scale, "scale mode: fp32, nvfp4, mx-floor, mx-ceil")
+  added.push_back(cmd->add_option("--" + prefix + "scale", scale, "scale mode: " + scale_mode_names(", "))
                       ->capture_default_str());
   added.push_back(cmd->add_option("--" + prefix + "rounding", rounding, "rne or sr")->capture_default_str());
   if (!prefix.empty()) return added;  // the remaining options are shared by both operands
@@ -55,9 +55,9 @@ QuantConfig QuantFlags::config() const {
   const auto b = parse_block_shape(block);
   const auto s = parse_scale_mode(scale);
   const auto r = parse_rounding(rounding);
-  if (!f) throw UsageError(fmt::format("unknown format '{}'; valid: e2m1, e1m2, int4", format));
+  if (!f) throw UsageError(fmt::format("unknown format '{}'; valid: {}", format, format_names(", ")));
   if (!b) throw UsageError(fmt::format("unknown block shape '{}'; valid: 1x16, 1x32, 16x16", block));
-  if (!s) throw UsageError(fmt::format("unknown scale mode '{}'; valid: fp32, nvfp4, mx-floor, mx-ceil", scale));
+  if (!s) throw UsageError(fmt::format("unknown scale mode '{}'; valid: {}", scale, scale_mode_names(", ")));
   if (!r) throw UsageError(fmt::format("unknown rounding '{}'; valid: rne, sr", rounding));
   const auto z = parse_zero_policy(zero);
   const auto p = parse_nonfinite_policy(nonfinite);

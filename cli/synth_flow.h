@@ -6,28 +6,37 @@
 #include <string>
 #include <vector>
 
+#include "nibble/format_sets.h"
 #include "nibble/io/shell.h"
 #include "nibble/power/lane_design.h"
 #include "nibble/report/report.h"
 
 namespace nibble::cli {
 
+// An element-format set a unit is built for (golden's kFormatSets).
 struct Config {
-  const char* name;   // command-line name
-  const char* label;  // table label
-  const char* mask;   // FormatMask value (nibble_pkg::format_mask_t, bit f = format f)
+  std::string name;   // command-line name
+  std::string label;  // table label
+  std::string mask;   // FormatMask value (nibble_pkg::format_mask_t, bit f = format f)
+  FormatMask bits;    // the same mask as a number
+  bool energy_default;
 };
-extern const std::array<Config, 5> kConfigs;
+extern const std::array<Config, kFormatSets.size()> kConfigs;
+// The row of kBaselineFormatSet, E2M1 alone: what every area and energy figure is compared with.
+const Config& baseline_config();
+// The names of kConfigs, comma-separated, in table order ("all (= e2m1+e1m2+int4)" for all).
+std::string config_names();
 
 // The block-scale formats a DPU decodes (nibble_pkg::scale_format_mask_t, bit f = scale format
-// f), and the golden scale mode of the energy runs' operand streams on it.
+// f), and the golden scale mode of the energy runs' operand streams on it (golden's
+// kScaleFormatSets).
 struct ScaleConfig {
-  const char* name;        // command-line name
-  const char* label;       // table label
-  const char* mask;        // ScaleFormatMask value
-  const char* scale_mode;  // golden scale mode of the energy streams
+  std::string name;        // command-line name
+  std::string label;       // table label
+  std::string mask;        // ScaleFormatMask value
+  std::string scale_mode;  // golden scale mode of the energy streams
 };
-extern const std::array<ScaleConfig, 3> kScaleConfigs;
+extern const std::array<ScaleConfig, kScaleFormatSets.size()> kScaleConfigs;
 // "all,fp32,..." -> scale-format sets; UsageError on an unknown or repeated name.
 std::vector<const ScaleConfig*> parse_scale_configs(const std::string& text, const char* option);
 

@@ -221,8 +221,8 @@ struct RecipeOptions {
     for (const auto& n : tr::preset_names()) names += (names.empty() ? "" : ", ") + n;
     cmd->add_option("--recipe", recipe, "recipe preset (" + names + "), optionally with flags: e.g. e2m1+rht=all")
         ->capture_default_str();
-    cmd->add_option("--format", format, "override the element format: e2m1, e1m2, int4");
-    cmd->add_option("--scale", scale, "override the scale mode: fp32, nvfp4, mx-floor, mx-ceil");
+    cmd->add_option("--format", format, "override the element format: " + format_names(", "));
+    cmd->add_option("--scale", scale, "override the scale mode: " + scale_mode_names(", "));
     cmd->add_option("--act-block", act_block, "override the X/dY block: 1x16, 1x32");
     cmd->add_option("--weight-block", weight_block, "override the W block: 1x16, 1x32, 16x16");
     cmd->add_option("--rht", rht, "override where RHT16 runs: none, all, or a list of fprop,dgrad,wgrad");

@@ -212,7 +212,7 @@ void add_generate_options(CLI::App& sub, vec::Op op, VectorsArgs& a) {
   const auto number = [&sub](const char* flag, std::string& value, const char* help) {
     return sub.add_option(flag, value, help)->type_name("N");
   };
-  const auto named = [&sub](const char* flag, std::string& value, const char* help) {
+  const auto named = [&sub](const char* flag, std::string& value, const std::string& help) {
     return sub.add_option(flag, value, help)->type_name("NAME");
   };
   number("--seed", a.seed, "Seed of the random cases (decimal, or hex with 0x)")->capture_default_str();
@@ -221,8 +221,8 @@ void add_generate_options(CLI::App& sub, vec::Op op, VectorsArgs& a) {
   sub.add_flag("--no-boundary", a.no_boundary, "Leave out the boundary table");
   switch (op) {
     case vec::Op::kQuantize:
-      named("--format,--format-a", a.format, "Element formats: e2m1, e1m2, int4, comma-separated (default: all)");
-      named("--scale,--scale-a", a.scale, "Scale modes: fp32, nvfp4, mx-floor, mx-ceil (default: all)");
+      named("--format,--format-a", a.format, "Element formats: " + format_names(", ") + ", comma-separated (default: all)");
+      named("--scale,--scale-a", a.scale, "Scale modes: " + scale_mode_names(", ") + " (default: all)");
       number("--block-len", a.block_len, "Block lengths: 16, 32 or 16,32 (default: both)");
       named("--rounding", a.rounding, "Roundings: rne, sr (default: both)");
       named("--zero", a.zero, "Zero policies: positive, signed (default: positive only)");
@@ -230,7 +230,7 @@ void add_generate_options(CLI::App& sub, vec::Op op, VectorsArgs& a) {
       number("--sr-bits", a.sr_bits, "Stochastic-rounding bits B, 1..8 (default: drawn; tables use 1 and 8)");
       break;
     case vec::Op::kDot:
-      named("--format-a", a.format_a, "Formats of a: e2m1, e1m2, int4, comma-separated (default: all)");
+      named("--format-a", a.format_a, "Formats of a: " + format_names(", ") + ", comma-separated (default: all)");
       named("--format-b", a.format_b, "Formats of b (default: all)");
       named("--scale-a", a.scale_a, "Scale formats of a: e4m3, ue8m0, fp32 (default: all)");
       named("--scale-b", a.scale_b, "Scale formats of b (default: all)");
@@ -238,9 +238,9 @@ void add_generate_options(CLI::App& sub, vec::Op op, VectorsArgs& a) {
       number("--nblocks", a.nblocks, "Blocks per case (default: random cases 1..8, tables 16)");
       break;
     case vec::Op::kGemmTile:
-      named("--format-a", a.format_a, "Formats of A: e2m1, e1m2, int4, comma-separated (default: all)");
+      named("--format-a", a.format_a, "Formats of A: " + format_names(", ") + ", comma-separated (default: all)");
       named("--format-b", a.format_b, "Formats of B (default: all)");
-      named("--scale-a", a.scale_a, "Scale modes of A: fp32, nvfp4, mx-floor, mx-ceil (default: all)");
+      named("--scale-a", a.scale_a, "Scale modes of A: " + scale_mode_names(", ") + " (default: all)");
       named("--scale-b", a.scale_b, "Scale modes of B (default: all)");
       named("--block-a", a.block_a, "Block shapes of A: 1x16, 1x32, 16x16 (default: all)");
       named("--block-b", a.block_b, "Block shapes of B (default: all)");

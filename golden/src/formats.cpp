@@ -5,32 +5,10 @@
 #include "nibble/fp32.h"
 
 namespace nibble {
-namespace {
-
-int floor_log2(uint32_t v) {
-  int p = -1;
-  while (v != 0) {
-    v >>= 1;
-    ++p;
-  }
-  return p;
-}
-
-}  // namespace
 
 float max_value(Format f) { return static_cast<float>(max_units(f)) * exp2_f32(lsb_exp(f)); }
 
-int emax(Format f) { return floor_log2(max_units(f)) + lsb_exp(f); }
-
-Decoded decode(Format f, uint8_t code) {
-  code &= 0xF;
-  const FormatInfo& i = info(f);
-  if (i.encoding == Encoding::kTwosComplement) {
-    const bool neg = (code & 0x8) != 0;
-    return {neg, neg ? 16u - code : code};
-  }
-  return {(code & 0x8) != 0, minifloat_units(code, i.exp_bits, i.man_bits)};
-}
+int emax(Format f) { return msb_index(max_units(f)) + lsb_exp(f); }
 
 float decode_value(Format f, uint8_t code) {
   const Decoded d = decode(f, code);
@@ -48,26 +26,10 @@ uint8_t encode(Format f, bool neg, uint32_t units) {
   }
   const int m = i.man_bits;
   if (units >= (1u << m)) {
-    const int shift = floor_log2(units) - m;
+    const int shift = msb_index(units) - m;
     if ((units & ((1u << shift) - 1u)) != 0) throw std::invalid_argument("encode: magnitude not on the grid");
   }
   return static_cast<uint8_t>(minifloat_code(neg, units, i.exp_bits, m));
-}
-
-uint32_t minifloat_units(uint32_t code, int exp_bits, int man_bits) {
-  const uint32_t e = (code >> man_bits) & ((1u << exp_bits) - 1u);
-  const uint32_t frac = code & ((1u << man_bits) - 1u);
-  return e == 0 ? frac : ((1u << man_bits) + frac) << (e - 1);
-}
-
-uint32_t minifloat_code(bool neg, uint32_t units, int exp_bits, int man_bits) {
-  uint32_t e = 0;
-  uint32_t frac = units;
-  if (units >= (1u << man_bits)) {
-    e = static_cast<uint32_t>(floor_log2(units) - man_bits + 1);
-    frac = (units >> (e - 1)) - (1u << man_bits);
-  }
-  return (neg ? 1u << (exp_bits + man_bits) : 0u) | (e << man_bits) | frac;
 }
 
 std::optional<Format> parse_format(std::string_view n) {
@@ -86,6 +48,12 @@ std::optional<ScaleFormat> parse_scale_format(std::string_view n) {
 
 std::string_view name(Format f) { return info(f).name; }
 std::string_view name(ScaleFormat f) { return info(f).name; }
+
+std::string format_names(std::string_view sep) {
+  std::string out;
+  for (const FormatInfo& i : kFormatTable) out += (out.empty() ? "" : std::string(sep)) + std::string(i.name);
+  return out;
+}
 
 void pack_codes(const uint8_t* codes, size_t count, uint8_t* packed) {
   for (size_t k = 0; k < (count + 1) / 2; ++k) {

@@ -11,8 +11,6 @@
 namespace nibble {
 namespace {
 
-int msb_index(uint64_t v) { return 63 - __builtin_clzll(v); }
-
 GridValue saturated(bool neg, const Grid& g) { return {neg, g.max_units}; }
 
 }  // namespace

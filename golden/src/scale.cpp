@@ -12,7 +12,7 @@ namespace nibble {
 namespace {
 
 constexpr float kFltMax = std::numeric_limits<float>::max();
-constexpr int kUe8m0Bias = 127;
+constexpr int kUe8m0Bias = info(ScaleFormat::kUE8M0).bias;
 
 // IEEE single operations, written as functions so each rounding is visible.
 float mul(float a, float b) { return a * b; }
@@ -56,6 +56,12 @@ std::string_view name(ScaleMode m) {
   return "?";
 }
 
+std::string scale_mode_names(std::string_view sep) {
+  std::string out;
+  for (ScaleMode m : kAllScaleModes) out += (out.empty() ? "" : std::string(sep)) + std::string(name(m));
+  return out;
+}
+
 std::optional<NonFinitePolicy> parse_nonfinite_policy(std::string_view n) {
   for (NonFinitePolicy p : kAllNonFinitePolicies) {
     if (name(p) == n) return p;
@@ -80,21 +86,11 @@ float scale_amax(const float* x, size_t n, NonFinitePolicy p) {
 }
 
 float decode_scale(ScaleFormat f, uint32_t code) {
-  switch (f) {
-    case ScaleFormat::kFP32: return canonical(f32_from_bits(code));
-    case ScaleFormat::kUE8M0:
-      if ((code & 0xFFu) == info(f).nan_code) return f32_from_bits(kCanonicalNaN);
-      return exp2_f32(static_cast<int>(code & 0xFFu) - kUe8m0Bias);
-    case ScaleFormat::kE4M3: {
-      code &= 0xFFu;
-      if ((code & 0x7Fu) == 0x7Fu) return f32_from_bits(kCanonicalNaN);
-      const ScaleFormatInfo& e4m3 = info(ScaleFormat::kE4M3);
-      const uint32_t units = minifloat_units(code, e4m3.exp_bits, e4m3.man_bits);
-      const float mag = static_cast<float>(units) * exp2_f32(kE4M3Grid.lsb_exp);
-      return (code & 0x80u) != 0 ? -mag : mag;
-    }
-  }
-  throw std::invalid_argument("decode_scale: unknown scale format");
+  if (scale_encoding(f) == ScaleEncoding::kBinary32) return canonical(f32_from_bits(code));
+  const ScaleCodeValue v = scale_code_value(f, code);
+  if (v.nan) return f32_from_bits(kCanonicalNaN);
+  const float mag = static_cast<float>(v.units) * exp2_f32(v.exp);
+  return v.neg ? -mag : mag;
 }
 
 uint8_t encode_e4m3(float x) {
@@ -109,8 +105,7 @@ uint8_t encode_e4m3(float x) {
 // NaN to 0x7F and saturates Inf); canonical() fixes the NaNs they produce.
 TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor) {
   if (m != ScaleMode::kNVFP4) return {};
-  const float e4m3_max = decode_scale(ScaleFormat::kE4M3, 0x7E);  // 448
-  float s_enc = min_finite(div(mul(e4m3_max, max_value(f)), amax_tensor));
+  float s_enc = min_finite(div(mul(kE4M3Max, max_value(f)), amax_tensor));
   if (amax_tensor == 0.0f || s_enc == 0.0f) s_enc = 1.0f;
   return {canonical(s_enc), canonical(div(1.0f, s_enc))};
 }

@@ -50,39 +50,45 @@ uint8_t max_code(Format f) { return encode(f, false, max_units(f)); }
 uint8_t neg_max_code(Format f) { return encode(f, true, max_units(f)); }
 uint8_t most_negative_code(Format f) { return encode(f, true, max_decode_units(f)); }  // INT4: -8
 
+// Scale codes by value, from the scale format's row: 1.0, the largest finite
+// magnitude (the code below the NaN code), the smallest normal, and the sign bit
+// of a signed format.
 uint32_t unit_scale(ScaleFormat sf) {
-  switch (sf) {
-    case ScaleFormat::kE4M3: return encode_e4m3(1.0f);
-    case ScaleFormat::kUE8M0: return static_cast<uint32_t>(info(sf).bias);  // 2^(code - bias)
-    case ScaleFormat::kFP32: return kOneF32;
+  const ScaleFormatInfo& i = info(sf);
+  switch (scale_encoding(sf)) {
+    case ScaleEncoding::kMinifloat: return minifloat_code(false, 1u << (i.bias - 1 + i.man_bits), i.exp_bits, i.man_bits);
+    case ScaleEncoding::kPowerOfTwo: return static_cast<uint32_t>(i.bias);  // 2^(code - bias)
+    case ScaleEncoding::kBinary32: return kOneF32;
   }
   throw std::invalid_argument("unit_scale: unknown scale format");
 }
+uint32_t max_scale(ScaleFormat sf) { return info(sf).nan_code - 1u; }  // minifloat and power-of-two codes
+uint32_t sign_scale(ScaleFormat sf) { return 1u << (info(sf).exp_bits + info(sf).man_bits); }
 
 // Scale codes worth crossing: unit, extremes, zero, NaN, negative, subnormal.
 std::vector<uint32_t> special_scales(ScaleFormat sf) {
-  switch (sf) {
-    case ScaleFormat::kE4M3: return {0x38u, 0x7Eu, 0x01u, 0x00u, 0x7Fu, 0xFEu, 0x80u, 0x08u, 0xFFu};
-    case ScaleFormat::kUE8M0: return {127u, 254u, 0u, 255u, 1u, 253u, 128u};
-    case ScaleFormat::kFP32:
+  const uint32_t one = unit_scale(sf), top = max_scale(sf), nan = info(sf).nan_code;
+  switch (scale_encoding(sf)) {
+    case ScaleEncoding::kMinifloat: {
+      const uint32_t sign = sign_scale(sf), min_normal = 1u << info(sf).man_bits;
+      return {one, top, 0x01u, 0x00u, nan, sign | top, sign, min_normal, sign | nan};
+    }
+    case ScaleEncoding::kPowerOfTwo: return {one, top, 0u, nan, 1u, top - 1u, one + 1u};
+    case ScaleEncoding::kBinary32:
       return {kOneF32,     kF32Max,     kF32MinSubnormal, 0x00800000u, 0x7F800000u, 0xFF800000u, kCanonicalNaN,
               0x80000000u, 0x00000000u, 0x00000200u,      0x7F000000u, 0xBF800000u, 0x007FFFFFu};
   }
   return {};
 }
 std::vector<uint32_t> largest_scales(ScaleFormat sf) {
-  switch (sf) {
-    case ScaleFormat::kE4M3: return {0x7Eu, 0x7Fu};
-    case ScaleFormat::kUE8M0: return {254u, 255u};
-    case ScaleFormat::kFP32: return {kF32Max, 0x7F800000u, 0xFF800000u, kCanonicalNaN};
-  }
-  return {};
+  if (scale_encoding(sf) == ScaleEncoding::kBinary32) return {kF32Max, 0x7F800000u, 0xFF800000u, kCanonicalNaN};
+  return {max_scale(sf), info(sf).nan_code};
 }
 std::vector<uint32_t> tiny_scales(ScaleFormat sf) {
-  switch (sf) {
-    case ScaleFormat::kE4M3: return {0x01u, 0x02u};
-    case ScaleFormat::kUE8M0: return {0u, 1u, 2u, 3u};
-    case ScaleFormat::kFP32: {
+  switch (scale_encoding(sf)) {
+    case ScaleEncoding::kMinifloat: return {0x01u, 0x02u};
+    case ScaleEncoding::kPowerOfTwo: return {0u, 1u, 2u, 3u};
+    case ScaleEncoding::kBinary32: {
       std::vector<uint32_t> v;
       for (int j = 0; j < 10; ++j) v.push_back(1u << j);
       v.push_back(0x007FFFFFu);
@@ -92,12 +98,12 @@ std::vector<uint32_t> tiny_scales(ScaleFormat sf) {
   return {};
 }
 uint32_t huge_scale(ScaleFormat sf) { return largest_scales(sf).front(); }
-// A scale near 2^24, so adding a unit-scaled block to it rounds.
+// A scale near 2^24 (or the largest below it), so adding a unit-scaled block to it rounds.
 uint32_t big_scale(ScaleFormat sf) {
-  switch (sf) {
-    case ScaleFormat::kE4M3: return 0x7Eu;
-    case ScaleFormat::kUE8M0: return 127u + 24u;
-    case ScaleFormat::kFP32: return f32_bits(exp2_f32(24));
+  switch (scale_encoding(sf)) {
+    case ScaleEncoding::kMinifloat: return max_scale(sf);
+    case ScaleEncoding::kPowerOfTwo: return unit_scale(sf) + 24u;
+    case ScaleEncoding::kBinary32: return f32_bits(exp2_f32(24));
   }
   return 0;
 }

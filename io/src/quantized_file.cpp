@@ -133,7 +133,7 @@ struct FieldReader {
     return v.get<bool>();
   }
   template <class T>
-  T named(const char* key, std::optional<T> (*parse)(std::string_view), const char* valid) const {
+  T named(const char* key, std::optional<T> (*parse)(std::string_view), const std::string& valid) const {
     const Json& v = field(key);
     const std::optional<T> parsed = v.is_string() ? parse(v.get<std::string>()) : std::nullopt;
     if (!parsed) defect(fmt::format("metadata '{}' is {}; valid: {}", key, v.dump(), valid));
@@ -164,9 +164,9 @@ QuantizedEntry parse_entry_metadata(const std::string& name, const std::string& 
   q.cols = r.integer("cols", 1, INT32_MAX);
   e.transposed = r.boolean("transposed");
   QuantConfig& c = q.config;
-  c.format = r.named<Format>("format", parse_format, "e2m1, e1m2, int4");
+  c.format = r.named<Format>("format", parse_format, format_names(", "));
   c.block = r.named<BlockShape>("block", parse_block_shape, "1x16, 1x32, 16x16");
-  c.scale = r.named<ScaleMode>("scale", parse_scale_mode, "fp32, nvfp4, mx-floor, mx-ceil");
+  c.scale = r.named<ScaleMode>("scale", parse_scale_mode, scale_mode_names(", "));
   c.rounding = r.named<Rounding>("rounding", parse_rounding, "rne, sr");
   c.sr_bits = static_cast<int>(r.integer("sr_bits", 1, 8));
   c.rht.size = static_cast<int>(r.integer("rht", 0, 128));

@@ -957,50 +957,55 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_byte
   check(cudaLaunchKernelEx(&config, kernel, args...), name, __FILE__, __LINE__);
 }
 
-// The main pass of a layout and recipe R: one kernel per format and rounding.
+// The main pass of a layout and recipe R: one kernel per format of golden's
+// list and rounding.
 using QuantizeKernel = void (*)(QuantizeArgs);
 template <Layout kLayout, class R>
-QuantizeKernel main_pass_kernel(Format format, bool stochastic) {
-  switch (format) {
-    case Format::kE2M1:
-      return stochastic ? quantize_tile_kernel<false, Format::kE2M1, true, kLayout, R>
-                        : quantize_tile_kernel<false, Format::kE2M1, false, kLayout, R>;
-    case Format::kE1M2:
-      return stochastic ? quantize_tile_kernel<false, Format::kE1M2, true, kLayout, R>
-                        : quantize_tile_kernel<false, Format::kE1M2, false, kLayout, R>;
-    case Format::kInt4:
-      return stochastic ? quantize_tile_kernel<false, Format::kInt4, true, kLayout, R>
-                        : quantize_tile_kernel<false, Format::kInt4, false, kLayout, R>;
+struct MainPassKernel {
+  bool stochastic;
+  template <Format F>
+  QuantizeKernel operator()() const {
+    return stochastic ? quantize_tile_kernel<false, F, true, kLayout, R> : quantize_tile_kernel<false, F, false, kLayout, R>;
   }
-  throw std::logic_error("quantize: unknown format");
+};
+template <Layout kLayout, class R>
+QuantizeKernel main_pass_kernel(Format format, bool stochastic) {
+  if (listed_index<kAllFormats>(format) == kAllFormats.size()) throw std::logic_error("quantize: unknown format");
+  return with_listed<kAllFormats>(format, MainPassKernel<kLayout, R>{stochastic});
 }
 
 // nvfp4's amax pass (amax_only) or the main pass. The amax pass does not
 // depend on the format or the rounding: one kernel per layout and R.
 template <Layout kLayout, class R>
 QuantizeKernel pass_kernel(bool amax_only, Format format, bool stochastic) {
-  return amax_only ? quantize_tile_kernel<true, Format::kE2M1, false, kLayout, R>
+  return amax_only ? quantize_tile_kernel<true, kAllFormats[0], false, kLayout, R>
                    : main_pass_kernel<kLayout, R>(format, stochastic);
 }
 
-// Wide rows and both ways: the kernels of the recipe's scale mode, RHT and
-// block width (an amax pass for nvfp4 alone, the one mode with a tensor scale).
+// Wide rows and both ways: the kernels of the recipe's scale mode (one per
+// mode of golden's list), RHT and block width (an amax pass for nvfp4 alone,
+// the one mode with a tensor scale).
+template <Layout kLayout, bool kRht, int kBlockCols>
+struct FixedRecipeKernel {
+  bool amax_only;
+  Format format;
+  bool stochastic;
+  template <ScaleMode M>
+  QuantizeKernel operator()() const {
+    if constexpr (M == ScaleMode::kNVFP4) {
+      return pass_kernel<kLayout, FixedRecipe<M, kRht, kBlockCols>>(amax_only, format, stochastic);
+    } else {
+      if (amax_only) throw std::logic_error("quantize: an amax pass without a tensor scale");
+      return main_pass_kernel<kLayout, FixedRecipe<M, kRht, kBlockCols>>(format, stochastic);
+    }
+  }
+};
 template <Layout kLayout, bool kRht, int kBlockCols>
 QuantizeKernel fixed_recipe_kernel(bool amax_only, ScaleMode mode, Format format, bool stochastic) {
-  if (mode == ScaleMode::kNVFP4) {
-    return pass_kernel<kLayout, FixedRecipe<ScaleMode::kNVFP4, kRht, kBlockCols>>(amax_only, format, stochastic);
+  if (listed_index<kAllScaleModes>(mode) == kAllScaleModes.size()) {
+    throw std::logic_error("quantize: unknown scale mode");
   }
-  if (amax_only) throw std::logic_error("quantize: an amax pass without a tensor scale");
-  switch (mode) {
-    case ScaleMode::kFP32:
-      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kFP32, kRht, kBlockCols>>(format, stochastic);
-    case ScaleMode::kMXFloor:
-      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kMXFloor, kRht, kBlockCols>>(format, stochastic);
-    case ScaleMode::kMXCeil:
-      return main_pass_kernel<kLayout, FixedRecipe<ScaleMode::kMXCeil, kRht, kBlockCols>>(format, stochastic);
-    default:
-      throw std::logic_error("quantize: unknown scale mode");
-  }
+  return with_listed<kAllScaleModes>(mode, FixedRecipeKernel<kLayout, kRht, kBlockCols>{amax_only, format, stochastic});
 }
 template <Layout kLayout>
 QuantizeKernel fixed_recipe_kernel(const QuantizeArgs& a, bool amax_only, ScaleMode mode, Format format,
@@ -1047,8 +1052,8 @@ size_t cta_cap_bytes(QuantizeKernel kernel, int ctas) {
   return bytes;
 }
 
-void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3 grid, cudaStream_t stream,
-                     bool after_previous, const QuantizeArgs& a) {
+// The kernel of a layout, pass and configuration (a: its block width and RHT).
+QuantizeKernel select_kernel(Layout layout, bool amax_only, const QuantConfig& cfg, const QuantizeArgs& a) {
   const bool sr = cfg.rounding == Rounding::kStochastic;
   QuantizeKernel kernel = nullptr;
   switch (layout) {
@@ -1065,6 +1070,13 @@ void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3
       kernel = fixed_recipe_kernel<Layout::kBothWays>(a, amax_only, cfg.scale, cfg.format, sr);
       break;
   }
+  return kernel;
+}
+
+void launch_quantize(Layout layout, bool amax_only, const QuantConfig& cfg, dim3 grid, cudaStream_t stream,
+                     bool after_previous, const QuantizeArgs& a) {
+  const bool sr = cfg.rounding == Rounding::kStochastic;
+  const QuantizeKernel kernel = select_kernel(layout, amax_only, cfg, a);
   const size_t shared_bytes = ctas_per_sm_exact(layout, sr, amax_only)
                                   ? cta_cap_bytes(kernel, ctas_per_sm(layout, sr, amax_only))
                                   : 0;
@@ -1316,6 +1328,17 @@ DeviceQuantized to_device(const QuantizedTensor& h) {
   tensor[kTensorDecode] = h.tensor.decode;
   q.tensor.upload(tensor);
   return q;
+}
+
+std::vector<const void*> quantize_kernels_of(const QuantConfig& cfg) {
+  QuantizeArgs a{};
+  a.block_cols = block_cols(cfg.block);
+  a.rht = cfg.rht.enabled();
+  std::vector<const void*> kernels;
+  for (Layout layout : {Layout::kColumnsFirst, Layout::kRowsFirst, Layout::kWideRows, Layout::kBothWays}) {
+    kernels.push_back(reinterpret_cast<const void*>(select_kernel(layout, false, cfg, a)));
+  }
+  return kernels;
 }
 
 }  // namespace nibble::cuda

@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "nibble/format_sets.h"
 #include "nibble/io/json.h"
 #include "nibble/limits.h"
 #include "nibble/report/report.h"
@@ -154,11 +155,12 @@ void read_area_energy_v1(const nlohmann::json& j, AreaData& out) {
 
 double AreaData::energy_percent(const std::string& table, const std::string& config, const std::string& format,
                                 const std::string& operands) const {
+  const std::string baseline = format_set_name(kBaselineFormatSet);
   double base = 0, value = 0;
   bool have_base = false, have_value = false;
   for (const Energy& e : energy) {
     if (e.table != table || e.operands != operands) continue;
-    if (e.config == "e2m1" && e.format == "e2m1") {
+    if (e.config == baseline && e.format == baseline) {  // E2M1-only running E2M1
       base = e.energy_per_mac;
       have_base = true;
     }

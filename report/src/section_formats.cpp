@@ -56,10 +56,10 @@ Section formats_section(ReportContext& ctx) {
        "Every code's value divided by the format's largest magnitude (E2M1 6, E1M2 1.75, INT4 7; INT4's -8 sits "
        "at -8/7). E2M1's spacing doubles at 2 and 4; E1M2 and INT4 are uniform.",
        // One short vertical bar per code, each format on its own row (impulses from y = 0 would merge rows).
-       fmt::format("set ytics ({})\nset yrange [-0.6:2.6]\nset xrange [-1.2:1.2]\nset xlabel 'value / largest "
-                   "magnitude'\nset key off\nplot for [i=0:2] 'data/grids.csv' skip 1 using ($1==i ? $5 : NaN):($1-0.25):"
+       fmt::format("set ytics ({})\nset yrange [-0.6:{}.6]\nset xrange [-1.2:1.2]\nset xlabel 'value / largest "
+                   "magnitude'\nset key off\nplot for [i=0:{}] 'data/grids.csv' skip 1 using ($1==i ? $5 : NaN):($1-0.25):"
                    "(0):(0.5) with vectors nohead lw 2 lc i+1\n",
-                   ytics)});
+                   ytics, kAllFormats.size() - 1, kAllFormats.size() - 1)});
 
   // The quantization matrix on every synthetic input.
   analysis::MatrixSpec spec;
@@ -137,13 +137,14 @@ Section formats_section(ReportContext& ctx) {
        "Lines: predicted bias of RNE at each positive level (flat density within the bucket). Points: measured mean "
        "|q| - |x| of the elements rounded to that level, gaussian input, nvfp4 1x16 RNE without RHT (filled) and "
        "with RHT16 (open). Negative = rounds magnitudes down.",
-       "set xlabel 'level / largest magnitude'\nset ylabel 'bias / largest magnitude'\n"
-       "plot for [i=0:2] 'data/level_bias.csv' skip 1 using ($1==i ? $4 : NaN):6 with linespoints lw 2 lc i+1 "
-       "pt 0 title word('e2m1 e1m2 int4', i+1).' predicted', "
-       "for [i=0:2] 'data/level_bias_measured.csv' skip 1 using (($1==i && $3==0) ? $5 : NaN):8 with points pt 7 "
-       "lc i+1 title word('e2m1 e1m2 int4', i+1).' measured', "
-       "for [i=0:2] 'data/level_bias_measured.csv' skip 1 using (($1==i && $3==16) ? $5 : NaN):8 with points pt 6 "
-       "lc i+1 title word('e2m1 e1m2 int4', i+1).' measured, RHT16'\n"});
+       fmt::format("set xlabel 'level / largest magnitude'\nset ylabel 'bias / largest magnitude'\n"
+                   "plot for [i=0:{0}] 'data/level_bias.csv' skip 1 using ($1==i ? $4 : NaN):6 with linespoints lw 2 "
+                   "lc i+1 pt 0 title word('{1}', i+1).' predicted', "
+                   "for [i=0:{0}] 'data/level_bias_measured.csv' skip 1 using (($1==i && $3==0) ? $5 : NaN):8 with "
+                   "points pt 7 lc i+1 title word('{1}', i+1).' measured', "
+                   "for [i=0:{0}] 'data/level_bias_measured.csv' skip 1 using (($1==i && $3==16) ? $5 : NaN):8 with "
+                   "points pt 6 lc i+1 title word('{1}', i+1).' measured, RHT16'\n",
+                   kAllFormats.size() - 1, format_names(" "))});
   s.tables.push_back(bias_table);
 
   // alpha and SQNR by input: nvfp4 1x16 RNE, each format with and without RHT.
@@ -234,7 +235,7 @@ Section formats_section(ReportContext& ctx) {
 std::string equivalent_quant_command(const ReportOptions& o) {
   return fmt::format("nibble quant --input all --formats {} --scale {} --block 1x16 --rht off,16 --rounding rne,sr "
                      "--seed {} --chain {} --chain-width {} --chain-batch {} --json FILE",
-                     kFormatsList, kScalesList, o.seed, kChainLayers, kChainWidth, kChainBatch);
+                     format_names(","), kScalesList, o.seed, kChainLayers, kChainWidth, kChainBatch);
 }
 
 }  // namespace nibble::report::detail

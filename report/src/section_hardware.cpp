@@ -12,6 +12,7 @@
 #include "nibble/analysis/quant_matrix.h"
 #include "nibble/analysis/render.h"
 #include "nibble/analysis/synthetic.h"
+#include "nibble/format_sets.h"
 #include "nibble/formats.h"
 #include "nibble/stats.h"
 #include "sections.h"
@@ -121,15 +122,16 @@ Section hardware_section(ReportContext& ctx) {
   std::set<std::string> tables;
   for (const auto& r : area.records) tables.insert(r.table);
   for (const std::string& tb : tables) {
+    const std::string baseline = format_set_name(kBaselineFormatSet);
     const AreaData::Record* base = nullptr;
     for (const auto& r : area.records) {
-      if (r.table == tb && r.config == "e2m1") base = &r;
+      if (r.table == tb && r.config == baseline) base = &r;
     }
     if (!base) continue;
     for (const auto& r : area.records) {
-      if (r.table != tb || r.config == "e2m1" || (r.config.find("e2m1") == std::string::npos && r.config != "all")) {
-        continue;
-      }
+      // the configurations that add formats to E2M1
+      const std::optional<FormatMask> set = parse_format_set(r.config);
+      if (r.table != tb || r.config == baseline || !set || (*set & kBaselineFormatSet) == 0) continue;
       inc += fmt::format("<li>{}: E2M1-only → {}: +{} {} ({:+.1f}%)</li>", html_escape(tb), html_escape(r.label),
                          fixed(r.area - base->area, std::fabs(r.area - base->area) >= 100 ? 0 : 2), html_escape(r.unit), 100.0 * (r.area - base->area) / base->area);
     }

@@ -12,8 +12,11 @@
 #include "nibble/analysis/quant_matrix.h"
 #include "nibble/analysis/render.h"
 #include "nibble/analysis/synthetic.h"
+#include "nibble/format_sets.h"
 #include "nibble/formats.h"
 #include "nibble/stats.h"
+#include "nibble/train/recipe.h"
+#include "nibble/train/sweep.h"
 #include "sections.h"
 
 namespace nibble::report::detail {
@@ -21,19 +24,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The element format of a recipe spec ("preset" or "preset+key=value+..."): a format= flag, else the preset's.
+// The element format of a recipe spec ("preset" or "preset+key=value+..."), as train parses
+// it; empty for a recipe that quantizes nothing (bf16) or that train does not know.
 std::string format_of_recipe(const std::string& recipe) {
-  const size_t flag = recipe.find("+format=");
-  if (flag != std::string::npos) return recipe.substr(flag + 8, recipe.find('+', flag + 1) - flag - 8);
-  const std::string preset = recipe.substr(0, recipe.find('+'));
-  if (preset == "ufp4-int4") return "int4";
-  if (preset == "ufp4") return "e1m2";
-  if (preset == "bf16") return "";
-  return "e2m1";  // e2m1, nvfp4, mxfp4
+  try {
+    const train::Recipe r = train::parse_recipe_spec(recipe);
+    return r.quantized ? std::string(name(r.format)) : std::string();
+  } catch (const train::RecipeError&) {
+    return "";
+  }
 }
 
+// Whether a format-set configuration ("all", "e2m1+e1m2", ...) multiplies format f.
 bool config_supports(const std::string& config, const std::string& format) {
-  return config == "all" || config.find(format) != std::string::npos;
+  const std::optional<FormatMask> set = parse_format_set(config);
+  const std::optional<Format> f = parse_format(format);
+  return set && f && (*set & format_bit(*f)) != 0;
 }
 
 }  // namespace
@@ -58,10 +64,12 @@ Section tradeoff_section(ReportContext& ctx) {
   for (const auto& r : area.records) {
     if (r.table == tb) recs.push_back(&r);
   }
+  // The baseline, E2M1 alone: its configuration name is also the name of its one format.
+  const std::string baseline = format_set_name(kBaselineFormatSet);
   auto pct = [&](const AreaData::Record& r) {
     if (r.has_percent) return r.percent_vs_e2m1;
     for (const auto& b : area.records) {
-      if (b.table == r.table && b.config == "e2m1" && b.area > 0) return 100.0 * (r.area - b.area) / b.area;
+      if (b.table == r.table && b.config == baseline && b.area > 0) return 100.0 * (r.area - b.area) / b.area;
     }
     return std::nan("");
   };
@@ -69,7 +77,7 @@ Section tradeoff_section(ReportContext& ctx) {
   auto epct = [&](const AreaData::Record& r, const std::string& f) {
     if (!area.energy.empty()) return area.energy_percent(r.table, r.config, f);
     for (const auto& b : area.records) {
-      if (r.has_energy && b.table == r.table && b.config == "e2m1" && b.has_energy && b.energy_per_mac > 0) {
+      if (r.has_energy && b.table == r.table && b.config == baseline && b.has_energy && b.energy_per_mac > 0) {
         return 100.0 * (r.energy_per_mac - b.energy_per_mac) / b.energy_per_mac;
       }
     }
@@ -126,7 +134,7 @@ Section tradeoff_section(ReportContext& ctx) {
                        "Filled: relative loss gap to BF16 from recorded training (where present). Open: attenuation "
                        "of the 8-layer chain, |1 - eta_8|, computed now.",
                        plot});
-  if (std::any_of(recs.begin(), recs.end(), [&](const auto* r) { return std::isfinite(epct(*r, "e2m1")); })) {
+  if (std::any_of(recs.begin(), recs.end(), [&](const auto* r) { return std::isfinite(epct(*r, baseline)); })) {
     std::string p2 = "set xlabel 'energy per MAC vs E2M1-only (%)'\nset ylabel 'quality loss (%)'\n"
                      "set offsets graph 0.05, graph 0.3, graph 0.1, graph 0.05\nplot ";
     if (series) p2 += "'data/tradeoff.csv' skip 1 using ($1==0 ? $5 : NaN):6:3 with labels point pt 7 offset 0.5,0.5 left font ',9' title 'loss gap to BF16', ";

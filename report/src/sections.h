@@ -30,7 +30,6 @@ inline std::string training_dir(const ReportOptions& o) {
 
 // The quantization experiments, written as the `nibble quant` command that
 // reproduces them (the test runs it and compares the numbers).
-constexpr const char* kFormatsList = "e2m1,e1m2,int4";
 constexpr const char* kScalesList = "nvfp4,fp32";
 constexpr int kChainLayers = 8;
 constexpr int64_t kChainWidth = 256, kChainBatch = 64;

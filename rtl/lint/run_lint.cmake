@@ -1,12 +1,17 @@
-# Lints every RTL configuration: cmake -DVERILATOR=... -DRTL_DIR=... -P run_lint.cmake
-# Each top (nibble_dpu, nibble_tile, nibble_quantizer) is linted for every format mask (E2M1,
-# E1M2, INT4, E2M1+E1M2, all three), the DPU for every lane design and each of the seven masks
-# and the tile for every lane design, the DPU and tile for each scale-format set, and the tile also at 8 x 8, 16 x 8 and 4 x 4 with 32 lanes; each configuration once as synthesis sees it and once with assertions compiled in.
+# Lints every RTL configuration:
+#   cmake -DVERILATOR=... -DRTL_DIR=... -DFORMAT_SETS=<build>/format_sets.cmake -P run_lint.cmake
+# FORMAT_SETS holds golden's format sets (cmake/NibbleFormatSets.cmake writes it). Each top
+# (nibble_dpu, nibble_tile, nibble_quantizer) is linted for every named format set (E2M1, E1M2,
+# INT4, E2M1+E1M2, all three), the DPU for every lane design and every non-empty set of formats
+# and the tile for every lane design, the DPU and tile for each scale-format set other than all
+# and each scale format alone, and the tile also at 8 x 8, 16 x 8 and 4 x 4 with 32 lanes; each
+# configuration once as synthesis sees it and once with assertions compiled in.
 # Any warning fails.
+include(${FORMAT_SETS})
 set(pkgs ${RTL_DIR}/pkg/nibble_f32_pkg.sv ${RTL_DIR}/pkg/nibble_pkg.sv
          ${RTL_DIR}/pkg/nibble_quant_pkg.sv)
 file(GLOB modules ${RTL_DIR}/nibble_*.sv)
-set(masks "3'b001" "3'b010" "3'b100" "3'b011" "3'b111")
+set(masks ${NIBBLE_FORMAT_SET_SV})
 set(configs)
 foreach(mask ${masks})
   list(APPEND configs "nibble_dpu|-GFormatMask=${mask}|-GLanes=16")
@@ -21,13 +26,16 @@ file(READ ${RTL_DIR}/pkg/nibble_pkg.sv pkg_text)
 string(REGEX MATCH "NumLaneDesigns +=[ ]*([0-9]+)" _ "${pkg_text}")
 math(EXPR last_design "${CMAKE_MATCH_1} - 1")
 foreach(design RANGE ${last_design})
-  foreach(mask ${masks} "3'b101" "3'b110")
+  foreach(mask ${NIBBLE_FORMAT_MASKS_EVERY_SV})
     list(APPEND configs "nibble_dpu|-GFormatMask=${mask}|-GLanes=16|-GLaneDesign=${design}")
   endforeach()
   list(APPEND configs "nibble_tile|-GLaneDesign=${design}")
 endforeach()
-# The scale-format sets other than all three (E4M3 + UE8M0, FP32, E4M3 alone).
-foreach(scales "3'b011" "3'b100" "3'b001")
+# The scale-format sets other than all of them (E4M3 + UE8M0, FP32) and each scale format alone.
+set(scale_masks ${NIBBLE_SCALE_FORMAT_SET_SV} ${NIBBLE_SCALE_FORMAT_ALONE_SV})
+list(REMOVE_DUPLICATES scale_masks)
+list(REMOVE_ITEM scale_masks ${NIBBLE_SCALE_FORMAT_MASK_ALL_SV})
+foreach(scales ${scale_masks})
   list(APPEND configs "nibble_dpu|-GScaleFormatMask=${scales}" "nibble_tile|-GScaleFormatMask=${scales}")
 endforeach()
 # The tile's array shape and lane count (every format): the spec's 8 x 8 and 16 x 8 arrays,

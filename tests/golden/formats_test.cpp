@@ -2,6 +2,7 @@
 // code pair's product, packing.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "nibble/formats.h"
@@ -60,6 +61,39 @@ TEST(Formats, EncodeInvertsDecode) {
   EXPECT_THROW(encode(Format::kInt4, false, 8), std::invalid_argument);  // +8 does not exist
   EXPECT_THROW(encode(Format::kE2M1, false, 5), std::invalid_argument);  // 2.5 is off the grid
   EXPECT_THROW(encode(Format::kE1M2, false, 8), std::invalid_argument);
+}
+
+// The code functions of codes.h are constant expressions (the CUDA kernels
+// evaluate them from the table's rows at compile time): every code of every
+// format, decoded at compile time, equals its run-time decode and encodes back.
+constexpr auto kDecodedAtCompileTime = [] {
+  std::array<std::array<Decoded, 16>, kAllFormats.size()> t{};
+  for (size_t i = 0; i < kAllFormats.size(); ++i) {
+    for (uint8_t c = 0; c < 16; ++c) t[i][c] = decode(kAllFormats[i], c);
+  }
+  return t;
+}();
+static_assert(kDecodedAtCompileTime[0][7].units == max_units(kAllFormats[0]), "E2M1's 0x7 is its largest");
+static_assert(kE4M3Grid.max_units == 448u << 9 && kE4M3Max == 448.0f, "E4M3 saturates at 448");
+
+TEST(Formats, CodesDecodeAndEncodeAtCompileTime) {
+  int checked = 0;
+  for (size_t i = 0; i < kAllFormats.size(); ++i) {
+    const Format f = kAllFormats[i];
+    for (uint8_t c = 0; c < 16; ++c) {
+      const Decoded want = decode(f, c);
+      EXPECT_EQ(kDecodedAtCompileTime[i][c].neg, want.neg) << name(f) << " code " << int(c);
+      EXPECT_EQ(kDecodedAtCompileTime[i][c].units, want.units) << name(f) << " code " << int(c);
+      EXPECT_EQ(std::ldexp(static_cast<float>(want.signed_units()), lsb_exp(f)), expected_values(f)[c])
+          << name(f) << " code " << int(c);
+      if (info(f).encoding == Encoding::kSignMagnitudeFloat) {
+        EXPECT_EQ(minifloat_code(want.neg, want.units, info(f).exp_bits, info(f).man_bits), c)
+            << name(f) << " code " << int(c);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 16 * static_cast<int>(kAllFormats.size()));
 }
 
 // All 16x16 code pairs of all 9 format pairs: the integer product in units

@@ -50,6 +50,31 @@ TEST(UE8M0, DecodesPowersOfTwoAndNaN) {
   EXPECT_TRUE(std::isnan(decode_scale(ScaleFormat::kUE8M0, 255)));
 }
 
+// scale_code_value (codes.h, from the table's row) against the scale formats'
+// definitions, for every 8-bit code: E4M3 is S.EEEE.MMM with bias 7,
+// subnormal at E = 0, NaN at S.1111.111; UE8M0 is 2^(code - 127), NaN at 0xFF.
+TEST(ScaleFormats, EveryEightBitCodeDecodesByItsDefinition) {
+  int checked = 0;
+  for (uint32_t code = 0; code < 256; ++code) {
+    const ScaleCodeValue e4m3 = scale_code_value(ScaleFormat::kE4M3, code);
+    const uint32_t e = (code >> 3) & 0xFu, m = code & 0x7u;
+    EXPECT_EQ(e4m3.nan, (code & 0x7Fu) == 0x7Fu) << code;
+    if (!e4m3.nan) {
+      const double want = (code & 0x80u ? -1.0 : 1.0) * (e == 0 ? std::ldexp(m, -9) : std::ldexp(8 + m, int(e) - 10));
+      EXPECT_EQ((e4m3.neg ? -1.0 : 1.0) * std::ldexp(e4m3.units, e4m3.exp), want) << code;
+      EXPECT_EQ(static_cast<double>(decode_scale(ScaleFormat::kE4M3, code)), want) << code;
+    }
+    const ScaleCodeValue ue8m0 = scale_code_value(ScaleFormat::kUE8M0, code);
+    EXPECT_EQ(ue8m0.nan, code == 0xFFu) << code;
+    EXPECT_FALSE(ue8m0.neg) << code;
+    if (!ue8m0.nan) {
+      EXPECT_EQ(std::ldexp(ue8m0.units, ue8m0.exp), std::ldexp(1.0, int(code) - 127)) << code;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 256);
+}
+
 TEST(ScaleModes, NamesRoundTrip) {
   for (ScaleMode m : kAllScaleModes) EXPECT_EQ(parse_scale_mode(name(m)), m);
   EXPECT_FALSE(parse_scale_mode("mx").has_value());

@@ -50,6 +50,31 @@ import nibble_synth  # noqa: E402
 
 CALIB = os.path.join(HERE, "calib.v")
 YOSYS = os.environ.get("NIBBLE_YOSYS", "yosys")
+
+
+def format_set(name):
+    # golden's format sets (golden/include/nibble/format_sets.h), which CTest passes
+    # (tests/synth/CMakeLists.txt, cmake/NibbleFormatSets.cmake)
+    value = os.environ.get(name)
+    if value is None:
+        sys.exit("synth_tests.py: %s is not set (CTest sets it from golden's format sets)" % name)
+    return int(value)
+
+
+FORMAT_COUNT = format_set("NIBBLE_FORMAT_COUNT")
+SCALE_FORMAT_COUNT = format_set("NIBBLE_SCALE_FORMAT_COUNT")
+MASK_ALL = format_set("NIBBLE_FORMAT_MASK_ALL")            # every format
+MASK_BASELINE = format_set("NIBBLE_FORMAT_MASK_BASELINE")  # E2M1 alone
+SCALE_MASK_ALL = format_set("NIBBLE_SCALE_FORMAT_MASK_ALL")
+
+
+def sv_mask(mask, width=FORMAT_COUNT):
+    # a FormatMask (or, width SCALE_FORMAT_COUNT, ScaleFormatMask) as SystemVerilog: 3'b011
+    return "%d'b%s" % (width, format(mask, "0%db" % width))
+
+
+def sv_mask_value(literal):
+    return int(literal.split("'b")[1], 2)
 FAILS = []
 
 
@@ -164,10 +189,11 @@ def lane_miter():
     # format mask: decode + lane + the design's unit shift, proven equal by SAT over all code
     # and format-select inputs (select values naming no format included).
     designs = package_value("NumLaneDesigns")
-    masks = (1, 2, 4, 3, 7, 5, 6)
+    masks = range(1, MASK_ALL + 1)  # every non-empty set of formats
     files = ["pkg/nibble_f32_pkg.sv", "pkg/nibble_pkg.sv", "nibble_decode.sv", "nibble_lane.sv"]
-    ports = ("input [3:0] code_a_i, input [1:0] format_a_i, input [3:0] code_b_i, "
-             "input [1:0] format_b_i, output [%d:0] value_o")
+    sel = package_value("FormatSelWidth") - 1
+    ports = ("input [3:0] code_a_i, input [%d:0] format_a_i, input [3:0] code_b_i, "
+             "input [%d:0] format_b_i, output [%%d:0] value_o" % (sel, sel))
     proofs = 0
     with tempfile.TemporaryDirectory() as d:
         compat = os.path.join(d, "compat")
@@ -210,7 +236,7 @@ def lane_miter():
                 check(r.returncode == 0, "lane design %d == design 0 at FormatMask %d (SAT, all inputs)"
                       % (design, mask))
                 proofs += r.returncode == 0
-        r = prove(7, designs - 1, True)
+        r = prove(MASK_ALL, designs - 1, True)
         check(r.returncode != 0, "a broken lane design fails the proof (the miter can fail)")
     print("      %d equivalence proofs" % proofs)
     check(proofs == (designs - 1) * len(masks) and proofs > 0, "every design x mask proven")
@@ -223,36 +249,37 @@ CACHE = os.environ.get("NIBBLE_SYNTH_CACHE") or None
 def dpu_monotonic():
     area = {}
     design = str(package_value_enum("DefaultLaneDesign"))
-    for mask in ("3'b001", "3'b111"):
+    base, every = sv_mask(MASK_BASELINE), sv_mask(MASK_ALL)
+    for mask in (base, every):
         r = nibble_synth.run_flow("nibble_dpu", [("FormatMask", mask), ("Lanes", "16"),
                                                  ("LaneDesign", design)],
                                   nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=CACHE)
         area[mask] = r["area"]
         print("      nibble_dpu 16 lanes FormatMask=%s: %.1f GE, %d cells, %d flops, depth %s "
               "(%.1f s)" % (mask, r["area"], r["cells"], r["flops"], r["depth"], r["seconds"]))
-    check(area["3'b001"] > 0, "E2M1-only area > 0")
-    check(area["3'b111"] >= area["3'b001"], "all three formats >= E2M1-only")
+    check(area[base] > 0, "E2M1-only area > 0")
+    check(area[every] >= area[base], "all formats >= E2M1-only")
 
 
 def netlists():
     out = os.environ["NIBBLE_NETLIST_DIR"]
     os.makedirs(out, exist_ok=True)
-    # design:mask or design:mask:scale-format mask (the RTL's default, 7, when left out)
-    configs = [tuple(int(x) for x in (c + ":7").split(":")[:3])
-               for c in os.environ.get("NIBBLE_NETLIST_CONFIGS", "4:1,4:7").split(",")]
+    # design:mask or design:mask:scale-format mask (the RTL's default, all, when left out)
+    configs = [tuple(int(x) for x in (c + ":%d" % SCALE_MASK_ALL).split(":")[:3])
+               for c in os.environ["NIBBLE_NETLIST_CONFIGS"].split(",")]
     r = subprocess.run([sys.executable, os.path.join(SRC, "rtl", "synth", "liberty_cells.py"),
                         nibble_synth.GENERIC_LIB, os.path.join(out, "generic.cells.json")])
     check(r.returncode == 0, "cell models of the generic library")
 
     def name(config):
         design, mask, scales = config
-        return "dpu16_d%d_m%d%s.netlist.json" % (design, mask, "" if scales == 7 else "_s%d" % scales)
+        return "dpu16_d%d_m%d%s.netlist.json" % (design, mask, "" if scales == SCALE_MASK_ALL else "_s%d" % scales)
 
     def one(config):
         design, mask, scales = config
-        params = [("FormatMask", "3'b{:03b}".format(mask)), ("Lanes", "16"), ("LaneDesign", str(design))]
-        if scales != 7:  # the default is not passed: the same cache key as nibble area's
-            params.append(("ScaleFormatMask", "3'b{:03b}".format(scales)))
+        params = [("FormatMask", sv_mask(mask)), ("Lanes", "16"), ("LaneDesign", str(design))]
+        if scales != SCALE_MASK_ALL:  # the default is not passed: the same cache key as nibble area's
+            params.append(("ScaleFormatMask", sv_mask(scales, SCALE_FORMAT_COUNT)))
         return nibble_synth.run_flow("nibble_dpu", params, nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=CACHE,
                                      netlist=os.path.join(out, name(config)))
 
@@ -431,7 +458,7 @@ def units():
             (0x40600000, 0x3F800000, 2, 0, 0, 1, 0, 0x4),  # INT4 3.5: tie to even 4
             (0xBE000000, 0x3F800000, 2, 0, 0, 1, 1, 0x0),  # INT4 -0.125, signed: no -0, code 0
             (0xC0FCCCCD, 0x3F800000, 2, 0, 0, 1, 0, 0x9)]  # INT4 -7.9 saturates to -7
-    got = yosys_eval("nibble_elem_quant", [("FormatMask", "3'b111")],
+    got = yosys_eval("nibble_elem_quant", [("FormatMask", sv_mask(MASK_ALL))],
                      [{"x_i": "32'h%08x" % x, "encode_i": "32'h%08x" % e, "format_i": f,
                        "rounding_i": r, "rand_i": rnd, "sr_bits_i": b, "zero_i": z}
                       for x, e, f, r, rnd, b, z, _ in elem], ["code_o"])
@@ -447,7 +474,8 @@ def units():
         r = subprocess.run([sys.executable, os.path.join(SRC, "rtl", "synth", "liberty_cells.py"),
                             nibble_synth.GENERIC_LIB, cells_json])
         check(r.returncode == 0, "cell models of the generic library")
-        for mask in ("3'b001", "3'b111"):
+        base, every = sv_mask(MASK_BASELINE), sv_mask(MASK_ALL)
+        for mask in (base, every):
             net = os.path.join(d, "eq.netlist.json")
             r = nibble_synth.run_flow("nibble_elem_quant", [("FormatMask", mask)],
                                       nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=CACHE,
@@ -456,14 +484,14 @@ def units():
             print("      nibble_elem_quant FormatMask=%s: %.1f GE, %d cells, depth %s" % (
                 mask, r["area"], r["cells"], r["depth"]))
             check(r["flops"] == 0, "nibble_elem_quant %s is combinational" % mask)
-            enabled = [c for c in elem if (int(mask[-3:], 2) >> c[2]) & 1]
+            enabled = [c for c in elem if (sv_mask_value(mask) >> c[2]) & 1]
             got = netlist_eval(net, cells_json, [
                 {"x_i": x, "encode_i": e, "format_i": f, "rounding_i": rr, "rand_i": rnd,
                  "sr_bits_i": b, "zero_i": z} for x, e, f, rr, rnd, b, z, _ in enabled], ["code_o"])
             bad = [(c, g["code_o"]) for c, g in zip(enabled, got) if g["code_o"] != c[-1]]
             check(not bad, "mapped nibble_elem_quant %s netlist: %d known codes (wrong: %s)" % (
                 mask, len(enabled), bad))
-    check(area["3'b111"] >= area["3'b001"] > 0, "elem_quant all formats >= E2M1-only > 0")
+    check(area[every] >= area[base] > 0, "elem_quant all formats >= E2M1-only > 0")
     flow_errors()
     return 0
 
@@ -483,7 +511,7 @@ def units_full():
         return nibble_synth.run_flow(top, params, nibble_synth.GENERIC_LIB, yosys=YOSYS,
                                      cache=CACHE)
 
-    jobs = [("nibble_quantizer", [("FormatMask", "3'b001"), ("Lanes", "16")]),
+    jobs = [("nibble_quantizer", [("FormatMask", sv_mask(MASK_BASELINE)), ("Lanes", "16")]),
             ("nibble_rht16", [])]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
         for (top, params), r in zip(jobs, ex.map(one, jobs)):
@@ -631,7 +659,7 @@ def area_cli():
         with open(js) as f:
             rows = json.load(f)["configs"]
         check([e["lane_design"] for e in rows] == names, "one row per lane design, in table order")
-        check(all(e["area"] > 0 and e["format_mask"] == "3'b111" for e in rows), "areas > 0, all formats")
+        check(all(e["area"] > 0 and e["format_mask"] == sv_mask(MASK_ALL) for e in rows), "areas > 0, all formats")
         common = [e for e in rows if e["lane_design"] == "common-unit"][0]
         best = min(rows, key=lambda e: e["area"])
         check(best["lane_design"] == default, "the default lane design (%s) is the smallest at all formats "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <sstream>
 
 #include "nibble/philox.h"
@@ -42,8 +43,9 @@ Recipe make_ufp4(Format f, const char* name) {
   r.format = f;
   r.scale = ScaleMode::kFP32;
   r.rht = {true, true, true};
-  r.description = fmt::format("{}, 1x16 blocks, FP32 scales, RHT16 on all three GEMMs, SR on dY",
-                              f == Format::kInt4 ? "INT4" : "E1M2");
+  std::string upper(nibble::name(f));
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  r.description = fmt::format("{}, 1x16 blocks, FP32 scales, RHT16 on all three GEMMs, SR on dY", upper);
   return r;
 }
 
@@ -74,7 +76,7 @@ Recipe make_mxfp4() {
 
 Format parse_format_or_throw(const std::string& s) {
   const auto f = parse_format(s);
-  if (!f) throw RecipeError(fmt::format("unknown format '{}'; valid: e2m1, e1m2, int4", s));
+  if (!f) throw RecipeError(fmt::format("unknown format '{}'; valid: {}", s, format_names(", ")));
   return *f;
 }
 BlockShape parse_block_or_throw(const std::string& s) {
@@ -132,7 +134,7 @@ Recipe apply_flags(Recipe r, const RecipeFlags& f) {
   }
   if (f.scale) {
     const auto s = parse_scale_mode(*f.scale);
-    if (!s) throw RecipeError(fmt::format("unknown scale mode '{}'; valid: fp32, nvfp4, mx-floor, mx-ceil", *f.scale));
+    if (!s) throw RecipeError(fmt::format("unknown scale mode '{}'; valid: {}", *f.scale, scale_mode_names(", ")));
     r.scale = *s;
     tag("scale", *f.scale);
   }

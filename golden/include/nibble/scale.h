@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "nibble/formats.h"
@@ -56,6 +57,8 @@ constexpr ScaleFormat scale_format(ScaleMode m) {
 }
 std::optional<ScaleMode> parse_scale_mode(std::string_view name);
 std::string_view name(ScaleMode m);
+// Every scale mode's name in list order, separated by sep ("fp32, nvfp4, mx-floor, mx-ceil").
+std::string scale_mode_names(std::string_view sep);
 
 // How NaN and +-Inf inputs reach the scales (above; docs/numerics.md section 3.1).
 enum class NonFinitePolicy : uint8_t { kFinite, kPropagate };

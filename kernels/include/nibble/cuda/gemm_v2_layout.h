@@ -87,6 +87,13 @@ NIBBLE_HD int scale_column(int step, int bi, int block_cols_log2) { return (bi *
 // ---- the 4-bit decode -----------------------------------------------------------
 // The table decode_codes4 reads for format f: the int8 units of codes 0..15,
 // four per word (host side: the GEMMs' operand setup).
+constexpr bool units_fit_int8() {
+  for (Format f : kAllFormats) {
+    if (max_decode_units(f) > 127u) return false;
+  }
+  return true;
+}
+static_assert(units_fit_int8(), "every format of golden's table decodes to int8 units");
 inline void units_table(Format f, uint32_t (&lut)[4]) {
   lut[0] = lut[1] = lut[2] = lut[3] = 0u;
   for (uint32_t code = 0; code < 16; ++code) {

@@ -213,6 +213,30 @@ NIBBLE_HD int chunk_pair(int half, int j) { return 2 * j + half; }
 inline constexpr uint32_t kFmaCodeLo = 55;   // 2^-72
 inline constexpr uint32_t kFmaCodeHi = 185;  // 2^58
 NIBBLE_HD bool fma_scale_code(uint32_t code) { return code - kFmaCodeLo <= kFmaCodeHi - kFmaCodeLo; }
+// The range of P' over every pair of golden's formats, from the table: its
+// lowest bit is at least 2^(2 min lsb_exp), and a block step's 32 = 2^5
+// products of magnitudes below 2^ceil(log2 max decodable) stay within
+// 2^(2 max + 5). Both bounds keep P' s exact over the codes above.
+constexpr int partial_sum_lsb_exp() {
+  int m = lsb_exp(kAllFormats[0]);
+  for (Format f : kAllFormats) m = lsb_exp(f) < m ? lsb_exp(f) : m;
+  return 2 * m;
+}
+constexpr int partial_sum_max_exp() {
+  int m = -1000;
+  for (Format f : kAllFormats) {
+    const uint32_t units = max_decode_units(f);
+    const int e = msb_index(units) + ((units & (units - 1u)) != 0u ? 1 : 0) + lsb_exp(f);  // ceil(log2)
+    m = e > m ? e : m;
+  }
+  return 2 * m + 5;
+}
+inline constexpr int kUe8m0ScaleBias = info(ScaleFormat::kUE8M0).bias;
+static_assert(partial_sum_lsb_exp() + 2 * (static_cast<int>(kFmaCodeLo) - kUe8m0ScaleBias) >= -149,
+              "P' s keeps its lowest bit within binary32's subnormals at the lowest FMA code");
+static_assert(partial_sum_max_exp() + 2 * (static_cast<int>(kFmaCodeHi) - kUe8m0ScaleBias) < 128,
+              "P' s stays below 2^128 at the highest FMA code");
+static_assert(kFmaCodeHi < info(ScaleFormat::kUE8M0).nan_code, "the NaN code is outside the FMA range");
 // The check is a kernel launch of its own: calls of fewer multiply-adds
 // (M N K) than this skip it and keep golden's three roundings, where the
 // check costs as much as the FMA saves or more (docs/results/kernels.md#design-choices-measured).

@@ -20,9 +20,11 @@
 #include <Random123/philox.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "nibble/cuda/dispatch.h"
 #include "nibble/formats.h"
 #include "nibble/fp32.h"
 #include "nibble/quantize.h"
@@ -567,13 +569,8 @@ inline constexpr FormatFacts format_facts(Format f) {
 
 // The signed magnitude of a code in units 2^lsb_exp (golden decode).
 NIBBLE_HD GridValue decode_code(const FormatFacts& f, uint32_t code) {
-  code &= 0xFu;
-  const bool neg = (code & 0x8u) != 0;
-  if (f.twos_complement) return {neg, neg ? 16u - code : code};
-  const int m = f.man_bits;
-  const uint32_t e = (code >> m) & ((1u << f.exp_bits) - 1u);
-  const uint32_t frac = code & ((1u << m) - 1u);
-  return {neg, e == 0 ? frac : ((1u << m) + frac) << (e - 1)};
+  const Decoded d = decode_element(f.twos_complement, f.exp_bits, f.man_bits, code);
+  return {d.neg, d.units};
 }
 
 // The exact value of a code (golden decode_value).
@@ -586,28 +583,37 @@ NIBBLE_HD float decode_value(const FormatFacts& f, uint32_t code) {
 // ---- scales (golden scale.cpp) -------------------------------------------------
 // golden encode_e4m3: the E4M3 grid through the same rounding as the elements.
 NIBBLE_HD uint32_t encode_e4m3(float x) {
-  if (!(x == x)) return 0x7Fu;
+  if (!(x == x)) return info(ScaleFormat::kE4M3).nan_code;
   const float a = clamp_magnitude(abs_of(x), E4M3Grid::kMaxValueBits);
   return ((bits_of(x) >> 24) & 0x80u) | (nearest_code_word<E4M3Grid>(a) >> 24);
 }
 
 NIBBLE_HD float quiet_nan() { return float_of(kCanonicalNaN); }
 
-// golden decode_scale.
-NIBBLE_HD float decode_scale_code(ScaleFormat f, uint32_t code) {
-  if (f == ScaleFormat::kFP32) return canonical(float_of(code));
-  if (f == ScaleFormat::kUE8M0) {
-    code &= 0xFFu;
-    return code == 0xFFu ? quiet_nan() : exp2_f32(static_cast<int>(code) - 127);
+// golden decode_scale: binary32 codes are their own value; narrower ones
+// decode by golden's decode_scale_fields with the table's row of F.
+template <ScaleFormat F>
+NIBBLE_HD float decode_scale_code_of(uint32_t code) {
+  constexpr ScaleFormatInfo kInfo = info(F);
+  if constexpr (scale_encoding(F) == ScaleEncoding::kBinary32) {
+    return canonical(float_of(code));
+  } else {
+    const ScaleCodeValue v =
+        decode_scale_fields(kInfo.bits, kInfo.exp_bits, kInfo.man_bits, kInfo.bias, kInfo.nan_code, code);
+    if (v.nan) return quiet_nan();
+    const float mag = mul_rn(static_cast<float>(v.units), exp2_f32(v.exp));
+    return v.neg ? -mag : mag;
   }
-  code &= 0xFFu;
-  if ((code & 0x7Fu) == 0x7Fu) return quiet_nan();
-  const uint32_t e = (code >> 3) & 0xFu;
-  const uint32_t frac = code & 0x7u;
-  const uint32_t units = e == 0 ? frac : (8u + frac) << (e - 1);
-  constexpr int kLsbExp = kE4M3Grid.lsb_exp;
-  const float mag = mul_rn(static_cast<float>(units), exp2_f32(kLsbExp));
-  return (code & 0x80u) != 0 ? -mag : mag;
+}
+struct DecodeScaleCode {
+  uint32_t code;
+  template <ScaleFormat F>
+  NIBBLE_HD float operator()() const {
+    return decode_scale_code_of<F>(code);
+  }
+};
+NIBBLE_HD float decode_scale_code(ScaleFormat f, uint32_t code) {
+  return with_listed<kAllScaleFormats>(f, DecodeScaleCode{code});
 }
 
 // The facts of one scale mode and element format the block-scale rule needs.
@@ -619,13 +625,8 @@ struct ScaleFacts {
   int emax;        // golden emax(format)
 };
 inline constexpr ScaleFacts scale_facts(ScaleMode m, Format f) {
-  const ScaleFormat sf = scale_format(m);
-  const int lsb = lsb_exp(f);
-  float gmax = static_cast<float>(max_units(f));
-  for (int i = 0; i < -lsb; ++i) gmax /= 2.0f;  // exact: a power-of-two division
-  int log2_units = 0;
-  while ((max_units(f) >> (log2_units + 1)) != 0) ++log2_units;
-  return {m, sf, gmax, 1.0f / gmax, log2_units + lsb};
+  const float gmax = grid_value(max_units(f), lsb_exp(f));
+  return {m, scale_format(m), gmax, 1.0f / gmax, msb_index(max_units(f)) + lsb_exp(f)};
 }
 
 struct TensorScaleValue {
@@ -635,7 +636,7 @@ struct TensorScaleValue {
 // golden tensor_scale (a NaN amax, under the propagate policy, gives NaN; +Inf gives 1).
 NIBBLE_HD TensorScaleValue tensor_scale(const ScaleFacts& s, float amax_tensor) {
   if (s.mode != ScaleMode::kNVFP4) return {1.0f, 1.0f};
-  float s_enc = min_finite(div_rn(mul_rn(448.0f, s.gmax), amax_tensor));
+  float s_enc = min_finite(div_rn(mul_rn(kE4M3Max, s.gmax), amax_tensor));
   if (amax_tensor == 0.0f || s_enc == 0.0f) s_enc = 1.0f;
   return {canonical(s_enc), canonical(div_rn(1.0f, s_enc))};
 }
@@ -646,9 +647,11 @@ struct BlockScaleValue {
   float encode;
 };
 
+// UE8M0's code range, 2^-127..2^127 (golden power_of_two_scale).
+inline constexpr int kUe8m0Bias = info(ScaleFormat::kUE8M0).bias;
 NIBBLE_HD BlockScaleValue power_of_two_scale(int k) {
-  k = k < -127 ? -127 : (k > 127 ? 127 : k);
-  return {static_cast<uint32_t>(k + 127), exp2_f32(k), exp2_f32(-k)};
+  k = k < -kUe8m0Bias ? -kUe8m0Bias : (k > kUe8m0Bias ? kUe8m0Bias : k);
+  return {static_cast<uint32_t>(k + kUe8m0Bias), exp2_f32(k), exp2_f32(-k)};
 }
 
 // golden block_scale for nvfp4 in two halves, so that the quantize kernel can
@@ -688,10 +691,10 @@ NIBBLE_HD BlockScaleValue block_scale(const ScaleFacts& s, float amax, const Ten
       return {code, decode_scale_code(ScaleFormat::kE4M3, code), nvfp4_encode_of_code(code, t.decode)};
     }
     case ScaleMode::kMXFloor:
-      return power_of_two_scale(amax == 0.0f ? -127 : floor_log2(amax) - s.emax);
+      return power_of_two_scale(amax == 0.0f ? -kUe8m0Bias : floor_log2(amax) - s.emax);
     case ScaleMode::kMXCeil:
     default: {
-      if (amax == 0.0f) return power_of_two_scale(-127);
+      if (amax == 0.0f) return power_of_two_scale(-kUe8m0Bias);
       // Smallest k with amax <= gmax * 2^k: k0 or k0 + 1; gmax * 2^k0 is exact in double.
       const int k0 = floor_log2(amax) - s.emax;
       uint64_t pow_bits = static_cast<uint64_t>(k0 + 1023) << 52;
@@ -706,9 +709,13 @@ NIBBLE_HD BlockScaleValue block_scale(const ScaleFacts& s, float amax, const Ten
   }
 }
 
-NIBBLE_HD uint32_t nan_scale_code(ScaleFormat f) {
-  return f == ScaleFormat::kFP32 ? 0x7FC00000u : (f == ScaleFormat::kE4M3 ? 0x7Fu : 0xFFu);
-}
+struct NanScaleCode {
+  template <ScaleFormat F>
+  NIBBLE_HD uint32_t operator()() const {
+    return info(F).nan_code;
+  }
+};
+NIBBLE_HD uint32_t nan_scale_code(ScaleFormat f) { return with_listed<kAllScaleFormats>(f, NanScaleCode{}); }
 
 // ---- the non-finite policy 'propagate' (golden scale.h) ------------------------------
 // golden block_scale for any amax: block_scale above for a finite one; a NaN
@@ -724,7 +731,7 @@ NIBBLE_HD BlockScaleValue propagate_block_scale(const ScaleFacts& s, float amax,
     return b;
   }
   if (s.mode == ScaleMode::kFP32) return {0x7F800000u, float_of(0x7F800000u), 0.0f};
-  return power_of_two_scale(127);
+  return power_of_two_scale(kUe8m0Bias);
 }
 
 // golden quantizer_code's signed-zero policy on a group's packed codes (group_codes):

@@ -30,6 +30,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "nibble/cuda/device_buffer.h"
 #include "nibble/quantize.h"
@@ -78,6 +79,13 @@ void quantize(const void* x, InputType type, int64_t rows, int64_t cols, const Q
 
 // Allocate and quantize row-wise (synchronous convenience for tools and tests).
 DeviceQuantized quantize_rowwise(const float* x, int64_t rows, int64_t cols, const QuantConfig& cfg);
+
+// The main-pass kernels quantize() launches for cfg's format, scale mode,
+// rounding, block width and RHT, one per tile layout, without launching them
+// (no device needed): each is the instantiation for cfg's values, picked from
+// golden's format and scale-mode lists (tests check that every listed value
+// has its own).
+std::vector<const void*> quantize_kernels_of(const QuantConfig& cfg);
 
 // out: device pointer to [rows, cols] floats, fl(fl(q * dec(s)) * g) (golden dequantize).
 void dequantize(const DeviceQuantized& q, float* out, cudaStream_t stream = nullptr);
