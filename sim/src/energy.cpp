@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nibble/format_sets.h"
 #include "nibble/io/json.h"
 #include "nibble/limits.h"
 #include "nibble/power/lane_design.h"
@@ -45,18 +46,13 @@ const std::string& flow_string(const json& entry, const std::string& at, const c
   return it->get_ref<const std::string&>();
 }
 
-// The formats of a SystemVerilog mask literal "3'b101" (bit i: kAllFormats[i]), as mask_name writes them.
+// The set a SystemVerilog mask literal "3'b101" names (bit i: format i), as mask_name writes it.
 std::string flow_mask(const std::string& literal, const std::string& at) {
-  const std::string prefix = std::to_string(kAllFormats.size()) + "'b";
-  const bool ok = literal.size() == prefix.size() + kAllFormats.size() && literal.rfind(prefix, 0) == 0 &&
-                  literal.find_first_not_of("01", prefix.size()) == std::string::npos &&
-                  literal.find('1', prefix.size()) != std::string::npos;
-  if (!ok) flow_fail(at, "must be a non-zero format mask such as \"" + prefix + "001\", got \"" + literal + "\"");
-  std::vector<Format> formats;
-  for (size_t i = 0; i < kAllFormats.size(); ++i) {
-    if (literal[literal.size() - 1 - i] == '1') formats.push_back(kAllFormats[i]);
+  for (FormatMask m = 1; m <= kAllFormatsMask; ++m) {
+    if (sv_format_mask(m) == literal) return format_set_spelled(m);
   }
-  return mask_name(formats);
+  flow_fail(at, "must be a non-zero format mask such as \"" + sv_format_mask(kBaselineFormatSet) + "\", got \"" +
+                    literal + "\"");
 }
 
 std::string describe_flow_choice(const json& j, const DpuEnergyChoice& choice, const std::set<std::string>& masks,
@@ -103,14 +99,7 @@ std::map<std::string, double> priced_object(const json& v, const std::string& ke
 // Every non-empty subset of the formats, as mask_name writes it.
 std::vector<std::string> all_masks() {
   std::vector<std::string> masks;
-  const int n = static_cast<int>(kAllFormats.size());
-  for (int bits = 1; bits < (1 << n); ++bits) {
-    std::vector<Format> f;
-    for (int i = 0; i < n; ++i) {
-      if (bits & (1 << i)) f.push_back(kAllFormats[static_cast<size_t>(i)]);
-    }
-    masks.push_back(mask_name(f));
-  }
+  for (FormatMask m = 1; m <= kAllFormatsMask; ++m) masks.push_back(format_set_spelled(m));
   return masks;
 }
 
@@ -144,16 +133,9 @@ ActionCounts count_actions(const ArchConfig& arch, const GemmStats& s) {
 }
 
 std::string mask_name(const std::vector<Format>& formats) {
-  std::string s;
-  for (Format f : kAllFormats) {
-    for (Format g : formats) {
-      if (f == g) {
-        s += (s.empty() ? "" : "+") + std::string(nibble::name(f));
-        break;
-      }
-    }
-  }
-  return s;
+  FormatMask m = 0;
+  for (Format f : formats) m |= format_bit(f);
+  return format_set_spelled(m);
 }
 
 EnergyTable energy_table_from_json_text(const std::string& text) {

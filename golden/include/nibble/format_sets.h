@@ -112,8 +112,11 @@ inline std::optional<FormatMask> parse_format_set(std::string_view n) {
   return mask == 0 ? std::nullopt : std::optional<FormatMask>(mask);
 }
 
+// A set's formats' names joined by '+' in the table's order, "all" spelled out
+// ("e2m1+e1m2+int4"): the cycle simulator's energy tables key masks so.
+inline std::string format_set_spelled(FormatMask mask) { return detail::join_names(kFormatTable, mask, false); }
 // Every format's name joined by '+' ("e2m1+e1m2+int4"), which "all" stands for.
-inline std::string all_formats_spelled() { return detail::join_names(kFormatTable, kAllFormatsMask, false); }
+inline std::string all_formats_spelled() { return format_set_spelled(kAllFormatsMask); }
 inline std::string all_scale_formats_spelled() {
   return detail::join_names(kScaleFormatTable, kAllScaleFormatsMask, false);
 }
