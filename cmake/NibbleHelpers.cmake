@@ -7,6 +7,21 @@ function(nibble_target_warnings target)
   target_compile_options(${target} PRIVATE -ffp-contract=off)
 endfunction()
 
+# nibble_sanitizer_environment(test...): in the sanitizer build (-DNIBBLE_SANITIZE=ON), the
+# runtime options the tests and every program they start run under, so that a plain
+# `ctest --test-dir build-asan` applies them: leaks checked, the reviewed suppressions of
+# cmake/sanitizers/ (each with its reason; docs/results/sanitizers.md), UBSan stack traces.
+# Through ENVIRONMENT_MODIFICATION, which a test's own ENVIRONMENT does not replace.
+function(nibble_sanitizer_environment)
+  if(NOT NIBBLE_SANITIZE)
+    return()
+  endif()
+  set_property(TEST ${ARGN} APPEND PROPERTY ENVIRONMENT_MODIFICATION
+    "ASAN_OPTIONS=set:detect_leaks=1"
+    "LSAN_OPTIONS=set:suppressions=${PROJECT_SOURCE_DIR}/cmake/sanitizers/lsan.supp:print_suppressions=0"
+    "UBSAN_OPTIONS=set:print_stacktrace=1:halt_on_error=1")
+endfunction()
+
 # nibble_add_test(NAME name SOURCES ... [LIBS ...] [LABELS ...] [TIMEOUT s] [SKIPPABLE])
 # SKIPPABLE marks a suite that skips as a whole where its hardware or headers
 # are absent (GPU tests): CTest then reports it as skipped, not passed.
@@ -27,4 +42,5 @@ function(nibble_add_test)
   if(T_SKIPPABLE)
     set_tests_properties(${T_NAME} PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
   endif()
+  nibble_sanitizer_environment(${T_NAME})
 endfunction()

@@ -15,6 +15,28 @@ namespace {
 using model::TileBeat;
 using model::TileRow;
 
+// A fresh simulation context per run: SystemC cannot elaborate after a run has
+// started, and each GEMM has its own module instances. Declared before the run's
+// modules, so it is deleted after them, on every exit: a program that runs many
+// GEMMs keeps none of the earlier runs' contexts.
+class RunContext {
+ public:
+  RunContext() : context_(new sc_core::sc_simcontext) {
+    sc_core::sc_curr_simcontext = context_;
+    sc_core::sc_default_global_context = context_;
+  }
+  ~RunContext() {
+    delete context_;
+    sc_core::sc_curr_simcontext = nullptr;
+    sc_core::sc_default_global_context = nullptr;
+  }
+  RunContext(const RunContext&) = delete;
+  RunContext& operator=(const RunContext&) = delete;
+
+ private:
+  sc_core::sc_simcontext* context_;
+};
+
 // Rising edges with rst_n low before cycle 0.
 constexpr int kResetEdges = 3;
 
@@ -92,15 +114,14 @@ SC_MODULE(tile_testbench) {
     const uint64_t total_tiles = seq_.tiles();
     uint64_t next = 0;          // the next beat to offer
     bool offering = false;      // in_valid is high with beat `next - 1`
-    TileBeat beat;
-    uint64_t ready_at = make_beat(0, beat) - 1 + in_coin_.run();  // fetch cycles 0..f-1, then bubbles
+    uint64_t ready_at = make_beat(0, beat_) - 1 + in_coin_.run();  // fetch cycles 0..f-1, then bubbles
     bool out_refused = false;   // the output buffer's tile met out_ready low
     int expect_row = 0;
     uint64_t tiles_done = 0;
     for (uint64_t cyc = 0;; ++cyc) {
       // Drive cycle `cyc`.
       if (!offering && next < total_beats && cyc >= ready_at) {
-        sig.in_beat.write(beat);
+        sig.in_beat.write(beat_);
         sig.in_valid.write(true);
         offering = true;
         ++next;
@@ -117,7 +138,7 @@ SC_MODULE(tile_testbench) {
         ++stats.beats;
         offering = false;
         sig.in_valid.write(false);
-        if (next < total_beats) ready_at = cyc + make_beat(next, beat) + in_coin_.run();
+        if (next < total_beats) ready_at = cyc + make_beat(next, beat_) + in_coin_.run();
       } else if (offering) {
         ++(out_refused ? stats.stall_output : stats.stall_pipeline);
       } else if (next < total_beats) {
@@ -172,6 +193,10 @@ SC_MODULE(tile_testbench) {
   const QuantizedTensor& b_;
   TileSequence seq_;
   std::vector<float>& c_;
+  // The beat on offer. A member, not a local of run(): run() never returns (it waits
+  // forever after sc_stop) and SystemC drops a thread's stack without unwinding it, so
+  // a local's buffers would never be freed.
+  TileBeat beat_;
 };
 
 }  // namespace
@@ -190,11 +215,7 @@ GemmResult run_tile_testbench(const std::string& who, const model::TileConfig& c
   res.c.assign(static_cast<size_t>(a.rows * b.rows), 0.0f);
 
   setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  // A fresh simulation context per run: SystemC cannot elaborate after a run
-  // has started, and each GEMM has its own module instances. The old context
-  // is left allocated (SystemC 2.3 does not tear one down reliably).
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
-  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  const RunContext context;
   // Every run ends with sc_stop(); SystemC's note about it is noise here.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   auto top = std::make_unique<tile_testbench>("gemm", cfg, stalls, progress, a, b, seq, res.c, make_dut);

@@ -22,10 +22,15 @@ namespace {
 
 using model_test::test_seed;
 
-// Each test elaborates its own modules: give it a fresh SystemC context.
+// Each test elaborates its own modules: give it a fresh SystemC context. The
+// previous one made here has no modules left by then, so it is deleted, not leaked
+// (a context SystemC made itself is left alone: its own statics refer to it).
 void fresh_context() {
+  static sc_core::sc_simcontext* previous = nullptr;
   setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext;
+  delete previous;
+  previous = new sc_core::sc_simcontext;
+  sc_core::sc_curr_simcontext = previous;
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 }
