@@ -4,9 +4,6 @@
 //   nibble train-sweep   every recipe x seed, then summary.json and summary.md
 //   nibble train-study   the scaling study: plan, run (through the sweep runner), summarize
 #include <CLI/CLI.hpp>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <fmt/format.h>
 
@@ -24,6 +21,7 @@
 
 #include "commands.h"
 #include "nibble/io/json.h"
+#include "nibble/train/child_runs.h"
 #include "nibble/train/corpus.h"
 #include "nibble/train/data.h"
 #include "nibble/limits.h"
@@ -309,54 +307,12 @@ tr::PreparedData load_data(const std::string& dir) {
 #endif
 
 #if NIBBLE_HAVE_TORCH
-// A child `nibble` process: its arguments after the program name, extra
-// environment, and where its output goes ("" = this process's).
-struct Child {
-  std::vector<std::string> args;
-  std::vector<std::string> env;
-  std::string log;
-  pid_t pid = -1;
-};
-
-extern "C" char** environ;
-
-void start(Child& c) {
-  std::vector<std::string> argv_s{"nibble"};
-  argv_s.insert(argv_s.end(), c.args.begin(), c.args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_s;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string kv = *e;
-    const std::string key = kv.substr(0, kv.find('='));
-    bool replaced = false;
-    for (const auto& x : c.env) replaced |= x.substr(0, x.find('=')) == key;
-    if (!replaced) env_s.push_back(kv);
-  }
-  env_s.insert(env_s.end(), c.env.begin(), c.env.end());
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (!c.log.empty()) {
-    posix_spawn_file_actions_addopen(&fa, 1, c.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  }
-  const int rc = posix_spawn(&c.pid, "/proc/self/exe", &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error(fmt::format("cannot start a child nibble: {}", std::strerror(rc)));
-}
-
-// Exit status of a child (waits for it).
-int wait_for(Child& c) {
-  int status = 0;
-  while (waitpid(c.pid, &status, 0) < 0) {
-    if (errno != EINTR) return 1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using tr::Child;
+using tr::kNotStarted;
+using tr::run_children;
+using tr::seconds_until;
+using tr::start;
+using tr::wait_for;
 
 // The GPUs this process may use, as CUDA_VISIBLE_DEVICES names them ("0".."n-1" where unset).
 std::vector<std::string> visible_gpus(int count) {
@@ -376,59 +332,6 @@ constexpr const char* kRankEnv = "NIBBLE_TRAIN_RANK";
 constexpr const char* kRendezvousEnv = "NIBBLE_TRAIN_RENDEZVOUS";
 
 int available_gpus() { return tr::cuda_device_count(); }
-
-double seconds_until(std::chrono::steady_clock::time_point deadline) {
-  return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-}
-
-// Status of a child run that was not started: the deadline had passed.
-constexpr int kNotStarted = -2;
-
-// Runs the children, at most one per slot (its CUDA_VISIBLE_DEVICES) at a time;
-// returns their exit statuses. With a deadline, each child is given the time
-// left as --time-limit, and those not started before it are kNotStarted.
-std::vector<int> run_children(std::vector<Child>& children, const std::vector<std::string>& slots,
-                              std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) {
-  std::vector<int> status(children.size(), -1);
-  std::vector<int> slot_of(children.size(), -1);
-  std::vector<bool> busy(slots.size(), false);
-  size_t next = 0;
-  size_t running = 0;
-  while (next < children.size() || running > 0) {
-    while (next < children.size() && running < slots.size()) {
-      if (deadline) {
-        const double left = seconds_until(*deadline);
-        if (left < 1.0) {
-          status[next++] = kNotStarted;
-          continue;
-        }
-        children[next].args.push_back("--time-limit");
-        children[next].args.push_back(fmt::format("{:.0f}", left));
-      }
-      const size_t k = static_cast<size_t>(std::find(busy.begin(), busy.end(), false) - busy.begin());
-      children[next].env.push_back(std::string("CUDA_VISIBLE_DEVICES=") + slots[k]);
-      start(children[next]);
-      busy[k] = true;
-      slot_of[next] = static_cast<int>(k);
-      ++next;
-      ++running;
-    }
-    int st = 0;
-    const pid_t pid = wait(&st);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error("waiting for the child runs failed");
-    }
-    for (size_t i = 0; i < children.size(); ++i) {
-      if (children[i].pid == pid && status[i] < 0) {
-        status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        busy[static_cast<size_t>(slot_of[i])] = false;
-        --running;
-      }
-    }
-  }
-  return status;
-}
 
 // The GPU sets of `parallel` concurrent runs of `gpus` GPUs each, from the visible GPUs.
 std::vector<std::string> gpu_slots(int parallel, int gpus) {
