@@ -259,8 +259,10 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
         }
         std::string paper = "-";
         if (p.contains("paper_d") && p["paper_d"].is_number()) {
-          paper = fmt::format("{:+.3f} ({} the interval)", 100 * p["paper_d"].get<double>(),
-                              p.value("paper_within_ci", false) ? "inside" : "outside");
+          paper = fmt::format("{:+.3f}", 100 * p["paper_d"].get<double>());
+          if (p.contains("paper_within_ci")) {
+            paper += p["paper_within_ci"].get<bool>() ? " (inside the interval)" : " (outside the interval)";
+          }
         }
         pairs.rows.push_back(
             {size, str(p, "a") + " − " + str(p, "b"), str(p, "question"), std::to_string(count(d, "n")),

@@ -439,6 +439,28 @@ TEST_F(StudySummary, GapsDifferencesAndVerdictsOfSyntheticRuns) {
   EXPECT_NE(md.find("`s5m/main/nvfp4-s3`: diverged at step 1234"), std::string::npos) << md;
 }
 
+// With one paired seed there is no interval, so the paper's figure is neither in nor outside one.
+TEST_F(StudySummary, OnePairedSeedHasNoIntervalToHoldThePapersFigure) {
+  write_lr_sweep();
+  const double lr = chosen_lr(study_, study_.sizes[0], dir_);
+  int written = 0;
+  for (const auto& run : plan_main_phase(study_, study_.sizes[0], lr, {"bf16", "e2m1", "ufp4"}, {0})) {
+    const double g = run.spec == "e2m1" ? kE2m1Gap[0] : run.spec == "ufp4" ? kE2m1Gap[0] + kUfp4MinusE2m1[0] : 0.0;
+    test::write_finished_run(dir_, run, 1.5 * (1 + g), 1.5 * (1 + g));
+    ++written;
+  }
+  ASSERT_EQ(written, 3);
+  const nlohmann::json sum = summarize_study(study_, dir_);
+  const auto& p = sum["sizes"][0]["pairs"][0];
+  ASSERT_EQ(p["a"], "ufp4");
+  ASSERT_EQ(p["d"]["n"].get<size_t>(), 1u);
+  EXPECT_TRUE(p.contains("paper_d"));
+  EXPECT_FALSE(p.contains("paper_within_ci")) << p.dump();
+  const std::string md = study_markdown(sum);
+  EXPECT_EQ(md.find("(outside CI)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("(in CI)"), std::string::npos) << md;
+}
+
 TEST_F(StudySummary, ARunOfAnotherConfigurationIsRefused) {
   write_lr_sweep();
   // A main-phase run trained at another LR than the sweep chose.

@@ -861,7 +861,8 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
       if (p.a == "ufp4" && p.b == "e2m1" && std::isfinite(e2m1_gap)) {
         const double dp = published::kUfp4TrainingEffect * e2m1_gap;
         pj["paper_d"] = dp;
-        pj["paper_within_ci"] = std::isfinite(di.lo) && di.lo <= dp && dp <= di.hi;
+        // One seed has no interval: the paper's figure is neither in nor outside it.
+        if (std::isfinite(di.lo) && std::isfinite(di.hi)) pj["paper_within_ci"] = di.lo <= dp && dp <= di.hi;
       }
       pairs.push_back(pj);
     }
@@ -953,7 +954,10 @@ std::string study_markdown(const nlohmann::ordered_json& s) {
             p.contains("t_test") ? fmt::format("{:.3g}", p["t_test"]["p"].get<double>()) : std::string("-"),
             p["verdict"].get<std::string>(),
             p.contains("paper_d")
-                ? fmt::format("{}{}", pp(p["paper_d"]), p["paper_within_ci"].get<bool>() ? " (in CI)" : " (outside CI)")
+                ? fmt::format("{}{}", pp(p["paper_d"]),
+                              !p.contains("paper_within_ci")      ? ""
+                              : p["paper_within_ci"].get<bool>() ? " (in CI)"
+                                                                 : " (outside CI)")
                 : std::string("-"),
             p.contains("seeds_needed") ? fmt::format("{}", p["seeds_needed"].get<int>()) : std::string("-"));
       }
