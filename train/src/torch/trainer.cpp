@@ -268,13 +268,16 @@ struct Model {
     struct Mats {
       torch::Tensor qkv, proj, fc1, fc2;
     };
+    // The shapes are block_linears', which the parameter counts and the workload simulator read too.
+    const std::array<LinearShape, 4> lin = block_linears(c);
+    auto shape = [&](size_t i) { return std::vector<int64_t>{lin[i].out, lin[i].in}; };
     std::vector<Mats> mats;
     for (int l = 0; l < c.layers; ++l) {
       Mats m;
-      m.qkv = normal({3 * d, d}, std);
-      m.proj = normal({d, d}, proj_std);
-      m.fc1 = normal({c.mlp_mult * d, d}, std);
-      m.fc2 = normal({d, c.mlp_mult * d}, proj_std);
+      m.qkv = normal(shape(0), std);
+      m.proj = normal(shape(1), proj_std);
+      m.fc1 = normal(shape(2), std);
+      m.fc2 = normal(shape(3), proj_std);
       mats.push_back(m);
     }
     const torch::Tensor hd = normal({kVocabSize, d}, std);
