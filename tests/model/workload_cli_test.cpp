@@ -20,6 +20,7 @@
 #include "../cli/run_command.h"
 #include "nibble/io/json.h"
 #include "nibble/limits.h"
+#include "nibble/train/train_config.h"
 
 namespace nibble::test {
 namespace {
@@ -96,6 +97,19 @@ TEST(WorkloadCli, ATrainingStepIsEveryLinearsThreeGemms) {
     EXPECT_GT(c["total"]["stats"]["traffic"]["dram_read_bytes"].get<uint64_t>(), 0u);
   }
   EXPECT_EQ(checked, 24);
+  // The Fprop weights are the trainer's quantized linears: their elements are the parameter count
+  // train_config.h gives for the model (and a recorded trainer run confirms, tests/train/study_test.cpp).
+  train::ModelConfig model;
+  model.layers = 2;
+  model.d_model = 64;
+  model.ctx = 16;
+  uint64_t weights = 0;
+  for (const nlohmann::json& x : j["configurations"][0]["gemms"]) {
+    const std::string n = x["name"];
+    if (x["layers"] == "head" || n.substr(n.find('.') + 1) != "fprop") continue;
+    weights += x["n"].get<uint64_t>() * x["k"].get<uint64_t>() * x["count"].get<uint64_t>();
+  }
+  EXPECT_EQ(weights, static_cast<uint64_t>(train::quantized_linear_parameters(model)));
   std::ifstream csv(tmp("step.csv"));
   int lines = 0;
   size_t columns = 0;
