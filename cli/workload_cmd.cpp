@@ -49,6 +49,7 @@ struct WorkloadArgs {
   int layers = 0, d_model = 0, ctx = 0, batch = 0, mlp_mult = 0;
   std::vector<std::string> recipes, masks;
   bool per_gemm = false;
+  bool no_energy = false;
 };
 
 using Item = sim::WorkloadGemm;
@@ -70,50 +71,79 @@ std::vector<Item> gemm_list(const std::string& path) {
   }
 }
 
-// The energy tables of --energy: the flow's file (DPU prices, the lane design,
+// The energy files and the DPU choice in force: the architecture file's
+// "energy", unless --energy is given (then its files, with no choice from the
+// file); each --energy-* flag overrides its key.
+struct EnergySetting {
+  std::vector<std::string> files;
+  sim::DpuEnergyChoice choice;  // as given, before the defaults
+  std::string from;             // "--energy" or "the architecture file's energy"
+};
+
+EnergySetting energy_setting(const WorkloadArgs& a, const sim::ArchConfig& arch) {
+  EnergySetting s;
+  if (a.no_energy) return s;
+  if (!a.energy.empty()) {
+    s.files = a.energy;
+    s.from = "--energy";
+  } else if (arch.energy) {
+    s.files = arch.energy->files;
+    s.choice = {arch.energy->lane_design, arch.energy->operands, arch.energy->scale_formats};
+    s.from = "the architecture file's energy.files";
+  }
+  if (!a.energy_lane_design.empty()) s.choice.lane_design = a.energy_lane_design;
+  if (!a.energy_operands.empty()) s.choice.operands = a.energy_operands;
+  if (!a.energy_scale_formats.empty()) s.choice.scale_formats = a.energy_scale_formats;
+  return s;
+}
+
+// The energy tables of the setting: the flow's file (DPU prices, the lane design,
 // scale formats and operand statistics chosen) and a user table, at most one of each.
 std::optional<sim::EnergyTable> energy_tables(const WorkloadArgs& a, const sim::ArchConfig& arch) {
-  if (a.energy.empty()) {
-    if (!a.energy_lane_design.empty() || !a.energy_operands.empty() || !a.energy_scale_formats.empty()) {
+  if (a.no_energy && (!a.energy.empty() || !a.energy_lane_design.empty() || !a.energy_operands.empty() ||
+                      !a.energy_scale_formats.empty())) {
+    throw UsageError("--no-energy: prices nothing, so --energy and --energy-* cannot go with it");
+  }
+  const EnergySetting s = energy_setting(a, arch);
+  const bool chose = !s.choice.lane_design.empty() || !s.choice.operands.empty() || !s.choice.scale_formats.empty();
+  if (s.files.empty()) {
+    if (chose) {
       throw UsageError("--energy-lane-design, --energy-operands and --energy-scale-formats choose among the entries "
-                       "of the flow's energy file: give it with --energy");
+                       "of the flow's energy file: give it with --energy or the architecture file's energy.files");
     }
     return std::nullopt;
   }
-  sim::DpuEnergyChoice choice;
-  choice.lane_design = a.energy_lane_design;
-  choice.operands = a.energy_operands;
-  choice.scale_formats = a.energy_scale_formats;
-  choice = sim::resolve(choice, arch.tile.scale_modes);
+  const sim::DpuEnergyChoice choice = sim::resolve(s.choice, arch.tile.scale_modes);
   std::optional<sim::EnergyTable> flow, user;
-  for (const std::string& path : a.energy) {
-    note_input(path, "--energy");
+  for (const std::string& path : s.files) {
+    note_input(path, s.from == "--energy" ? "--energy" : "--arch energy.files");
     sim::EnergyTable t;
     try {
       t = sim::energy_table_from_any_json_file(path, choice);
     } catch (const model::ConfigError& e) {
-      throw UsageError(std::string("--energy: ") + e.what());
+      throw UsageError(fmt::format("{}: {}", s.from, e.what()));
     }
     const bool from_flow = !t.dpu_block_op_by_format.empty();
     std::optional<sim::EnergyTable>& slot = from_flow ? flow : user;
     if (slot) {
-      throw UsageError(fmt::format("--energy: two {} files; give at most one of each", from_flow
-                                                                                           ? "hardware-cost flow (" + std::string(sim::kFlowEnergySchema) + ")"
-                                                                                           : std::string(sim::kEnergyTableSchema)));
+      throw UsageError(fmt::format("{}: two {} files; give at most one of each", s.from,
+                                   from_flow ? "hardware-cost flow (" + std::string(sim::kFlowEnergySchema) + ")"
+                                             : std::string(sim::kEnergyTableSchema)));
     }
     slot = t;
   }
-  const bool chose = !a.energy_lane_design.empty() || !a.energy_operands.empty() || !a.energy_scale_formats.empty();
   if (chose && !flow) {
-    throw UsageError(std::string("--energy-lane-design, --energy-operands and --energy-scale-formats choose among the "
-                                 "entries of the flow's energy file (") + sim::kFlowEnergySchema + "); no --energy is one");
+    throw UsageError(fmt::format("a lane design, operand statistics or scale-format set (--energy-*, or the "
+                                 "architecture file's energy keys) chooses among the entries of the flow's energy "
+                                 "file ({}); none of {} is one",
+                                 sim::kFlowEnergySchema, s.from));
   }
   if (!flow) return user;
   if (!user) return flow;
   try {
     return sim::merge_energy_tables(*flow, *user);
   } catch (const model::ConfigError& e) {
-    throw UsageError(std::string("--energy: ") + e.what());
+    throw UsageError(fmt::format("{}: {}", s.from, e.what()));
   }
 }
 
@@ -268,9 +298,22 @@ void run_workload(const WorkloadArgs& a) {
     if (table && !table->dpu_block_op_by_format.empty() && !sim::prices_dpu(*table, mask)) {
       std::string have;
       for (const auto& [m, by_format] : table->dpu_block_op_by_format) have += (have.empty() ? "" : ", ") + m;
-      throw UsageError(fmt::format("--energy: the flow's file has no DPU block energy for mask {} with the choice "
+      throw UsageError(fmt::format("energy: the flow's file has no DPU block energy for mask {} with the choice "
                                    "made (it has masks: {})",
                                    mask, have));
+    }
+    // Each GEMM is priced at its own operand formats: a pair the file lacks is bad input, not a number
+    // borrowed from another pair.
+    if (table) {
+      for (const Item& it : c.items) {
+        if (it.bf16) continue;
+        const sim::FormatPair pair{it.shape.format_a, it.shape.format_b};
+        if (sim::missing_dpu_prices(*table, mask, {pair}).empty()) continue;
+        throw UsageError(fmt::format("energy: {}GEMM '{}' has operands {} (A x B), and the flow's file has no DPU "
+                                     "block energy for them on mask {} with the choice made (it has: {})",
+                                     c.recipe.empty() ? std::string() : "recipe '" + c.recipe + "', ", it.name,
+                                     sim::name(pair), mask, sim::priced_pairs(*table, mask)));
+      }
     }
   }
 
@@ -363,7 +406,9 @@ void run_workload(const WorkloadArgs& a) {
                  from_model ? "training step" : "workload", table->source,
                  unpriced.empty() ? std::string() : " (not priced, the table has no entry: " + unpriced + ")");
     } else {
-      fmt::print("energy         not computed: no energy-per-action table (--energy)\n");
+      fmt::print("energy         not computed: {}\n", a.no_energy ? "--no-energy"
+                                                                   : "no energy-per-action table (--energy, or the "
+                                                                     "architecture file's energy)");
     }
     fmt::print("\n");
 
@@ -431,7 +476,7 @@ void run_workload(const WorkloadArgs& a) {
       j["model"] = {{"layers", model.layers}, {"d_model", model.d_model}, {"ctx", model.ctx},
                     {"mlp_mult", model.mlp_mult}, {"batch", batch}, {"tokens", tokens}};
     }
-    if (table) j["energy_table"] = {{"paths", a.energy}, {"source", table->source}};
+    if (table) j["energy_table"] = {{"paths", energy_setting(a, base).files}, {"source", table->source}};
     write_output(a.json_out, "--json", j.dump(2) + "\n");
   }
 }
@@ -461,17 +506,22 @@ void add_workload_command(CLI::App& app) {
       ->type_name("LIST");
   cmd->add_option("--energy", a.energy,
                   "Energy per action: a table (nibble-energy-per-action/1) and/or the hardware-cost flow's file "
-                  "(nibble-energy-actions/1, nibble energy --actions; DPU prices); see sim/README.md")
+                  "(nibble-energy-actions/1, nibble energy --actions; DPU prices); replaces the architecture file's energy; "
+                  "see sim/README.md")
       ->type_name("FILE");
   cmd->add_option("--energy-lane-design", a.energy_lane_design,
-                  "The flow's file: the DPU lane design whose block energy is used (default: the RTL's default)")
+                  "The flow's file: the DPU lane design whose block energy is used (default: the architecture file's, "
+                  "else the RTL's default)")
       ->type_name("NAME");
   cmd->add_option("--energy-operands", a.energy_operands,
-                  "The flow's file: the operand statistics of the block energy (default: gaussian)")
+                  "The flow's file: the operand statistics of the block energy (default: the architecture file's, else "
+                  "gaussian)")
       ->type_name("NAME");
   cmd->add_option("--energy-scale-formats", a.energy_scale_formats,
-                  "The flow's file: the DPU's scale-format set (default: the set the tile's scale modes decode)")
+                  "The flow's file: the DPU's scale-format set (default: the architecture file's, else the set the "
+                  "tile's scale modes decode)")
       ->type_name("NAME");
+  cmd->add_flag("--no-energy", a.no_energy, "Count the actions but price none (the architecture file's energy ignored)");
   cmd->add_flag("--per-gemm", a.per_gemm, "Print a line per GEMM (the JSON and CSV always have them)");
   cmd->add_option("--json", a.json_out, "Write the report as JSON")->type_name("FILE");
   cmd->add_option("--csv", a.csv_out, "Write a row per GEMM and configuration as CSV")->type_name("FILE");

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "nibble/io/json.h"
+#include "nibble/format_sets.h"
 #include "nibble/limits.h"
+#include "nibble/power/lane_design.h"
 #include "nibble/scale.h"
 
 namespace nibble::sim {
@@ -114,6 +117,34 @@ void validate(const ArchConfig& a) {
     if (a.dram->latency < 0 || a.dram->latency > kMaxLevelLatency) fail("dram.latency", "must be in 0..2^20");
   }
   if (a.clock_ghz && !(std::isfinite(*a.clock_ghz) && *a.clock_ghz > 0.0)) fail("clock_ghz", "must be > 0");
+  if (a.energy) {
+    const ArchEnergy& e = *a.energy;
+    if (e.files.empty() || e.files.size() > kMaxArchEnergyFiles) {
+      fail("energy.files", "must list 1 or 2 files (the hardware-cost flow's and/or an energy-per-action table), got " +
+                               std::to_string(e.files.size()));
+    }
+    for (const std::string& f : e.files) {
+      if (f.empty()) fail("energy.files", "must not hold an empty path");
+    }
+    if (!e.lane_design.empty()) {
+      std::string known;
+      bool ok = false;
+      for (const power::LaneDesignInfo& d : power::kLaneDesignTable) {
+        known += (known.empty() ? "" : ", ") + std::string(d.name);
+        ok = ok || d.name == e.lane_design;
+      }
+      if (!ok) fail("energy.lane_design", "unknown lane design \"" + e.lane_design + "\" (known: " + known + ")");
+    }
+    if (!e.scale_formats.empty()) {
+      std::string known;
+      bool ok = false;
+      for (FormatMask m = 1; m <= kAllScaleFormatsMask; ++m) {
+        known += (known.empty() ? "" : ", ") + scale_format_set_name(m);
+        ok = ok || scale_format_set_name(m) == e.scale_formats;
+      }
+      if (!ok) fail("energy.scale_formats", "unknown scale-format set \"" + e.scale_formats + "\" (known: " + known + ")");
+    }
+  }
   if (a.quantizer) {
     if (!(std::isfinite(a.quantizer->elements_per_cycle) && a.quantizer->elements_per_cycle > 0.0)) {
       fail("quantizer.elements_per_cycle", "must be > 0");
@@ -180,6 +211,29 @@ ArchConfig arch_from_json_text(const std::string& text) {
       q.elements_per_cycle = get_number(v["elements_per_cycle"], "quantizer.elements_per_cycle", false);
       q.rht_elements_per_cycle = get_number(v["rht_elements_per_cycle"], "quantizer.rht_elements_per_cycle", false);
       a.quantizer = q;
+    } else if (key == "energy") {
+      check_object(v, key, {"files", "lane_design", "operands", "scale_formats"}, {"files"});
+      ArchEnergy e;
+      const json& files = v["files"];
+      if (!files.is_array()) fail("energy.files", "must be an array of paths, got " + files.dump());
+      for (size_t i = 0; i < files.size(); ++i) {
+        const std::string at = "energy.files[" + std::to_string(i) + "]";
+        if (!files[i].is_string() || files[i].get<std::string>().empty()) {
+          fail(at, "must be a non-empty string (a path), got " + files[i].dump());
+        }
+        e.files.push_back(files[i].get<std::string>());
+      }
+      for (const auto& [k, field] : {std::make_pair("lane_design", &ArchEnergy::lane_design),
+                                     std::make_pair("operands", &ArchEnergy::operands),
+                                     std::make_pair("scale_formats", &ArchEnergy::scale_formats)}) {
+        if (!v.contains(k)) continue;
+        const json& x = v[k];
+        if (!x.is_string() || x.get<std::string>().empty()) {
+          fail(std::string("energy.") + k, "must be a non-empty string, got " + x.dump());
+        }
+        e.*field = x.get<std::string>();
+      }
+      a.energy = e;
     } else {
       throw ConfigError("arch: unknown key '" + key + "' (known: " + kArchKeys + ")");
     }
@@ -202,6 +256,12 @@ std::string to_json_text(const ArchConfig& a) {
     j["quantizer"] = {{"elements_per_cycle", a.quantizer->elements_per_cycle},
                       {"rht_elements_per_cycle", a.quantizer->rht_elements_per_cycle}};
   }
+  if (a.energy) {
+    j["energy"] = {{"files", a.energy->files}};
+    if (!a.energy->lane_design.empty()) j["energy"]["lane_design"] = a.energy->lane_design;
+    if (!a.energy->operands.empty()) j["energy"]["operands"] = a.energy->operands;
+    if (!a.energy->scale_formats.empty()) j["energy"]["scale_formats"] = a.energy->scale_formats;
+  }
   return j.dump();
 }
 
@@ -212,11 +272,20 @@ ArchConfig arch_from_json_file(const std::string& path) {
   } catch (const io::JsonError& e) {
     throw ConfigError(std::string("arch: ") + e.what());
   }
+  ArchConfig a;
   try {
-    return arch_from_json_text(text);
+    a = arch_from_json_text(text);
   } catch (const ConfigError& e) {
     throw ConfigError(path + ": " + e.what());
   }
+  // An architecture file names its energy files as it sits beside them, wherever it is run from.
+  if (a.energy) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    for (std::string& f : a.energy->files) {
+      if (std::filesystem::path(f).is_relative()) f = (dir / f).lexically_normal().string();
+    }
+  }
+  return a;
 }
 
 }  // namespace nibble::sim

@@ -55,6 +55,32 @@ std::string flow_mask(const std::string& literal, const std::string& at) {
                     literal + "\"");
 }
 
+// An entry's operand formats: "operand_format" for both operands, or
+// "operand_format_a" and "operand_format_b" for a stream of two formats; not both
+// forms, not half a pair.
+FormatPair flow_operands(const json& entry, const std::string& at) {
+  const auto format_of = [&](const char* key) {
+    const std::string& n = flow_string(entry, at, key);
+    const std::optional<Format> f = parse_format(n);
+    if (!f) flow_fail(at + "." + key, "is not a format: \"" + n + "\" (formats: " + format_names(", ") + ")");
+    return *f;
+  };
+  const bool one = entry.contains("operand_format");
+  const bool a = entry.contains("operand_format_a"), b = entry.contains("operand_format_b");
+  if (one && (a || b)) {
+    flow_fail(at, "gives both operand_format and operand_format_a/_b (one format for both operands, or one for each)");
+  }
+  if (one) {
+    const Format f = format_of("operand_format");
+    return {f, f};
+  }
+  if (a != b || !a) {
+    flow_fail(at + (a ? ".operand_format_b" : b ? ".operand_format_a" : ".operand_format"),
+              "is missing (an entry gives operand_format, or operand_format_a and operand_format_b)");
+  }
+  return {format_of("operand_format_a"), format_of("operand_format_b")};
+}
+
 std::string describe_flow_choice(const json& j, const DpuEnergyChoice& choice, const std::set<std::string>& masks,
                                  const std::set<std::string>& modes) {
   const json liberty = j.value("liberty", json());
@@ -64,7 +90,7 @@ std::string describe_flow_choice(const json& j, const DpuEnergyChoice& choice, c
   return std::string("DPU block energy from the hardware-cost flow (") + kFlowEnergySchema +
          (liberty.is_string() ? ", liberty " + liberty.get<std::string>() : std::string()) + "): lane design " +
          choice.lane_design + ", scale formats " + choice.scale_formats + ", " + choice.operands + " operands on " +
-         mode_list + "-scaled streams, per operand format, for masks " + mask_list +
+         mode_list + "-scaled streams, per pair of operand formats, for masks " + mask_list +
          "; applied to every GEMM whatever its own scale mode";
 }
 
@@ -118,6 +144,10 @@ const char* name(Action a) {
     case Action::kRht: return "rht";
   }
   return "?";
+}
+
+std::string name(const FormatPair& p) {
+  return std::string(nibble::name(p.first)) + " x " + std::string(nibble::name(p.second));
 }
 
 ActionCounts count_actions(const ArchConfig& arch, const GemmStats& s) {
@@ -223,7 +253,7 @@ EnergyTable energy_table_from_flow_json_text(const std::string& text, const DpuE
   }
   EnergyTable t;
   std::set<std::string> lanes, scale_sets, operands, modes;
-  std::map<std::pair<std::string, Format>, std::string> seen;  // (mask, format) -> its scale mode
+  std::map<std::pair<std::string, FormatPair>, std::string> seen;  // (mask, operands) -> its scale mode
   for (size_t i = 0; i < actions->size(); ++i) {
     const json& a = (*actions)[i];
     const std::string at = "actions[" + std::to_string(i) + "]";
@@ -239,9 +269,7 @@ EnergyTable energy_table_from_flow_json_text(const std::string& text, const DpuE
     operands.insert(dist);
     if (dist != choice.operands) continue;
     const std::string mask = flow_mask(flow_string(a, at, "format_mask"), at + ".format_mask");
-    const std::string& format_name = flow_string(a, at, "operand_format");
-    const std::optional<Format> format = parse_format(format_name);
-    if (!format) flow_fail(at + ".operand_format", "is not a format: \"" + format_name + "\"");
+    const FormatPair pair = flow_operands(a, at);
     const std::string& mode = flow_string(a, at, "scale_mode");
     const auto energy = a.find("energy");
     if (energy == a.end()) flow_fail(at + ".energy", "is missing");
@@ -251,13 +279,13 @@ EnergyTable energy_table_from_flow_json_text(const std::string& text, const DpuE
       if (!std::isfinite(x) || x < 0.0) flow_fail(at + ".energy", "must be a finite number >= 0 (pJ), got " + energy->dump());
       return x;
     }();
-    const auto [prev, fresh] = seen.emplace(std::make_pair(mask, *format), mode);
+    const auto [prev, fresh] = seen.emplace(std::make_pair(mask, pair), mode);
     if (!fresh) {
-      flow_fail(at, "is a second block entry for mask " + mask + ", operands " + format_name + " (scale modes " +
+      flow_fail(at, "is a second block entry for mask " + mask + ", operands " + name(pair) + " (scale modes " +
                         prev->second + " and " + mode + "): the choice is ambiguous");
     }
     modes.insert(mode);
-    t.dpu_block_op_by_format[mask][*format] = pj;
+    t.dpu_block_op_by_format[mask][pair] = pj;
   }
   const auto missing = [](const std::string& what, const std::string& want, const std::set<std::string>& have) {
     throw ConfigError(std::string(kFlowEnergySchema) + ": no DPU block energy for " + what + " '" + want +
@@ -309,6 +337,27 @@ bool prices_dpu(const EnergyTable& table, const std::string& mask) {
   return table.dpu_block_op.count(mask) || table.dpu_block_op_by_format.count(mask);
 }
 
+std::vector<FormatPair> missing_dpu_prices(const EnergyTable& table, const std::string& mask,
+                                           const std::vector<FormatPair>& pairs) {
+  std::vector<FormatPair> missing;
+  const auto by_format = table.dpu_block_op_by_format.find(mask);
+  if (table.dpu_block_op.count(mask) || by_format == table.dpu_block_op_by_format.end()) return missing;
+  for (const FormatPair& p : pairs) {
+    if (!by_format->second.count(p) && std::find(missing.begin(), missing.end(), p) == missing.end()) {
+      missing.push_back(p);
+    }
+  }
+  return missing;
+}
+
+std::string priced_pairs(const EnergyTable& table, const std::string& mask) {
+  std::string s;
+  const auto by_format = table.dpu_block_op_by_format.find(mask);
+  if (by_format == table.dpu_block_op_by_format.end()) return "none";
+  for (const auto& [pair, pj] : by_format->second) s += (s.empty() ? "" : ", ") + name(pair);
+  return s;
+}
+
 Energy price(const EnergyTable& table, const std::string& mask, const ActionCounts& counts,
              const DpuOpsByFormat& dpu_ops) {
   Energy e;
@@ -319,11 +368,11 @@ Energy price(const EnergyTable& table, const std::string& mask, const ActionCoun
     uint64_t split = 0;
     for (const auto& [formats, n] : dpu_ops) {
       split += n;
-      const auto it = formats.first == formats.second ? by_format->second.find(formats.first) : by_format->second.end();
+      const auto it = by_format->second.find(formats);
       if (it == by_format->second.end()) {
         if (n) {
           e.unpriced.push_back(std::string(name(Action::kDpuBlockOp)) + " (mask " + mask + ", operands " +
-                               std::string(nibble::name(formats.first)) + " x " + std::string(nibble::name(formats.second)) + ")");
+                               name(formats) + ")");
         }
         continue;
       }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -103,6 +104,31 @@ TEST(Arch, RefusesEveryBadFileNamingTheKey) {
       {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 1e3})", "'operand_buffer_bytes' must be an integer"},
       {R"({"tiles": 2, "tiles": 3, )" + tile + R"(, "operand_buffer_bytes": 96})", "'tiles' is given twice"},
       {R"({"tiles": 2, "tile": {"rows": 4, "rows": 8}, "operand_buffer_bytes": 96})", "'rows' is given twice"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": "e.json"})", "'energy' must be an object"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"lane_design": "split"}})",
+       "'energy.files' is missing"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": ["e.json"], "node": "sky130"}})",
+       "'energy' has an unknown key 'node'"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": "e.json"}})",
+       "'energy.files' must be an array"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": []}})",
+       "'energy.files' must list 1 or 2 files"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": ["a", "b", "c"]}})",
+       "'energy.files' must list 1 or 2 files"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": [""]}})",
+       "'energy.files[0]' must be a non-empty string"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": ["e.json", 3]}})",
+       "'energy.files[1]' must be a non-empty string"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": ["e.json"], "lane_design": "wide"}})",
+       "'energy.lane_design' unknown lane design \"wide\" (known: common-unit"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": ["e.json"], "lane_design": 4}})",
+       "'energy.lane_design' must be a non-empty string"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": ["e.json"], "operands": ""}})",
+       "'energy.operands' must be a non-empty string"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": ["e.json"], "scale_formats": "fp16"}})",
+       "'energy.scale_formats' unknown scale-format set \"fp16\" (known: e4m3"},
+      {R"({"tiles": 2, )" + tile + R"(, "operand_buffer_bytes": 96, "energy": {"files": ["e.json"], "files": ["f.json"]}})",
+       "'files' is given twice"},
   };
   int refused = 0;
   for (const Case& c : cases) {
@@ -142,8 +168,24 @@ TEST(Arch, ReadsEveryOptionalKeyAndWritesThemBack) {
   const std::string text = R"({"tiles": 16, "tile": {"rows": 4, "cols": 4, "lanes": 16}, "operand_buffer_bytes": 8192,
     "dataflow": "weight-stationary", "double_buffer": false,
     "sram": {"bytes": 1048576, "bandwidth": 256, "latency": 12}, "dram": {"bandwidth": 32.5, "latency": 200},
-    "clock_ghz": 1.5, "quantizer": {"elements_per_cycle": 64, "rht_elements_per_cycle": 32}})";
+    "clock_ghz": 1.5, "quantizer": {"elements_per_cycle": 64, "rht_elements_per_cycle": 32},
+    "energy": {"files": ["../results/energy-actions.json", "/abs/bytes.json"], "lane_design": "own-unit",
+               "operands": "rht", "scale_formats": "e4m3+ue8m0"}})";
   const ArchConfig a = arch_from_json_text(text);
+  ASSERT_TRUE(a.energy);
+  EXPECT_EQ(a.energy->files, (std::vector<std::string>{"../results/energy-actions.json", "/abs/bytes.json"}));
+  EXPECT_EQ(a.energy->lane_design, "own-unit");
+  EXPECT_EQ(a.energy->operands, "rht");
+  EXPECT_EQ(a.energy->scale_formats, "e4m3+ue8m0");
+  // A file takes its relative energy paths from its own directory; absolute ones stay.
+  const std::string dir = ::testing::TempDir() + "nibble_arch_dir/";
+  std::filesystem::create_directories(dir + "arch");
+  std::ofstream(dir + "arch/a.json") << text;
+  const ArchConfig from_file = arch_from_json_file(dir + "arch/a.json");
+  ASSERT_TRUE(from_file.energy);
+  EXPECT_EQ(from_file.energy->files,
+            (std::vector<std::string>{std::filesystem::path(dir + "results/energy-actions.json").lexically_normal().string(),
+                                      "/abs/bytes.json"}));
   EXPECT_EQ(a.dataflow, Dataflow::kWeightStationary);
   EXPECT_FALSE(a.double_buffer);
   ASSERT_TRUE(a.sram && a.dram && a.clock_ghz && a.quantizer);
@@ -159,7 +201,13 @@ TEST(Arch, ReadsEveryOptionalKeyAndWritesThemBack) {
   const ArchConfig plain = arch_from_json_text(kGood);
   EXPECT_EQ(plain.dataflow, Dataflow::kOutputStationary) << "the RTL's dataflow is the default";
   EXPECT_TRUE(plain.double_buffer);
-  EXPECT_FALSE(plain.sram || plain.dram || plain.clock_ghz || plain.quantizer);
+  EXPECT_FALSE(plain.sram || plain.dram || plain.clock_ghz || plain.quantizer || plain.energy);
+  const ArchConfig files_only =
+      arch_from_json_text(R"({"tiles": 1, "tile": {}, "operand_buffer_bytes": 96, "energy": {"files": ["e.json"]}})");
+  ASSERT_TRUE(files_only.energy);
+  EXPECT_TRUE(files_only.energy->lane_design.empty() && files_only.energy->operands.empty() &&
+              files_only.energy->scale_formats.empty())
+      << "keys left out take the defaults where the energy is priced";
 }
 
 TEST(ArchEvent, OneTileIsTheSingleTileModel) {

@@ -162,12 +162,15 @@ std::vector<Format> literal_formats(const std::string& literal) {
 
 TEST(EnergyFlow, DerivedPricesAreTheFilesEntries) {
   const nlohmann::json file = io::parse_json(io::read_text_file(kFlowFile, limits::kMaxJsonBytes));
-  // (lane design, scale formats, operands) -> mask -> format -> pJ, as the file lists them.
-  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, std::map<Format, double>>> want;
+  // (lane design, scale formats, operands) -> mask -> (A, B) formats -> pJ, as the file lists them.
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, std::map<FormatPair, double>>> want;
   for (const nlohmann::json& a : file["actions"]) {
     if (a["action"] != "block") continue;
-    want[{a["lane_design"], a["scale_formats"], a["operands"]}][mask_name(literal_formats(a["format_mask"]))]
-        [*parse_format(a["operand_format"].get<std::string>())] = a["energy"].get<double>();
+    const auto format = [&](const char* key) { return *parse_format(a[key].get<std::string>()); };
+    const FormatPair pair = a.contains("operand_format") ? FormatPair{format("operand_format"), format("operand_format")}
+                                                         : FormatPair{format("operand_format_a"), format("operand_format_b")};
+    want[{a["lane_design"], a["scale_formats"], a["operands"]}][mask_name(literal_formats(a["format_mask"]))][pair] =
+        a["energy"].get<double>();
   }
   ASSERT_GE(want.size(), 2u) << kFlowFile << " has too few block entries to test";
   int compared = 0;
@@ -178,11 +181,11 @@ TEST(EnergyFlow, DerivedPricesAreTheFilesEntries) {
     EXPECT_TRUE(t.dpu_block_op.empty() && t.per_action.empty()) << "the flow prices the DPU only";
     EXPECT_EQ(t.dpu_block_op_by_format, masks);
     for (const auto& [mask, by_format] : masks) {
-      for (const auto& [format, pj] : by_format) {
+      for (const auto& [pair, pj] : by_format) {
         ActionCounts c;
         c[Action::kDpuBlockOp] = 1000;
         c[Action::kDramRead] = 5;
-        const Energy e = price(t, mask, c, {{{format, format}, 1000}});
+        const Energy e = price(t, mask, c, {{pair, 1000}});
         EXPECT_EQ(e.pj[0], 1000 * pj);
         EXPECT_EQ(e.total_pj, 1000 * pj);
         EXPECT_EQ(e.unpriced, std::vector<std::string>{"dram_read"}) << "the flow has no per-byte prices";
@@ -205,14 +208,20 @@ TEST(EnergyFlow, TheDefaultChoiceIsTheRtlsLaneDesignAndTheTilesScaleFormats) {
   const EnergyTable t = energy_table_from_any_json_file(kFlowFile, all);
   EXPECT_NE(t.source.find("lane design split-short-shift"), std::string::npos) << t.source;
   EXPECT_NE(t.source.find("gaussian operands"), std::string::npos) << t.source;
-  // A GEMM of two formats is named, not priced; a format pair's share is priced at its entry.
+  // A pair the file has no entry for is named, not priced from another pair's entry; a pair's share is
+  // priced at its own entry.
+  const FormatPair e2m1{Format::kE2M1, Format::kE2M1}, int4_e1m2{Format::kInt4, Format::kE1M2};
+  ASSERT_FALSE(t.dpu_block_op_by_format.at("e2m1+e1m2+int4").count(int4_e1m2))
+      << kFlowFile << " now measures int4 x e1m2: pick a pair it lacks";
   ActionCounts c;
   c[Action::kDpuBlockOp] = 30;
-  const Energy mixed = price(t, "e2m1+e1m2+int4", c,
-                             {{{Format::kE2M1, Format::kE2M1}, 10}, {{Format::kInt4, Format::kE1M2}, 20}});
-  EXPECT_EQ(mixed.total_pj, 10 * t.dpu_block_op_by_format.at("e2m1+e1m2+int4").at(Format::kE2M1));
+  const Energy mixed = price(t, "e2m1+e1m2+int4", c, {{e2m1, 10}, {int4_e1m2, 20}});
+  EXPECT_EQ(mixed.total_pj, 10 * t.dpu_block_op_by_format.at("e2m1+e1m2+int4").at(e2m1));
   ASSERT_EQ(mixed.unpriced.size(), 1u);
   EXPECT_NE(mixed.unpriced[0].find("int4 x e1m2"), std::string::npos) << mixed.unpriced[0];
+  EXPECT_EQ(missing_dpu_prices(t, "e2m1+e1m2+int4", {e2m1, int4_e1m2, int4_e1m2}), std::vector<FormatPair>{int4_e1m2});
+  EXPECT_TRUE(missing_dpu_prices(energy_table_from_json_text(kTable), "e2m1+e1m2+int4", {int4_e1m2}).empty())
+      << "a per-mask price covers every pair";
   EXPECT_THROW(price(t, "e2m1", c, {{{Format::kE2M1, Format::kE2M1}, 29}}), std::invalid_argument)
       << "a split that does not add up to the count";
   // A user table adds the per-byte prices; one that prices the DPU too is refused.
@@ -220,8 +229,8 @@ TEST(EnergyFlow, TheDefaultChoiceIsTheRtlsLaneDesignAndTheTilesScaleFormats) {
     "source": "user", "per_byte": {"dram_read": 10}})");
   const EnergyTable both = merge_energy_tables(t, user);
   c[Action::kDramRead] = 4;
-  EXPECT_EQ(price(both, "e2m1", c, {{{Format::kE2M1, Format::kE2M1}, 30}}).total_pj,
-            30 * t.dpu_block_op_by_format.at("e2m1").at(Format::kE2M1) + 40.0);
+  EXPECT_EQ(price(both, "e2m1", c, {{e2m1, 30}}).total_pj,
+            30 * t.dpu_block_op_by_format.at("e2m1").at(e2m1) + 40.0);
   EXPECT_THROW(merge_energy_tables(t, energy_table_from_json_text(kTable)), model::ConfigError);
 }
 
@@ -248,7 +257,8 @@ TEST(EnergyFlow, RefusesAMissingChoiceAndEveryBadFileNamingIt) {
   const auto with = [&](const std::string& actions, const std::string& unit = "\"pJ\"") {
     return R"({"schema": "nibble-energy-actions/1", "energy_unit": )" + unit + R"(, "actions": [)" + actions + "]}";
   };
-  EXPECT_EQ(energy_table_from_flow_json_text(with(entry), def).dpu_block_op_by_format.at("e2m1").at(Format::kE2M1), 30.5);
+  const FormatPair e2m1{Format::kE2M1, Format::kE2M1};
+  EXPECT_EQ(energy_table_from_flow_json_text(with(entry), def).dpu_block_op_by_format.at("e2m1").at(e2m1), 30.5);
   const auto edit = [&](const std::string& from, const std::string& to) {
     std::string e = entry;
     e.replace(e.find(from), from.size(), to);
@@ -261,6 +271,19 @@ TEST(EnergyFlow, RefusesAMissingChoiceAndEveryBadFileNamingIt) {
   n += refused(edit("3'b001", "3'b000"), def, "'actions[0].format_mask' must be a non-zero format mask");
   n += refused(edit("3'b001", "3'b1"), def, "'actions[0].format_mask'");
   n += refused(edit("\"e2m1\"", "\"fp8\""), def, "'actions[0].operand_format' is not a format");
+  n += refused(edit("\"operand_format\": \"e2m1\"", "\"operand_format\": \"e2m1\", \"operand_format_b\": \"e2m1\""), def,
+               "gives both operand_format and operand_format_a/_b");
+  n += refused(edit("\"operand_format\"", "\"operand_format_a\""), def, "'actions[0].operand_format_b' is missing");
+  n += refused(edit("\"operand_format\": \"e2m1\"", "\"operand_format_a\": \"e2m1\", \"operand_format_b\": \"fp4\""),
+               def, "'actions[0].operand_format_b' is not a format");
+  n += refused(edit("\"operand_format\": \"e2m1\", ", ""), def, "'actions[0].operand_format' is missing");
+  n += refused(with(entry + ", " + [&] {
+                 std::string e = entry;
+                 const std::string from = "\"operand_format\": \"e2m1\"";
+                 e.replace(e.find(from), from.size(), "\"operand_format_a\": \"e2m1\", \"operand_format_b\": \"e2m1\"");
+                 return e;
+               }()),
+               def, "second block entry for mask e2m1, operands e2m1 x e2m1");
   n += refused(edit("30.5", "-1"), def, "'actions[0].energy' must be a finite number >= 0");
   n += refused(edit("30.5", "\"30\""), def, "'actions[0].energy' must be a number");
   n += refused(edit("\"operands\": \"gaussian\", ", ""), def, "'actions[0].operands' is missing");
@@ -270,7 +293,7 @@ TEST(EnergyFlow, RefusesAMissingChoiceAndEveryBadFileNamingIt) {
   n += refused(with(entry) + "x", def, "not valid JSON");
   n += refused(R"({"schema": "nibble-energy-actions/1", "schema": "nibble-energy-actions/1"})", def, "given twice");
   std::printf("bad flow files and choices refused: %d\n", n);
-  EXPECT_EQ(n, 17);
+  EXPECT_EQ(n, 22);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,6 +20,7 @@
 #include "../cli/run_command.h"
 #include "nibble/io/json.h"
 #include "nibble/limits.h"
+#include "nibble/train/train_config.h"
 
 namespace nibble::test {
 namespace {
@@ -95,6 +97,19 @@ TEST(WorkloadCli, ATrainingStepIsEveryLinearsThreeGemms) {
     EXPECT_GT(c["total"]["stats"]["traffic"]["dram_read_bytes"].get<uint64_t>(), 0u);
   }
   EXPECT_EQ(checked, 24);
+  // The Fprop weights are the trainer's quantized linears: their elements are the parameter count
+  // train_config.h gives for the model (and a recorded trainer run confirms, tests/train/study_test.cpp).
+  train::ModelConfig model;
+  model.layers = 2;
+  model.d_model = 64;
+  model.ctx = 16;
+  uint64_t weights = 0;
+  for (const nlohmann::json& x : j["configurations"][0]["gemms"]) {
+    const std::string n = x["name"];
+    if (x["layers"] == "head" || n.substr(n.find('.') + 1) != "fprop") continue;
+    weights += x["n"].get<uint64_t>() * x["k"].get<uint64_t>() * x["count"].get<uint64_t>();
+  }
+  EXPECT_EQ(weights, static_cast<uint64_t>(train::quantized_linear_parameters(model)));
   std::ifstream csv(tmp("step.csv"));
   int lines = 0;
   size_t columns = 0;
@@ -218,6 +233,170 @@ TEST(WorkloadCli, TheFlowsEnergyFilePricesTheDpu) {
   const nlohmann::json o = read_json(tmp("own.json"))["configurations"][0]["total"];
   EXPECT_DOUBLE_EQ(o["energy"]["by_action_pj"]["dpu_block_op"].get<double>(),
                    o["actions"]["dpu_block_op"].get<double>() * flow_entry("own-unit", "all", "rht", "3'b001", "e2m1"));
+}
+
+TEST(WorkloadCli, TheArchitectureFileChoosesTheEnergyAndFlagsOverrideIt) {
+  // The architecture file sits in its own directory beside a copy of the flow's file, named relatively.
+  const std::string dir = tmp("archdir/");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kFlowFile, dir + "flow.json", std::filesystem::copy_options::overwrite_existing);
+  std::string arch = kArch;
+  arch.insert(arch.rfind('}'), R"(, "energy": {"files": ["flow.json"], "lane_design": "own-unit", "operands": "rht"})");
+  std::ofstream(dir + "arch.json") << arch;
+  std::ofstream(tmp("bytes_only.json")) << R"({"schema": "nibble-energy-per-action/1", "unit": "pJ", "source": "b",
+    "per_byte": {"dram_read": 10}})";
+  const auto total = [&](const std::string& extra, const std::string& out) {
+    const CommandResult r = run_nibble("workload --arch " + dir + "arch.json " + kModel + " --recipe e2m1 --mask e2m1" +
+                                       extra + " --json " + tmp(out));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return read_json(tmp(out))["configurations"][0]["total"];
+  };
+  // The file's choice: own-unit, rht operands, the scale formats by default.
+  const nlohmann::json own = total("", "arch_energy.json");
+  EXPECT_DOUBLE_EQ(own["energy"]["by_action_pj"]["dpu_block_op"].get<double>(),
+                   own["actions"]["dpu_block_op"].get<double>() * flow_entry("own-unit", "all", "rht", "3'b001", "e2m1"));
+  // A flag overrides its key only: the operands stay the file's.
+  const nlohmann::json common = total(" --energy-lane-design common-unit", "arch_energy_flag.json");
+  EXPECT_DOUBLE_EQ(common["energy"]["by_action_pj"]["dpu_block_op"].get<double>(),
+                   common["actions"]["dpu_block_op"].get<double>() *
+                       flow_entry("common-unit", "all", "rht", "3'b001", "e2m1"));
+  // --energy replaces the file's energy, its choice included: a table alone prices the bytes, not the DPU.
+  const nlohmann::json bytes = total(" --energy " + tmp("bytes_only.json"), "arch_energy_table.json");
+  EXPECT_DOUBLE_EQ(bytes["energy"]["total_pj"].get<double>(), bytes["actions"]["dram_read"].get<double>() * 10);
+  const std::vector<std::string> unpriced = bytes["energy"]["unpriced"];
+  EXPECT_NE(std::find(unpriced.begin(), unpriced.end(), "dpu_block_op (mask e2m1)"), unpriced.end());
+  EXPECT_EQ(read_json(tmp("arch_energy.json"))["energy_table"]["paths"][0],
+            std::filesystem::path(dir + "flow.json").lexically_normal().string());
+  // --no-energy counts and prices nothing, the file's energy notwithstanding.
+  const nlohmann::json none = total(" --no-energy", "arch_energy_none.json");
+  EXPECT_FALSE(none.contains("energy"));
+  EXPECT_EQ(none["actions"], own["actions"]);
+
+  // Bad energy settings in the file: exit 2 naming them.
+  std::string missing = kArch, table_choice = kArch;
+  missing.insert(missing.rfind('}'), R"(, "energy": {"files": ["no_such_energy.json"]})");
+  table_choice.insert(table_choice.rfind('}'),
+                      R"(, "energy": {"files": [")" + tmp("bytes_only.json") + R"("], "operands": "rht"})");
+  std::ofstream(dir + "missing.json") << missing;
+  std::ofstream(dir + "table_choice.json") << table_choice;
+  std::string bad_design = kArch;
+  bad_design.insert(bad_design.rfind('}'), R"(, "energy": {"files": ["flow.json"], "lane_design": "wide"})");
+  std::ofstream(dir + "bad_design.json") << bad_design;
+  const std::vector<UsageCase> cases = {
+      {"--arch " + dir + "missing.json " + kModel, dir + "no_such_energy.json"},
+      {"--arch " + dir + "table_choice.json " + kModel, "chooses among the entries of the flow's energy file"},
+      {"--arch " + dir + "bad_design.json " + kModel, "'energy.lane_design' unknown lane design \"wide\""},
+      {"--arch " + dir + "arch.json " + kModel + " --energy-operands uniform",
+       "no DPU block energy for operand statistics 'uniform'"},
+      {"--arch " + dir + "arch.json " + kModel + " --no-energy --energy-operands rht", "--no-energy"},
+  };
+  EXPECT_EQ(expect_usage_errors("workload", cases), static_cast<int>(cases.size()));
+}
+
+// The flow's file with block entries for two-format streams added (the default choice, mask e2m1+e1m2+int4), at
+// energies no single-format entry has, so that a GEMM priced at the wrong pair shows.
+nlohmann::json flow_with_pairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  nlohmann::json file = io::parse_json(io::read_text_file(kFlowFile, limits::kMaxJsonBytes));
+  nlohmann::json added = nlohmann::json::array();
+  for (const auto& [fa, fb] : pairs) {
+    nlohmann::json e;
+    for (const nlohmann::json& a : file["actions"]) {
+      if (a["action"] == "block" && a["lane_design"] == "split-short-shift" && a["scale_formats"] == "all" &&
+          a["operands"] == "gaussian" && a["format_mask"] == "3'b111" && a["operand_format"] == fa) {
+        e = a;
+      }
+    }
+    EXPECT_FALSE(e.is_null()) << kFlowFile << " has no e2m1+e1m2+int4 entry for " << fa;
+    e.erase("operand_format");
+    e["operand_format_a"] = fa;
+    e["operand_format_b"] = fb;
+    e["energy"] = 0.5 * (flow_entry("split-short-shift", "all", "gaussian", "3'b111", fa) +
+                         flow_entry("split-short-shift", "all", "gaussian", "3'b111", fb)) +
+                  7.0;
+    added.push_back(e);
+  }
+  for (const nlohmann::json& e : added) file["actions"].push_back(e);
+  return file;
+}
+
+TEST(WorkloadCli, MixedFormatGemmsArePricedAtTheirOwnOperandFormats) {
+  std::ofstream(tmp("arch_mixed.json")) << kArch;
+  const nlohmann::json flow = flow_with_pairs({{"e2m1", "e1m2"}, {"e1m2", "int4"}});
+  std::ofstream(tmp("flow_pairs.json")) << flow.dump(1);
+  std::ofstream(tmp("bytes_mixed.json")) << R"({"schema": "nibble-energy-per-action/1", "unit": "pJ", "source": "b",
+    "per_byte": {"dram_read": 10}})";
+  // dY in E1M2 against W in E2M1 and the like: two formats per GEMM, fp32 and nvfp4 scales.
+  std::ofstream(tmp("mixed_list.json")) << R"({"gemms": [
+    {"name": "same", "m": 64, "n": 32, "k": 128, "format_a": "e2m1", "format_b": "e2m1", "count": 2},
+    {"name": "mixed", "m": 48, "n": 80, "k": 96, "format_a": "e2m1", "format_b": "e1m2", "scale": "fp32", "count": 3},
+    {"name": "mixed2", "m": 16, "n": 64, "k": 256, "format_a": "e1m2", "format_b": "int4"}]})";
+  const CommandResult r = run_nibble("workload --arch " + tmp("arch_mixed.json") + " --gemms " + tmp("mixed_list.json") +
+                                     " --energy " + tmp("flow_pairs.json") + " --energy " + tmp("bytes_mixed.json") +
+                                     " --json " + tmp("mixed_out.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json c = read_json(tmp("mixed_out.json"))["configurations"][0];
+  EXPECT_EQ(c["mask"], "e2m1+e1m2+int4");
+  // Each GEMM's block energy as the test reads it from the file it wrote: the entry of its own (A, B) formats.
+  const auto entry = [&](const std::string& fa, const std::string& fb) {
+    for (const nlohmann::json& a : flow["actions"]) {
+      if (a["action"] != "block" || a["lane_design"] != "split-short-shift" || a["scale_formats"] != "all" ||
+          a["operands"] != "gaussian" || a["format_mask"] != "3'b111") {
+        continue;
+      }
+      const bool one = a.contains("operand_format");
+      if ((one && fa == fb && a["operand_format"] == fa) ||
+          (!one && a["operand_format_a"] == fa && a["operand_format_b"] == fb)) {
+        return a["energy"].get<double>();
+      }
+    }
+    ADD_FAILURE() << "no entry " << fa << " x " << fb;
+    return 0.0;
+  };
+  double dpu = 0, dram = 0;
+  int gemms = 0;
+  for (const nlohmann::json& g : c["gemms"]) {
+    SCOPED_TRACE(g["name"].dump());
+    const double pj = entry(g["format_a"], g["format_b"]);
+    const double ops = g["actions_per_run"]["dpu_block_op"].get<double>();
+    const double dram_bytes = g["actions_per_run"]["dram_read"].get<double>();
+    const nlohmann::json& e = g["energy_per_run"];
+    EXPECT_DOUBLE_EQ(e["by_action_pj"]["dpu_block_op"].get<double>(), ops * pj);
+    EXPECT_DOUBLE_EQ(e["total_pj"].get<double>(), ops * pj + dram_bytes * 10);
+    dpu += g["count"].get<double>() * ops * pj;
+    dram += g["count"].get<double>() * dram_bytes * 10;
+    // Timed as the GEMM it is: nibble gemm with the same two formats gives the same cycles, stalls and bytes.
+    const CommandResult one = run_nibble(
+        "gemm --backend event-timing --arch " + tmp("arch_mixed.json") + " --m " + g["m"].dump() + " --n " +
+        g["n"].dump() + " --k " + g["k"].dump() + " --format-a " + g["format_a"].get<std::string>() + " --format-b " +
+        g["format_b"].get<std::string>() + " --scale " + g["scale"].get<std::string>() + " --block " +
+        g["block_a"].get<std::string>() + " --json " + tmp("mixed_one.json"));
+    EXPECT_EQ(one.exit_code, 0) << one.output;
+    const nlohmann::json o = read_json(tmp("mixed_one.json"));
+    EXPECT_EQ(o["cycles"], g["per_run"]["cycles"]);
+    EXPECT_EQ(o["stalls"], g["per_run"]["stalls"]);
+    EXPECT_EQ(o["traffic"], g["per_run"]["traffic"]);
+    ++gemms;
+  }
+  EXPECT_EQ(gemms, 3);
+  const nlohmann::json& total = c["total"]["energy"];
+  EXPECT_DOUBLE_EQ(total["by_action_pj"]["dpu_block_op"].get<double>(), dpu);
+  EXPECT_DOUBLE_EQ(total["total_pj"].get<double>(), dpu + dram);
+  const std::vector<std::string> unpriced = total["unpriced"];
+  EXPECT_EQ(std::count_if(unpriced.begin(), unpriced.end(), [](const std::string& u) { return u.rfind("dpu", 0) == 0; }), 0);
+
+  // A pair the file has no entry for is refused, naming it, before anything runs; so is the reverse order of a
+  // pair it has (the DPU's A and B sides are not assumed alike).
+  std::ofstream(tmp("mixed_reverse.json")) << R"({"gemms": [{"name": "dgrad", "m": 16, "n": 16, "k": 64,
+    "format_a": "e1m2", "format_b": "e2m1"}]})";
+  const std::vector<UsageCase> cases = {
+      {"--arch " + tmp("arch_mixed.json") + " --gemms " + tmp("mixed_list.json") + " --energy " + kFlowFile,
+       "GEMM 'mixed' has operands e2m1 x e1m2 (A x B), and the flow's file has no DPU block energy for them on mask "
+       "e2m1+e1m2+int4 with the choice made (it has: e2m1 x e2m1, e1m2 x e1m2, int4 x int4)"},
+      {"--arch " + tmp("arch_mixed.json") + " --gemms " + tmp("mixed_reverse.json") + " --energy " +
+           tmp("flow_pairs.json"),
+       "GEMM 'dgrad' has operands e1m2 x e2m1"},
+  };
+  EXPECT_EQ(expect_usage_errors("workload", cases), static_cast<int>(cases.size()));
 }
 
 TEST(WorkloadCli, AGemmListFile) {

@@ -25,6 +25,14 @@
 //   "dram": {"bandwidth": B/cycle, "latency": cycles}
 //   "clock_ghz": F                       (to turn cycles into seconds)
 //   "quantizer": {"elements_per_cycle": X, "rht_elements_per_cycle": Y}
+//   "energy": {"files": [path, ...], "lane_design": name, "operands": name, "scale_formats": name}
+//
+// "energy" says how the array's actions are priced (energy.h): one or two
+// energy files (the hardware-cost flow's and/or an energy-per-action table),
+// paths relative to the architecture file's directory, and which of the
+// flow's DPU measurements to use (DpuEnergyChoice; a key left out takes its
+// default). The files are read where the energy is priced (nibble workload),
+// not here; a lane design or scale-format set no DPU has is refused here.
 //
 // A level left out is not modelled: it delivers at once (no stall) and its
 // traffic is still counted. The event model simulates such an array
@@ -36,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nibble/model/config.h"
 
@@ -71,6 +80,13 @@ struct QuantizerConfig {
   double rht_elements_per_cycle = 0.0;
 };
 
+// The energy files and the choice among the flow's DPU entries ("" = the default).
+struct ArchEnergy {
+  std::vector<std::string> files;  // 1 or 2 (at most one of each schema; checked when read)
+  std::string lane_design, operands, scale_formats;
+};
+inline constexpr size_t kMaxArchEnergyFiles = 2;
+
 struct ArchConfig {
   int tiles = 1;
   model::TileConfig tile;
@@ -81,11 +97,12 @@ struct ArchConfig {
   std::optional<DramConfig> dram;
   std::optional<double> clock_ghz;
   std::optional<QuantizerConfig> quantizer;
+  std::optional<ArchEnergy> energy;
 };
 
 // The keys an architecture file may have, in the order of the docs.
 inline constexpr const char* kArchKeys = "tiles, tile, operand_buffer_bytes, dataflow, double_buffer, sram, dram, "
-                                         "clock_ghz, quantizer";
+                                         "clock_ghz, quantizer, energy";
 
 // Bytes of the largest beat `t` can take: Rows + Cols panel rows of Lanes codes
 // (Lanes / 2 bytes) and one scale code each (4 bytes if t allows fp32 scales, else 1).
@@ -97,7 +114,8 @@ void validate(const ArchConfig& a);
 ArchConfig arch_from_json_text(const std::string& text);
 // The file's keys, for reports: every key, defaults filled in.
 std::string to_json_text(const ArchConfig& a);
-// Errors name the file.
+// Errors name the file. Relative energy file paths are taken from the
+// architecture file's directory (the config holds them so resolved).
 ArchConfig arch_from_json_file(const std::string& path);
 
 }  // namespace nibble::sim

@@ -27,10 +27,13 @@
 // mask x operand format x operand statistics (and the scale mode of its
 // stream). energy_table_from_flow_json_text picks one lane design, scale-format
 // set and operand statistics (DpuEnergyChoice) and keeps, per format mask, the
-// block energy per operand format; a GEMM is priced at the entry of its
-// operands' format (both operands in one format: the flow measures no mixed
-// streams). The flow has no per-byte or per-element entries; a user table adds
-// them (merge_energy_tables).
+// block energy per pair of operand formats (A, B). An entry names its operands
+// either with "operand_format" (both operands in that format) or with
+// "operand_format_a" and "operand_format_b" (a stream of two formats, as a
+// GEMM of dY in one format and W in another runs). A GEMM is priced at the
+// entry of its own pair; a pair the file lacks is never priced from another
+// pair's entry (missing_dpu_prices names it). The flow has no per-byte or
+// per-element entries; a user table adds them (merge_energy_tables).
 #pragma once
 
 #include <cstdint>
@@ -83,12 +86,17 @@ ActionCounts count_actions(const ArchConfig& arch, const GemmStats& s);
 // "e2m1+e1m2+int4": the tile's formats in the canonical order.
 std::string mask_name(const std::vector<Format>& formats);
 
+// The operands' formats of a DPU operation: (A, B).
+using FormatPair = std::pair<Format, Format>;
+// "e2m1 x e1m2", as reports and errors name a pair.
+std::string name(const FormatPair& p);
+
 struct EnergyTable {
   std::string source;
   std::map<std::string, double> dpu_block_op;  // mask name -> pJ, whatever the operands' format
-  // From the flow's file: mask name -> operand format -> pJ of a block whose two
-  // operands are in that format.
-  std::map<std::string, std::map<Format, double>> dpu_block_op_by_format;
+  // From the flow's file: mask name -> (A format, B format) -> pJ of a block whose
+  // operands are in those formats.
+  std::map<std::string, std::map<FormatPair, double>> dpu_block_op_by_format;
   std::map<std::string, double> per_action;    // action name (not dpu_block_op) -> pJ
 };
 
@@ -141,12 +149,21 @@ struct Energy {
 
 // DPU block operations by the operands' formats (A, B); they add up to the
 // dpu_block_op count they split.
-using DpuOpsByFormat = std::map<std::pair<Format, Format>, uint64_t>;
+using DpuOpsByFormat = std::map<FormatPair, uint64_t>;
+
+// The format pairs of `pairs` whose DPU operations on `mask` the table cannot
+// price: none where it has a per-mask entry; where it prices per format pair
+// (the flow's file), every pair without an entry of its own. Empty also where
+// the table prices no DPU operation of `mask` at all (prices_dpu says so).
+std::vector<FormatPair> missing_dpu_prices(const EnergyTable& table, const std::string& mask,
+                                           const std::vector<FormatPair>& pairs);
+// The pairs the table prices on `mask` ("e2m1 x e2m1, e1m2 x e1m2"), for messages.
+std::string priced_pairs(const EnergyTable& table, const std::string& mask);
 
 // counts x the table's entry for each action: the DPU's for `mask` -- its
 // per-mask entry, else (the flow's) each format pair's count of `dpu_ops` x
-// the entry of that format; a pair of two formats, or one the table lacks, is
-// not priced.
+// the entry of that pair; a pair the table lacks is named in `unpriced`, never
+// priced at another pair's entry.
 Energy price(const EnergyTable& table, const std::string& mask, const ActionCounts& counts,
              const DpuOpsByFormat& dpu_ops = {});
 
