@@ -391,7 +391,7 @@ void run_workload(const WorkloadArgs& a) {
                c.arch.quantizer ? fmt::format("{} cycles (not overlapped with the GEMMs: step total {} cycles)",
                                               sum_quantizer, sum.cycles + sum_quantizer)
                                 : std::string("not timed (the architecture file gives no quantizer throughput)"));
-    if (bf16_macs) fmt::print("BF16 GEMMs     {} MACs, not on the array (the recipe's BF16 layers, the LM head)\n", bf16_macs);
+    if (bf16_macs) fmt::print("BF16 GEMMs     {} MACs, not on the array (the recipe's BF16 layers, attention, the LM head)\n", bf16_macs);
     std::string counts;
     for (int i = 0; i < sim::kActionCount; ++i) {
       counts += fmt::format("{}{} {}", i ? "  " : "", sim::name(static_cast<sim::Action>(i)), sum_actions.n[i]);

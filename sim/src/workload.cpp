@@ -122,8 +122,32 @@ std::vector<WorkloadGemm> training_step_gemms(const train::ModelConfig& model, i
       }
     }
   }
-  // The untied LM head, [T, d] x [vocab, d]^T, and its two gradients: BF16 in the trainer.
+  // Attention's batched products, per sequence and head: forward S = Q K^T [ctx, ctx] over d_head
+  // and O = P V [ctx, d_head] over ctx; backward dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q.
+  // BF16 in the trainer (fused attention). Counted dense: a causal kernel skips about half.
   const int64_t d = model.d_model, vocab = train::kVocabSize;
+  const int64_t ctx = model.ctx, d_head = d / model.heads, sequences = tokens / ctx;
+  const struct {
+    const char* name;
+    int64_t m, n, k;
+  } attention[] = {{"attn.scores", ctx, ctx, d_head},   {"attn.mix", ctx, d_head, ctx},
+                   {"attn.d_scores", ctx, ctx, d_head}, {"attn.d_values", ctx, d_head, ctx},
+                   {"attn.d_queries", ctx, d_head, ctx}, {"attn.d_keys", ctx, d_head, ctx}};
+  if (sequences > 0) {
+    for (const auto& a : attention) {
+      WorkloadGemm it;
+      it.name = a.name;
+      it.layers = model.layers > 1 ? fmt::format("0-{}", model.layers - 1) : "0";
+      it.bf16 = true;
+      it.count = static_cast<uint64_t>(model.layers) * static_cast<uint64_t>(sequences) *
+                 static_cast<uint64_t>(model.heads);
+      it.shape.m = a.m;
+      it.shape.n = a.n;
+      it.shape.k = a.k;
+      items.push_back(it);
+    }
+  }
+  // The untied LM head, [T, d] x [vocab, d]^T, and its two gradients: BF16 in the trainer.
   const int64_t shapes[3][3] = {{tokens, vocab, d}, {tokens, d, vocab}, {vocab, d, tokens}};
   for (const train::Gemm g : train::kAllGemms) {
     WorkloadGemm it;

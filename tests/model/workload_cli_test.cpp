@@ -62,7 +62,8 @@ TEST(WorkloadCli, ATrainingStepIsEveryLinearsThreeGemms) {
   for (const nlohmann::json& c : j["configurations"]) {
     const bool ufp4 = c["recipe"] == "ufp4";
     const nlohmann::json& g = c["gemms"];
-    ASSERT_EQ(g.size(), 4u * 3u + 3u) << "12 GEMMs of the linears (2 layers merged) and the head's 3";
+    ASSERT_EQ(g.size(), 4u * 3u + 6u + 3u)
+        << "12 GEMMs of the linears (2 layers merged), attention's 6 batched products and the head's 3";
     uint64_t cycles = 0, quant = 0, rht = 0, qcycles = 0;
     for (int l = 0; l < 4; ++l) {
       const int64_t out = lin[l][0], in = lin[l][1];
@@ -89,7 +90,27 @@ TEST(WorkloadCli, ATrainingStepIsEveryLinearsThreeGemms) {
         ++checked;
       }
     }
-    for (int h = 0; h < 3; ++h) EXPECT_TRUE(g[static_cast<size_t>(12 + h)]["bf16"].get<bool>());
+    // Attention per layer, sequence (T / ctx) and head (d_head = 64 / 4): six products of
+    // ctx x ctx x d_head MACs each, in BF16; the head's three of T x vocab x d.
+    const uint64_t heads = 4, ctx = 16, d_head = d / 4;
+    uint64_t bf16_macs = 0;
+    for (int a = 0; a < 6; ++a) {
+      const nlohmann::json& x = g[static_cast<size_t>(12 + a)];
+      SCOPED_TRACE(x.dump());
+      EXPECT_EQ(x["name"].get<std::string>().rfind("attn.", 0), 0u);
+      EXPECT_TRUE(x["bf16"].get<bool>());
+      EXPECT_EQ(x["count"].get<uint64_t>(), 2 * (T / ctx) * heads);
+      EXPECT_EQ(x["m"].get<uint64_t>() * x["n"].get<uint64_t>() * x["k"].get<uint64_t>(), ctx * ctx * d_head);
+      bf16_macs += x["m"].get<uint64_t>() * x["n"].get<uint64_t>() * x["k"].get<uint64_t>() * x["count"].get<uint64_t>();
+    }
+    for (int h = 0; h < 3; ++h) {
+      const nlohmann::json& x = g[static_cast<size_t>(18 + h)];
+      EXPECT_TRUE(x["bf16"].get<bool>());
+      EXPECT_EQ(x["layers"], "head");
+      bf16_macs += x["m"].get<uint64_t>() * x["n"].get<uint64_t>() * x["k"].get<uint64_t>();
+    }
+    EXPECT_EQ(bf16_macs, 6 * 2 * static_cast<uint64_t>(T) * ctx * d + 3 * static_cast<uint64_t>(T) * train::kVocabSize * d);
+    EXPECT_EQ(c["total"]["bf16_macs"].get<uint64_t>(), bf16_macs);
     EXPECT_EQ(c["total"]["gemm_cycles"], cycles);
     EXPECT_EQ(c["total"]["actions"]["quantize"], quant);
     EXPECT_EQ(c["total"]["actions"]["rht"], rht);
@@ -118,7 +139,7 @@ TEST(WorkloadCli, ATrainingStepIsEveryLinearsThreeGemms) {
     if (lines++ == 0) columns = fields;
     EXPECT_EQ(fields, columns) << line;
   }
-  EXPECT_EQ(lines, 1 + 2 * 15);
+  EXPECT_EQ(lines, 1 + 2 * 21);
   EXPECT_EQ(columns, 31u);
 }
 

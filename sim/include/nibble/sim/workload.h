@@ -38,8 +38,9 @@ struct WorkloadGemm {
 // tokens per step (C = A B^T in the operand layout of nibble/train/recipe.h:
 // Fprop [T,in]x[out,in], Dgrad [T,out]x[in,out], Wgrad [out,T]x[in,T]), each
 // operand as the recipe's operand_config says; blocks with identical GEMMs
-// merged (count, layers "first-last"); the LM head and the recipe's BF16
-// blocks listed as BF16.
+// merged (count, layers "first-last"); the recipe's BF16 blocks, attention's
+// batched products (per sequence and head, `tokens` / ctx sequences) and the
+// LM head listed as BF16.
 std::vector<WorkloadGemm> training_step_gemms(const train::ModelConfig& model, int64_t tokens,
                                               const train::Recipe& recipe);
 
