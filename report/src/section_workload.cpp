@@ -118,7 +118,11 @@ Section workload_section(ReportContext& ctx) {
   }
   if (ctx.options.progress) ctx.options.progress("timing a training step per study size and recipe on " + arch_path);
 
-  // The DPU's energy from the flow's file, its lane design and operands chosen as nibble workload does by default.
+  // The DPU's energy from the recorded flow's file (the report's results directory, not the file
+  // the architecture names), with the lane design, operands and scale formats the architecture
+  // file chooses (its "energy" key; the defaults where it has none).
+  sim::DpuEnergyChoice choice;
+  if (arch.energy) choice = {arch.energy->lane_design, arch.energy->operands, arch.energy->scale_formats};
   const std::string energy_path = (fs::path(ctx.options.results_dir) / "energy-actions.json").string();
   std::optional<sim::EnergyTable> energy;
   std::string energy_note;
@@ -126,7 +130,7 @@ Section workload_section(ReportContext& ctx) {
     energy_note = "no recorded " + energy_path + " (nibble energy --actions): energy not given";
   } else {
     try {
-      energy = sim::energy_table_from_any_json_file(energy_path, sim::resolve({}, arch.tile.scale_modes));
+      energy = sim::energy_table_from_any_json_file(energy_path, sim::resolve(choice, arch.tile.scale_modes));
       energy_note = energy->source;
     } catch (const model::ConfigError& e) {
       energy_note = std::string("energy not given: ") + e.what();

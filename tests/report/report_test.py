@@ -256,7 +256,13 @@ def check_workload(nibble, out, work, results, source):
         for r in mine:
             cmd += ["--mask", r["mask"].replace("+", ",")]
         if priced:
+            # The recorded file in place of the architecture's, with the architecture's choice of entries.
             cmd += ["--energy", energy]
+            choice = json.load(open(data["arch"])).get("energy", {})
+            for key, flag in (("lane_design", "--energy-lane-design"), ("operands", "--energy-operands"),
+                              ("scale_formats", "--energy-scale-formats")):
+                if key in choice:
+                    cmd += [flag, choice[key]]
         run(cmd)
         ref = {c["mask"]: c["total"] for c in json.load(open(j))["configurations"]}
         arm = [a for z in study["sizes"] if z["name"] == size for a in z["arms"] if a["recipe"] == recipe][0]
