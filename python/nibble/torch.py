@@ -18,19 +18,45 @@ exempts) is a BF16 matmul. X and dY enter in BF16, as the trainer's activations
 and gradients are; Y and dX leave in X's dtype, dW in W's. A bias is added
 outside the GEMM.
 
-Golden runs on the CPU: tensors on another device are copied there for the
-GEMMs and the results copied back.
+Where the build made the operator library ``torch.ops.nibble`` (libtorch and, for
+the GPU, the CUDA kernels; the library lies beside this package), every quantized
+GEMM is ``torch.ops.nibble.quantized_gemm``: golden on CPU tensors, the
+nibble::cuda kernels (bit-exact with golden) on CUDA tensors, on the tensors'
+own device. Without it golden runs on the CPU through NumPy: tensors on another
+device are copied there for the GEMMs and the results copied back.
+``nibble.torch.OPS`` is the loaded operator namespace, or None.
 
 ``quantize_linears(model, recipe)`` swaps every ``nn.Linear`` of a model for a
 ``Linear`` sharing its parameters, and returns the ``QuantState`` that holds the
 recipe, the seed and the step: call ``state.advance()`` after each optimizer step
 so that the next step draws new RHT signs and SR bits, as the trainer does.
 """
+import os as _os
+
 import numpy as np
 import torch as _torch
 
 from . import Recipe as _Recipe
 from . import _nibble
+
+_OPS_LIBRARY = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "libnibble_torch_ops.so")
+
+
+def _load_ops():
+    """torch.ops.nibble, loaded from the operator library beside this package, or None
+    where the build has none (no libtorch, or a libtorch the build did not accept)."""
+    if not _os.path.exists(_OPS_LIBRARY):
+        return None
+    _torch.ops.load_library(_OPS_LIBRARY)
+    return _torch.ops.nibble
+
+
+OPS = _load_ops()
+
+
+def config_text(cfg):
+    """A nibble.QuantConfig as quantized_gemm's configuration argument: "key=value,..." of to_dict()."""
+    return ",".join(f"{k}={v}" for k, v in cfg.to_dict().items())
 
 
 class QuantState:
@@ -76,6 +102,11 @@ def _gemm(state, gemm, site, layer, a, a_t, b, b_t):
         oa = a.t() if a_t else a
         ob = b.t() if b_t else b
         return _torch.matmul(oa.to(_torch.bfloat16), ob.to(_torch.bfloat16).t())
+    if OPS is not None and a.device == b.device:
+        try:
+            return OPS.quantized_gemm(a.contiguous(), a_t, config_text(ca), b.contiguous(), b_t, config_text(cb), True)
+        except NotImplementedError:  # a device the library has no kernels for: golden below
+            pass
     qa = _nibble._quantize(_numpy_operand(a, a_t), ca)
     qb = _nibble._quantize(_numpy_operand(b, b_t), cb)
     c = _torch.from_numpy(_nibble.gemm(qa, qb))
