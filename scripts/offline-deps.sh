@@ -11,10 +11,13 @@
 # `unpack` sets both: `source PREFIX/env.sh`).
 set -euo pipefail
 
+# pybind11-dev: the Python module (its headers and CMake package; the GPU machine's Python
+# brings its own headers and NumPy).
 # libboost1.74-dev: the Boost headers and their CMake package (Debian 12's libboost-dev is an
 # empty package that depends on it).
 packages=(libfmt-dev libfmt9 libcli11-dev nlohmann-json3-dev libeigen3-dev librandom123-dev
-          libgtest-dev libgmock-dev libgmp-dev libgmp10 libgmpxx4ldbl zlib1g-dev libboost1.74-dev)
+          libgtest-dev libgmock-dev libgmp-dev libgmp10 libgmpxx4ldbl zlib1g-dev libboost1.74-dev
+          pybind11-dev)
 
 case "${1:-}" in
   download)
