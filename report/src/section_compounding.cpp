@@ -47,15 +47,15 @@ Section compounding_section(ReportContext& ctx) {
     }
   }
   quant_json["chain"] = analysis::chain_json(shape, runs);
-  std::string csv = "depth";
-  for (const analysis::ChainRun& run : runs) csv += "," + label(run.config.format, run.config.rht.size);
-  csv += "\n";
+  std::vector<std::string> columns = {"depth"};
+  for (const analysis::ChainRun& run : runs) columns.push_back(label(run.config.format, run.config.rht.size));
+  io::CsvTable csv(columns);
   for (int d = 0; d < shape.layers; ++d) {
-    csv += std::to_string(d + 1);
-    for (const analysis::ChainRun& run : runs) csv += "," + csv_num(run.depths[static_cast<size_t>(d)].eta);
-    csv += "\n";
+    std::vector<io::CsvCell> row = {d + 1};
+    for (const analysis::ChainRun& run : runs) row.emplace_back(run.depths[static_cast<size_t>(d)].eta);
+    csv.add(row);
   }
-  w.text("data/chain_eta.csv", csv);
+  w.text("data/chain_eta.csv", csv.text());
   s.figures.push_back(
       {"chain_eta", "Compounded gain eta across depth.",
        fmt::format("A batch of {} through {} random linear layers of width {} (W ~ N(0, 1/width)), both GEMM operands "
@@ -116,17 +116,17 @@ Section compounding_section(ReportContext& ctx) {
       series[c.at(col["variant"])].push_back({c.at(col["layer"]) + "." + c.at(col["linear"]),
                                               std::stod(c.at(col["cum_alpha"]))});
     }
-    std::string out = "index,layer";
-    for (const auto& v : variants) out += "," + v;
-    out += "\n";
+    std::vector<std::string> columns = {"index", "layer"};
+    columns.insert(columns.end(), variants.begin(), variants.end());
+    io::CsvTable out(columns);
     const size_t n = series["e2m1"].size();
     if (n == 0) throw ReportError(diag_path + ": no fprop rows of variant e2m1 at the last step");
     for (size_t i = 0; i < n; ++i) {
-      out += fmt::format("{},{}", i + 1, series["e2m1"][i].first);
-      for (const auto& v : variants) out += "," + (i < series[v].size() ? csv_num(series[v][i].second) : "NaN");
-      out += "\n";
+      std::vector<io::CsvCell> row = {i + 1, series["e2m1"][i].first};
+      for (const auto& v : variants) row.emplace_back(i < series[v].size() ? series[v][i].second : NAN);
+      out.add(row);
     }
-    w.text("data/training_cum_alpha.csv", out);
+    w.text("data/training_cum_alpha.csv", out.text());
     s.source += std::string("; per-layer attenuation ") +
                 (o.training_fresh ? "from the training run now" : "recorded from training") + " (" + run_name + ")";
     s.figures.push_back({"training_cum_alpha",

@@ -31,16 +31,16 @@ Section cycles_section(ReportContext& ctx) {
     return s;
   }
   s.source = "computed now on the SystemC cycle model (nibble::sim::SystemCDevice)";
-  std::string csv = "rows,cols,lanes,bandwidth,m,n,k,cycles,macs,peak_macs_per_cycle,utilization,stall_operand,"
-                    "stall_output,stall_pipeline,formula_cycles,compared,mismatches\n";
+  io::CsvTable csv({"rows", "cols", "lanes", "bandwidth", "m", "n", "k", "cycles", "macs", "peak_macs_per_cycle",
+                    "utilization", "stall_operand", "stall_output", "stall_pipeline", "formula_cycles", "compared",
+                    "mismatches"});
   Table t{"cycles", "", {"array", "bandwidth B/cycle", "cycles", "MAC/cycle", "utilization", "operand stalls",
                          "pipeline stalls", "closed form", "checked vs golden"}, {}};
   std::vector<std::string> shapes;
   for (const CyclePoint& p : cyc.sweep) {
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", p.rows, p.cols, p.lanes, p.bandwidth, p.m,
-                       p.n, p.k, p.cycles, p.macs, p.peak, csv_num(p.utilization), p.stall_operand, p.stall_output,
-                       p.stall_pipeline, p.formula_applies ? std::to_string(p.formula_cycles) : "NaN", p.compared,
-                       p.mismatches);
+    csv.add({p.rows, p.cols, p.lanes, p.bandwidth, p.m, p.n, p.k, p.cycles, p.macs, p.peak, p.utilization,
+             p.stall_operand, p.stall_output, p.stall_pipeline,
+             p.formula_applies ? io::CsvCell(p.formula_cycles) : io::CsvCell(NAN), p.compared, p.mismatches});
     const std::string shape = fmt::format("{}x{}x{}", p.rows, p.cols, p.lanes);
     if (shapes.empty() || shapes.back() != shape) shapes.push_back(shape);
     t.rows.push_back({shape, num(p.bandwidth), std::to_string(p.cycles),
@@ -54,7 +54,7 @@ Section cycles_section(ReportContext& ctx) {
   t.caption = fmt::format("A {}x{}x{} GEMM (E2M1 x E2M1, nvfp4 scales, 1x16 blocks), latency 4, no injected stalls, "
                           "per array shape (rows x cols x lanes) and operand-buffer bandwidth.",
                           p0.m, p0.n, p0.k);
-  w.text("data/cycles.csv", csv);
+  w.text("data/cycles.csv", csv.text());
   s.tables.push_back(t);
   std::string plot = "set logscale x 2\nset xlabel 'operand bandwidth (bytes/cycle)'\nset ylabel 'MAC utilization "
                      "(%)'\nset yrange [0:105]\nplot ";

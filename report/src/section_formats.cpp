@@ -38,19 +38,19 @@ Section formats_section(ReportContext& ctx) {
   s.source = "computed now with the golden model (nibble::analysis, the code behind `nibble quant`)";
 
   // Grids to scale: every code's value, normalized to the format's largest magnitude.
-  std::string grids = "format_index,format,code,value,normalized\n";
+  io::CsvTable grids({"format_index", "format", "code", "value", "normalized"});
   std::string ytics;
   int fi = 0;
   for (Format f : kAllFormats) {
     const double top = max_value(f);
     for (int code = 0; code < 16; ++code) {
       const double v = decode_value(f, static_cast<uint8_t>(code));
-      grids += fmt::format("{},{},{},{},{}\n", fi, name(f), code, csv_num(v), csv_num(v / top));
+      grids.add({fi, name(f), code, v, v / top});
     }
     ytics += fmt::format("{}'{}' {}", fi ? ", " : "", name(f), fi);
     ++fi;
   }
-  w.text("data/grids.csv", grids);
+  w.text("data/grids.csv", grids.text());
   s.figures.push_back(
       {"grids", "The three 4-bit grids to scale.",
        "Every code's value divided by the format's largest magnitude (E2M1 6, E1M2 1.75, INT4 7; INT4's -8 sits "
@@ -91,8 +91,8 @@ Section formats_section(ReportContext& ctx) {
   }
 
   // Per-level bias: predicted (RNE, flat density) and measured (gaussian, nvfp4 1x16 RNE), relative to the top.
-  std::string pred = "format_index,format,level,normalized_level,bias,bias_over_max\n";
-  std::string meas = "format_index,format,rht,level,normalized_level,count,bias,bias_over_max\n";
+  io::CsvTable pred({"format_index", "format", "level", "normalized_level", "bias", "bias_over_max"});
+  io::CsvTable meas({"format_index", "format", "rht", "level", "normalized_level", "count", "bias", "bias_over_max"});
   Table bias_table{"level_bias", "Predicted per-level bias of RNE, (ell - r)/2 with ell, r the half-gaps of the "
                                  "level's bucket, in the format's values, and measured on the gaussian input "
                                  "(nvfp4 scale, 1x16, RNE, no RHT).",
@@ -107,16 +107,14 @@ Section formats_section(ReportContext& ctx) {
         if (row.input == "gaussian" && c.format == f && c.scale == ScaleMode::kNVFP4 &&
             c.rounding == Rounding::kNearestEven && c.rht.size == rht) {
           for (const MeasuredLevelBias& l : row.measurement.level_bias) {
-            meas += fmt::format("{},{},{},{},{},{},{},{}\n", fi, name(f), rht, csv_num(l.level),
-                                csv_num(l.level / top), l.count, csv_num(l.bias), csv_num(l.bias / top));
+            meas.add({fi, name(f), rht, l.level, l.level / top, l.count, l.bias, l.bias / top});
           }
           if (rht == 0) m = &row;
         }
       }
     }
     for (const GridLevelBias& g : grid_level_bias(f)) {
-      pred += fmt::format("{},{},{},{},{},{}\n", fi, name(f), csv_num(g.level), csv_num(g.level / top),
-                          csv_num(g.bias), csv_num(g.bias / top));
+      pred.add({fi, name(f), g.level, g.level / top, g.bias, g.bias / top});
       std::string mb = "-", mc = "-";
       if (m) {
         for (const MeasuredLevelBias& l : m->measurement.level_bias) {
@@ -130,8 +128,8 @@ Section formats_section(ReportContext& ctx) {
     }
     ++fi;
   }
-  w.text("data/level_bias.csv", pred);
-  w.text("data/level_bias_measured.csv", meas);
+  w.text("data/level_bias.csv", pred.text());
+  w.text("data/level_bias_measured.csv", meas.text());
   s.figures.push_back(
       {"level_bias", "Per-level shrinkage bias, relative to the largest magnitude.",
        "Lines: predicted bias of RNE at each positive level (flat density within the bucket). Points: measured mean "
@@ -148,35 +146,30 @@ Section formats_section(ReportContext& ctx) {
   s.tables.push_back(bias_table);
 
   // alpha and SQNR by input: nvfp4 1x16 RNE, each format with and without RHT.
-  std::string alpha = "input", sqnr = "input";
+  std::vector<std::string> columns = {"input"};
   for (Format f : kAllFormats) {
-    for (int rht : {0, 16}) {
-      alpha += "," + label(f, rht);
-      sqnr += "," + label(f, rht);
-    }
+    for (int rht : {0, 16}) columns.push_back(label(f, rht));
   }
-  alpha += "\n";
-  sqnr += "\n";
+  io::CsvTable alpha(columns), sqnr(columns);
   for (analysis::Distribution d : analysis::kAllDistributions) {
-    alpha += std::string(analysis::name(d));
-    sqnr += std::string(analysis::name(d));
+    std::vector<io::CsvCell> arow = {analysis::name(d)}, srow = {analysis::name(d)};
     for (Format f : kAllFormats) {
       for (int rht : {0, 16}) {
         for (const analysis::MatrixRow& row : r.rows) {
           const QuantConfig& c = row.config;
           if (row.input == analysis::name(d) && c.format == f && c.scale == ScaleMode::kNVFP4 &&
               c.rounding == Rounding::kNearestEven && c.rht.size == rht) {
-            alpha += "," + csv_num(row.measurement.metrics.alpha);
-            sqnr += "," + csv_num(row.measurement.metrics.sqnr_db);
+            arow.emplace_back(row.measurement.metrics.alpha);
+            srow.emplace_back(row.measurement.metrics.sqnr_db);
           }
         }
       }
     }
-    alpha += "\n";
-    sqnr += "\n";
+    alpha.add(arow);
+    sqnr.add(srow);
   }
-  w.text("data/alpha_by_input.csv", alpha);
-  w.text("data/sqnr_by_input.csv", sqnr);
+  w.text("data/alpha_by_input.csv", alpha.text());
+  w.text("data/sqnr_by_input.csv", sqnr.text());
   s.figures.push_back({"alpha_by_input", "Attenuation alpha = <Q(x),x>/||x||^2 by input.",
                        "nvfp4 scales, 1x16 blocks, RNE; alpha < 1 shrinks magnitudes. E1M2 and INT4 give "
                        "bit-identical results under the same scale rule.",
@@ -186,25 +179,28 @@ Section formats_section(ReportContext& ctx) {
                        histogram_script("sqnr_by_input", 6, "SQNR (dB)")});
 
   // Relative magnitude error, RNE against SR: nvfp4 1x16, no RHT.
-  std::string mag = "input";
-  for (Format f : kAllFormats) mag += fmt::format(",{} rne,{} sr", name(f), name(f));
-  mag += "\n";
+  std::vector<std::string> mag_columns = {"input"};
+  for (Format f : kAllFormats) {
+    mag_columns.push_back(fmt::format("{} rne", name(f)));
+    mag_columns.push_back(fmt::format("{} sr", name(f)));
+  }
+  io::CsvTable mag(mag_columns);
   for (analysis::Distribution d : analysis::kAllDistributions) {
-    mag += std::string(analysis::name(d));
+    std::vector<io::CsvCell> mrow = {analysis::name(d)};
     for (Format f : kAllFormats) {
       for (Rounding rd : {Rounding::kNearestEven, Rounding::kStochastic}) {
         for (const analysis::MatrixRow& row : r.rows) {
           const QuantConfig& c = row.config;
           if (row.input == analysis::name(d) && c.format == f && c.scale == ScaleMode::kNVFP4 && c.rounding == rd &&
               c.rht.size == 0) {
-            mag += "," + csv_num(100.0 * row.measurement.metrics.rel_mag_error);
+            mrow.emplace_back(100.0 * row.measurement.metrics.rel_mag_error);
           }
         }
       }
     }
-    mag += "\n";
+    mag.add(mrow);
   }
-  w.text("data/mag_error.csv", mag);
+  w.text("data/mag_error.csv", mag.text());
   s.figures.push_back({"mag_error", "Relative magnitude error E[|Q| - |x|] / E|x|, RNE against SR, by input.",
                        "nvfp4 scales, 1x16 blocks, no RHT, in percent. Negative: the quantized tensor is smaller in "
                        "magnitude than the input.",

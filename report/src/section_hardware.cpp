@@ -39,7 +39,7 @@ Section hardware_section(ReportContext& ctx) {
   Table t{"area", "Area (and energy per MAC where recorded) per format configuration, against E2M1-only.",
           {"table", "config", "label", "area", "unit", "vs E2M1-only", "energy/MAC", "energy unit"}, {}};
   bool any_energy = false;
-  std::string csv = "index,table,config,area,percent_vs_e2m1,energy_per_mac\n";
+  io::CsvTable csv({"index", "table", "config", "area", "percent_vs_e2m1", "energy_per_mac"});
   std::string xtics;
   int idx = 0;
   for (const AreaData::Record& r : area.records) {
@@ -47,9 +47,8 @@ Section hardware_section(ReportContext& ctx) {
                       r.has_percent ? fmt::format("{:+.1f}%", r.percent_vs_e2m1) : "-",
                       r.has_energy ? num(r.energy_per_mac, 5) : "-", r.has_energy ? r.energy_unit : "-"});
     any_energy = any_energy || r.has_energy;
-    csv += fmt::format("{},{},{},{},{},{}\n", idx, r.table, r.config, csv_num(r.area),
-                       r.has_percent ? csv_num(r.percent_vs_e2m1) : "NaN",
-                       r.has_energy ? csv_num(r.energy_per_mac) : "NaN");
+    csv.add({idx, r.table, r.config, r.area, r.has_percent ? r.percent_vs_e2m1 : NAN,
+             r.has_energy ? r.energy_per_mac : NAN});
     xtics += fmt::format("{}'{}{}' {}", idx ? ", " : "", r.config,
                          area.records.front().table == r.table ? "" : " (" + r.table + ")", idx);
     ++idx;
@@ -58,7 +57,7 @@ Section hardware_section(ReportContext& ctx) {
                     fmt::format("{:+.1f}%", area.mixfp4_area_percent),
                     fmt::format("{:+.1f}% power", area.mixfp4_power_percent), "-"});
   s.tables.push_back(t);
-  w.text("data/area.csv", csv);
+  w.text("data/area.csv", csv.text());
   s.figures.push_back(
       {"area", "Area of each format configuration relative to E2M1-only.",
        fmt::format("Bars: synthesized area, percent over E2M1-only. Dashed line: MixFP4's published +{:.1f}% for "
@@ -82,7 +81,8 @@ Section hardware_section(ReportContext& ctx) {
                        "operands through the synthesized netlist), and against E2M1-only running E2M1 on the same "
                        "operands.",
              {"library", "config", "format", "operands", "energy/MAC", "unit", "vs E2M1-only"}, {}};
-    std::string ecsv = "index,library,config,format,operands,energy_per_mac,unit,percent_vs_e2m1_only\n";
+    io::CsvTable ecsv(
+        {"index", "library", "config", "format", "operands", "energy_per_mac", "unit", "percent_vs_e2m1_only"});
     std::string etics;
     int ei = 0;
     for (const AreaData::Energy& e : area.energy) {
@@ -90,14 +90,13 @@ Section hardware_section(ReportContext& ctx) {
       et.rows.push_back({e.table, e.config, e.format, e.operands, num(e.energy_per_mac, 5), e.unit,
                          std::isfinite(pc) ? fmt::format("{:+.1f}%", pc) : "-"});
       if (e.operands != "gaussian") continue;
-      ecsv += fmt::format("{},{},{},{},{},{},{},{}\n", ei, e.table, e.config, e.format, e.operands,
-                          csv_num(e.energy_per_mac), e.unit, csv_num(pc));
+      ecsv.add({ei, e.table, e.config, e.format, e.operands, e.energy_per_mac, e.unit, pc});
       etics += fmt::format("{}'{} {}{}' {}", ei ? ", " : "", e.config, e.format,
                            e.table == area.energy.front().table ? "" : " (" + e.table + ")", ei);
       ++ei;
     }
     s.tables.push_back(et);
-    w.text("data/energy.csv", ecsv);
+    w.text("data/energy.csv", ecsv.text());
     s.figures.push_back(
         {"energy", "Energy per MAC against E2M1-only, gaussian operands.",
          fmt::format("Bars: energy per MAC of each configuration running each of its formats, percent over E2M1-only "

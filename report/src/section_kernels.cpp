@@ -108,9 +108,8 @@ Section kernels_section(ReportContext& ctx) {
               "one's, the same recipe without RHT.",
               {"GPU", "input", "shape", "recipe", "ms", "vs copy", "RHT16 above / this"},
               {}};
-  std::string csv;
   std::vector<std::string> columns;  // figure columns after the shape: bound, then each recipe, then the emulation
-  std::vector<std::vector<std::string>> csv_rows;
+  std::vector<std::vector<io::CsvCell>> csv_rows;
   nlohmann::json data = nlohmann::json::array();
   for (const std::string& dev : devices) {
     // This GPU's rows, each as its first run has it and over all its runs.
@@ -137,7 +136,7 @@ Section kernels_section(ReportContext& ctx) {
       }
     }
     for (const std::vector<int64_t>& shape : shapes) {
-      std::vector<std::string> fig_row = {shape_text(shape)};
+      std::vector<io::CsvCell> fig_row = {shape_text(shape)};
       Span emulation;         // every emulation row's ratio, over the recipes and runs
       Span emulation_ms;
       for (const Line& line : lines) {
@@ -160,7 +159,7 @@ Section kernels_section(ReportContext& ctx) {
             (r.kind == "kernel" || r.name.find("16-wide") != std::string::npos)) {
           const std::string name = r.kind == "kernel" ? "bit-exact " + r.recipe : "contract's adds alone (1x16)";
           if (shape == shapes.front()) columns.push_back(name);
-          fig_row.push_back(csv_num(rr.ratio.mean()));
+          fig_row.emplace_back(rr.ratio.mean());
         }
       }
       if (emulation.n > 0) {
@@ -170,7 +169,7 @@ Section kernels_section(ReportContext& ctx) {
                         {"ms", {emulation_ms.lo, emulation_ms.hi}}, {"vs_cublas", {emulation.lo, emulation.hi}}});
         if (dev == devices.front()) {
           if (shape == shapes.front()) columns.push_back("emulation (mean over recipes)");
-          fig_row.push_back(csv_num(emulation.mean()));
+          fig_row.emplace_back(emulation.mean());
         }
       }
       if (dev == devices.front()) csv_rows.push_back(fig_row);
@@ -185,19 +184,16 @@ Section kernels_section(ReportContext& ctx) {
                             rr.no_rht.n ? range_cell(rr.no_rht, 3, "×") : "-"});
     }
   }
-  csv = "shape";
-  for (std::string name : columns) {  // a column head holds no separator
+  std::vector<std::string> heads = {"shape"};
+  for (std::string name : columns) {  // gnuplot's columnhead titles: no separator, quoted or not
     std::replace(name.begin(), name.end(), ',', ';');
-    csv += "," + name;
+    heads.push_back(name);
   }
-  csv += "\n";
-  for (const auto& row : csv_rows) {
-    for (size_t i = 0; i < row.size(); ++i) csv += (i ? "," : "") + row[i];
-    csv += "\n";
-  }
+  io::CsvTable csv(heads);
+  for (const auto& row : csv_rows) csv.add(row);
   s.tables.push_back(gemm);
   s.tables.push_back(quant);
-  w.text("data/kernels_gemm.csv", csv);
+  w.text("data/kernels_gemm.csv", csv.text());
   w.json("data/kernels.json", {{"files", kd.files}, {"gemm", data}});
   s.figures.push_back(
       {"kernels_gemm",

@@ -88,7 +88,7 @@ Section tradeoff_section(ReportContext& ctx) {
           {"config", "recipe / run", "format", "area vs E2M1-only (%)", "energy/MAC vs E2M1-only (%)", "quality",
            "quality measure"},
           {}};
-  std::string csv = "series,config,recipe,area_percent,energy_percent,quality\n";
+  io::CsvTable csv({"series", "config", "recipe", "area_percent", "energy_percent", "quality"});
   int series = 0;
   if (!gaps.empty()) {
     s.source = "recorded: area-energy.json and the training results of section 3";
@@ -97,8 +97,7 @@ Section tradeoff_section(ReportContext& ctx) {
       if (f.empty()) continue;
       for (const auto* r : recs) {
         if (!config_supports(r->config, f)) continue;
-        csv += fmt::format("0,{},{},{},{},{}\n", r->config, g.recipe, csv_num(pct(*r)),
-                           csv_num(epct(*r, f)), csv_num(100.0 * g.mean));
+        csv.add({0, r->config, g.recipe, pct(*r), epct(*r, f), 100.0 * g.mean});
         t.rows.push_back({r->config, g.recipe, f, fixed(pct(*r), 1), fixed(epct(*r, f), 1),
                           fixed(100.0 * g.mean, 3) + " %", "loss gap to BF16"});
       }
@@ -114,13 +113,12 @@ Section tradeoff_section(ReportContext& ctx) {
     const std::string nm = f + (run["rht"] == "off" ? std::string(" no-rht") : " rht" + run["rht"].get<std::string>());
     for (const auto* r : recs) {
       if (!config_supports(r->config, f)) continue;
-      csv += fmt::format("1,{},{},{},{},{}\n", r->config, nm, csv_num(pct(*r)),
-                         csv_num(epct(*r, f)), csv_num(100.0 * std::fabs(1.0 - eta)));
+      csv.add({1, r->config, nm, pct(*r), epct(*r, f), 100.0 * std::fabs(1.0 - eta)});
       t.rows.push_back({r->config, "chain: " + nm, f, fixed(pct(*r), 1), fixed(epct(*r, f), 1),
                         fixed(100.0 * std::fabs(1.0 - eta), 3) + " %", "|1 - eta_8| of the chain"});
     }
   }
-  w.text("data/tradeoff.csv", csv);
+  w.text("data/tradeoff.csv", csv.text());
   s.tables.push_back(t);
   std::string plot = "set xlabel 'area vs E2M1-only (%)'\nset ylabel 'quality loss (%)'\n"
                      "set offsets graph 0.05, graph 0.3, graph 0.1, graph 0.05\nplot ";

@@ -149,16 +149,16 @@ Section sweep_section(const ReportOptions& o, const Writer& w, const TrainingDat
   }
   s.tables.push_back(t);
   if (!curve_names.empty()) {
-    std::string csv = "step";
-    for (const auto& nm : curve_names) csv += "," + nm;
-    csv += "\n";
+    std::vector<std::string> columns = {"step"};
+    columns.insert(columns.end(), curve_names.begin(), curve_names.end());
+    io::CsvTable csv(columns);
     for (auto& [step, row] : curves) {
       row.resize(curve_names.size(), std::nan(""));
-      csv += std::to_string(step);
-      for (double v : row) csv += "," + csv_num(v);
-      csv += "\n";
+      std::vector<io::CsvCell> cells = {step};
+      cells.insert(cells.end(), row.begin(), row.end());
+      csv.add(cells);
     }
-    w.text("data/training_loss.csv", csv);
+    w.text("data/training_loss.csv", csv.text());
     s.figures.push_back({"training_loss", "Training loss per recipe (mean over seeds).",
                          "Per-step training loss read from each run's loss.csv, averaged over the recorded seeds.",
                          fmt::format("set xlabel 'step'\nset ylabel 'training loss'\nset logscale y\n"
@@ -213,7 +213,7 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
               {"size", "d = g_a − g_b", "question", "seeds", "d (pp), t interval", "bootstrap interval", "p",
                "verdict", "paper's d (pp)", "seeds for the CI target"},
               {}};
-  std::string csv = "size,params,recipe,g_pp,ci_lo_pp,ci_hi_pp\n";
+  io::CsvTable csv({"size", "params", "recipe", "g_pp", "ci_lo_pp", "ci_hi_pp"});
   int plotted = 0;
   for (const auto& z : sum["sizes"]) {
     if (!z.is_object()) continue;
@@ -243,8 +243,8 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
           const auto& g = a["gap"];
           const double lo = g.value("ci_lo", nlohmann::json()).is_number() ? g["ci_lo"].get<double>() : g["mean"].get<double>();
           const double hi = g.value("ci_hi", nlohmann::json()).is_number() ? g["ci_hi"].get<double>() : g["mean"].get<double>();
-          csv += fmt::format("{},{},{},{},{},{}\n", size, count(z, "quantized_linear_parameters"), str(a, "recipe"),
-                             csv_num(100 * g["mean"].get<double>()), csv_num(100 * lo), csv_num(100 * hi));
+          csv.add({size, count(z, "quantized_linear_parameters"), str(a, "recipe"), 100 * g["mean"].get<double>(),
+                   100 * lo, 100 * hi});
           ++plotted;
         }
       }
@@ -285,7 +285,7 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
   s.tables.push_back(gaps);
   s.tables.push_back(pairs);
   if (plotted > 0) {
-    w.text("data/training_study_gap.csv", csv);
+    w.text("data/training_study_gap.csv", csv.text());
     s.figures.push_back(
         {"training_study_gap", "Loss gap to BF16 per size (scaling study).",
          "Mean signed gap g of each quantized recipe at each size, with its 95 % Student-t interval (pp), against the "

@@ -148,9 +148,9 @@ Section workload_section(ReportContext& ctx) {
           {"size", "recipe", "mask", "GEMM time per step", "utilization", "quantizer per step", "BF16 MACs off the array",
            "DPU energy per step", "loss gap to BF16 (pp)"},
           {}};
-  std::string csv = "size,recipe,mask,layers,d_model,mlp_mult,ctx,batch,tokens,on_array,gemm_cycles,gemm_seconds,"
-                    "utilization,quantizer_cycles,array_macs,bf16_macs,dpu_block_ops,dpu_energy_pj,gap_mean,"
-                    "gap_ci_half_width,gap_n\n";
+  io::CsvTable csv({"size", "recipe", "mask", "layers", "d_model", "mlp_mult", "ctx", "batch", "tokens", "on_array",
+                    "gemm_cycles", "gemm_seconds", "utilization", "quantizer_cycles", "array_macs", "bf16_macs",
+                    "dpu_block_ops", "dpu_energy_pj", "gap_mean", "gap_ci_half_width", "gap_n"});
   nlohmann::json rows = nlohmann::json::array();
   std::string not_run;
   for (const Size& sz : sizes) {
@@ -175,9 +175,8 @@ Section workload_section(ReportContext& ctx) {
                                    {"tokens", tokens}};
       if (!any_on_array) {
         t.rows.push_back({sz.name, spec, "-", "BF16: not on this array", "-", "-", "all", "-", gap_cell});
-        csv += fmt::format("{},{},,{},{},{},{},{},{},0,,,,,,,,,{},{},{}\n", sz.name, spec, sz.model.layers,
-                           sz.model.d_model, sz.model.mlp_mult, sz.model.ctx, sz.batch, tokens, csv_num(gap_mean),
-                           csv_num(gap_hw), gap_n);
+        csv.add({sz.name, spec, "", sz.model.layers, sz.model.d_model, sz.model.mlp_mult, sz.model.ctx, sz.batch,
+                 tokens, 0, "", "", "", "", "", "", "", "", gap_mean, gap_hw, gap_n});
         rows.push_back({{"size", sz.name}, {"recipe", spec}, {"model", model_json}, {"on_array", false}});
         continue;
       }
@@ -215,11 +214,10 @@ Section workload_section(ReportContext& ctx) {
                           arch.clock_ghz ? fmt::format("{:.4g} ms", 1e3 * q_seconds) : fmt::format("{} cycles", run.quantizer_cycles),
                           fixed(100.0 * static_cast<double>(run.bf16_macs) / static_cast<double>(all_macs), 1) + "%",
                           dpu_priced ? fmt::format("{:.4g} mJ", dpu_pj * 1e-9) : "not priced", gap_cell});
-        csv += fmt::format("{},{},{},{},{},{},{},{},{},1,{},{},{},{},{},{},{},{},{},{},{}\n", sz.name, spec, mask_name,
-                           sz.model.layers, sz.model.d_model, sz.model.mlp_mult, sz.model.ctx, sz.batch, tokens,
-                           run.total.cycles, csv_num(seconds), csv_num(run.utilization), run.quantizer_cycles,
-                           run.array_macs, run.bf16_macs, run.actions[sim::Action::kDpuBlockOp],
-                           dpu_priced ? csv_num(dpu_pj) : "NaN", csv_num(gap_mean), csv_num(gap_hw), gap_n);
+        csv.add({sz.name, spec, mask_name, sz.model.layers, sz.model.d_model, sz.model.mlp_mult, sz.model.ctx,
+                 sz.batch, tokens, 1, run.total.cycles, seconds, run.utilization, run.quantizer_cycles, run.array_macs,
+                 run.bf16_macs, run.actions[sim::Action::kDpuBlockOp], dpu_priced ? dpu_pj : NAN, gap_mean, gap_hw,
+                 gap_n});
         nlohmann::json r = {{"size", sz.name},
                             {"recipe", spec},
                             {"mask", mask_name},
@@ -256,7 +254,7 @@ Section workload_section(ReportContext& ctx) {
       arch.tile.rows, arch.tile.cols, arch.tile.lanes, name(arch.dataflow),
       arch.clock_ghz ? fmt::format("{}", *arch.clock_ghz) : std::string("-"));
   s.tables.push_back(t);
-  w.text("data/workload.csv", csv);
+  w.text("data/workload.csv", csv.text());
   w.json("data/workload.json", {{"arch", arch_path},
                                  {"arch_config", nlohmann::json::parse(sim::to_json_text(arch))},
                                  {"energy", energy ? nlohmann::json(energy_path) : nlohmann::json(nullptr)},

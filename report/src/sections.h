@@ -19,6 +19,7 @@
 
 #include "nibble/analysis/quant_matrix.h"
 #include "nibble/formats.h"
+#include "nibble/io/csv.h"
 #include "nibble/report/report.h"
 
 namespace nibble::report::detail {
@@ -44,7 +45,6 @@ inline std::string fixed(double v, int decimals) {
   if (!std::isfinite(v)) return num(v);
   return fmt::format("{:.{}f}", v, decimals);
 }
-inline std::string csv_num(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "NaN"; }
 
 class Writer {
  public:
