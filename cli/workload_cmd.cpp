@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "nibble/io/csv.h"
 #include "nibble/io/json.h"
 #include "nibble/limits.h"
 #include "nibble/model/config.h"
@@ -319,12 +320,11 @@ void run_workload(const WorkloadArgs& a) {
 
   const bool csv = !a.csv_out.empty();
   std::ofstream csv_file = open_output(a.csv_out, "--csv");
-  if (csv) {
-    csv_file << "recipe,mask,gemm,layers,count,m,n,k,format_a,format_b,scale,block_a,block_b,bf16,cycles,utilization,"
-                "stall_operand,stall_output,stall_pipeline,stall_sram,stall_dram,dram_read_bytes,buffer_fill_bytes,"
-                "operand_bytes,c_bytes,accumulator_bytes,dram_write_bytes,quantize_elements,rht_elements,"
-                "quantizer_cycles,energy_pj\n";
-  }
+  io::CsvTable csv_table({"recipe", "mask", "gemm", "layers", "count", "m", "n", "k", "format_a", "format_b", "scale",
+                          "block_a", "block_b", "bf16", "cycles", "utilization", "stall_operand", "stall_output",
+                          "stall_pipeline", "stall_sram", "stall_dram", "dram_read_bytes", "buffer_fill_bytes",
+                          "operand_bytes", "c_bytes", "accumulator_bytes", "dram_write_bytes", "quantize_elements",
+                          "rht_elements", "quantizer_cycles", "energy_pj"});
   nlohmann::json out_configs = nlohmann::json::array();
   const bool progress = configs.size() * configs.front().items.size() > 24;
   size_t done = 0, total = 0;
@@ -436,20 +436,22 @@ void run_workload(const WorkloadArgs& a) {
       gemms.push_back(g);
       if (csv) {
         const sim::GemmStats& s = r.stats;
-        csv_file << fmt::format("{},{},{},{},{},{},{},{},", c.recipe, mask, it.name, it.layers, it.count, it.shape.m,
-                                it.shape.n, it.shape.k);
-        if (it.bf16) {
-          csv_file << ",,,,,1" << std::string(17, ',') << "\n";  // no format, timing or traffic: 17 empty columns
+        std::vector<io::CsvCell> row = {c.recipe, mask, it.name, it.layers, it.count, it.shape.m, it.shape.n, it.shape.k};
+        if (it.bf16) {  // no format, timing or traffic
+          row.insert(row.end(), 5, io::CsvCell(""));
+          row.emplace_back(1);
+          row.insert(row.end(), csv_table.columns() - row.size(), io::CsvCell(""));
         } else {
-          csv_file << fmt::format("{},{},{},{},{},0,{},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                                  name(it.shape.format_a), name(it.shape.format_b), name(it.shape.scale_a),
-                                  block_of(it.shape.block_a), block_of(it.shape.block_b), s.cycles, s.utilization(),
-                                  s.stall_operand, s.stall_output, s.stall_pipeline, s.stall_sram, s.stall_dram,
-                                  s.traffic.dram_read_bytes, s.traffic.buffer_fill_bytes, s.operand_bytes,
-                                  s.traffic.c_bytes, s.traffic.accumulator_bytes, s.traffic.dram_write_bytes,
-                                  it.quantize_elements, it.rht_elements, r.quantizer_cycles,
-                                  e ? fmt::format("{:.6g}", e->total_pj) : std::string());
+          const std::vector<io::CsvCell> rest = {
+              name(it.shape.format_a), name(it.shape.format_b), name(it.shape.scale_a), block_of(it.shape.block_a),
+              block_of(it.shape.block_b), 0, s.cycles, s.utilization(), s.stall_operand, s.stall_output,
+              s.stall_pipeline, s.stall_sram, s.stall_dram, s.traffic.dram_read_bytes, s.traffic.buffer_fill_bytes,
+              s.operand_bytes, s.traffic.c_bytes, s.traffic.accumulator_bytes, s.traffic.dram_write_bytes,
+              it.quantize_elements, it.rht_elements, r.quantizer_cycles,
+              e ? io::CsvCell(e->total_pj) : io::CsvCell("")};
+          row.insert(row.end(), rest.begin(), rest.end());
         }
+        csv_table.add(row);
       }
     }
     nlohmann::json jc = {{"recipe", c.recipe},
@@ -469,7 +471,10 @@ void run_workload(const WorkloadArgs& a) {
     if (energy) jc["total"]["energy"] = energy_json(*energy);
     out_configs.push_back(jc);
   }
-  if (csv) finish_output(csv_file, a.csv_out);
+  if (csv) {
+    csv_file << csv_table.text();
+    finish_output(csv_file, a.csv_out);
+  }
   if (!a.json_out.empty()) {
     nlohmann::json j = {{"configurations", out_configs}};
     if (from_model) {
