@@ -1,6 +1,6 @@
-// Device pieces shared by GEMM versions 1 (gemm.cu) and 2 (gemm_v2.cu): the
-// mma.sync wrappers, the exact int8-units -> scaled FP16 conversion and the
-// output epilogue. See the top of gemm.cu for why each is exact.
+// Device pieces the GEMM kernels share: the mma.sync wrappers and the exact
+// int8-units -> scaled FP16 conversion of version 2 (gemm_v2.cu, whose top
+// says why each is exact), and the output epilogue of versions 2 and 3.
 #pragma once
 
 #include <cuda_fp16.h>

@@ -233,7 +233,7 @@ inline Operand operand_of(const DeviceQuantized& q) {
 }
 
 // E4M3 scales on both operands: the pair whose scales every version folds into
-// FP16 operands (gemm.cu's FP16 path); the others take the INT8 path (v1, v2)
+// FP16 operands (gemm_v2.cu's FP16 path); the others take the INT8 path (v2)
 // or apply both scales in the epilogue (v3's scaled datapath).
 inline bool e4m3_scales(const DeviceQuantized& a, const DeviceQuantized& b) {
   return scale_format(a.config.scale) == ScaleFormat::kE4M3 && scale_format(b.config.scale) == ScaleFormat::kE4M3;

@@ -27,7 +27,7 @@
 //     buffers back and forth, so the decode of stage st runs while the
 //     consumers compute stage st - 1;
 //   * the wgmma of a k-block (C = 0, then chained for 32-wide blocks) gives
-//     the block's partial sums exactly, by the argument of gemm.cu's FP16 path
+//     the block's partial sums exactly, by the argument of gemm_v2.cu's FP16 path
 //     (the products of a block are integer multiples of one power of two, and
 //     the sum stays below 2^21 of them).
 // Two datapaths:
@@ -780,7 +780,7 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   }
 
   // Scale tables. E4M3 datapath: A's as binary32 dec(s) * 2^lsb_a (the
-  // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu);
+  // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm_v2.cu);
   // with UE8M0 scales (kUe8m0) the operands' tables are their values, and the
   // scales' tables dec(s) alone. Scaled datapath: the binary32 dec(s) of each
   // operand's scale format, which the producer reads (FP32 scales do not use

@@ -3,7 +3,7 @@
 // rounding and RHT16 operands, NaN/Inf/zero/saturating blocks, NaN codes in the
 // scale padding, UE8M0 scales on either side of the range where v3 adds by
 // FMAs or fold them into either operand, shapes that are not multiples of the
-// tiles (v1 128x128x64, v2 128x128x128 in 3 stages), and C at any float offset.
+// tiles (128x128x128 in 3 stages), and C at any float offset.
 // Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
 // same operands against the same golden result, and v3 on each of its tile
 // shapes (cuda::GemmTiles), each GEMM on shared memory poisoned just before
@@ -48,7 +48,7 @@ int tile_index(cuda::GemmTiles tiles) {
 struct GemmTally {
   size_t outputs = 0;
   size_t nontrivial = 0;
-  size_t per_kernel_outputs[cuda::kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
+  size_t per_kernel_outputs[cuda::kAllGemmKernels.size()] = {};  // indexed by the enum value
   size_t v3_own_outputs = 0;  // computed by v3's own kernel, not its v2 fallback
   size_t v3_tile_outputs[3] = {};  // v3 forced onto tiles of 128 x 128 [0], 128 x 64 [1], 64 x 128 [2]
 

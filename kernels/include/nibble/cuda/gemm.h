@@ -13,10 +13,7 @@
 
 namespace nibble::cuda {
 
-// The numbered kernel versions (llm.c style; both compute the same bits):
-//   kV1  register-staged: CTA 128x128, 8 warps of 64x32, 64 k per stage decoded
-//        into shared memory, one stage prefetched through registers. The
-//        reference version.
+// The kernels (both compute the same bits):
 //   kV2  cp.async multistage: 3 stages of 128 k of raw packed codes and scale
 //        codes in shared memory, decoded in registers at the mma; CTA 128x128,
 //        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
@@ -33,8 +30,8 @@ namespace nibble::cuda {
 //        than compute capability 9.0 run v2.
 // kV3 is the default: the fastest, and it passed the bit-exact device tests
 // (docs/results/kernels.md#correctness).
-enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
-inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
+enum class GemmKernel : uint8_t { kV2, kV3 };
+inline constexpr std::array<GemmKernel, 2> kAllGemmKernels = {GemmKernel::kV2, GemmKernel::kV3};
 inline constexpr GemmKernel kDefaultGemmKernel = GemmKernel::kV3;
 const char* name(GemmKernel kernel);
 
@@ -62,7 +59,7 @@ enum class GemmTiles : uint8_t { kAuto, kFull, kHalf, kWide };
 
 // The datapath that version computes this pair with on the current device
 // and `tiles`, for reports: "FP16 mma" (E4M3 scales on both operands, folded
-// into FP16 operands) or "INT8 mma" (v1, v2); "FP16 wgmma" (E4M3 pairs) or
+// into FP16 operands) or "INT8 mma" (v2); "FP16 wgmma" (E4M3 pairs) or
 // "FP16 wgmma, scaled" (every other pair: both scales applied per block in
 // the epilogue), "FP16 wgmma, scaled, FMA" (UE8M0 scales on both operands,
 // every code of which lets each block's scale product and add be one FMA), or
