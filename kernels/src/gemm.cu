@@ -1,8 +1,8 @@
 // The dispatcher of the bit-exact block-scaled GEMM (nibble/cuda/gemm.h):
 // checks that the operands pair as golden's gemm requires, picks the kernel
-// that runs on the current device (version 3, gemm_v3.cu, on compute
-// capability 9.0; else version 2, gemm_v2.cu), and names the datapath and
-// tile shape a call takes, for reports. Why each kernel is bit for bit
+// that runs on the current device (the wgmma kernel, gemm_wgmma.cu, on
+// compute capability 9.0; else the mma.sync kernel, gemm_mma_sync.cu), and
+// names the datapath and tile shape a call takes, for reports. Why each kernel is bit for bit
 // golden's dot_rows / gemm is written at the top of its own file.
 #include <cuda_runtime.h>
 
@@ -11,28 +11,28 @@
 
 #include "nibble/cuda/gemm.h"
 #include "gemm_stage.cuh"
-#include "gemm_v2.h"
-#include "gemm_v3.h"
+#include "gemm_mma_sync.h"
+#include "gemm_wgmma.h"
 
 namespace nibble::cuda {
 
 const char* name(GemmKernel kernel) {
   switch (kernel) {
-    case GemmKernel::kV2: return "v2";
-    case GemmKernel::kV3: return "v3";
+    case GemmKernel::kMmaSync: return "mma.sync";
+    case GemmKernel::kWgmma: return "wgmma";
   }
   return "?";
 }
 
 GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel) {
-  return kernel == GemmKernel::kV3 && !detail::gemm_v3_runs(a, b) ? GemmKernel::kV2 : kernel;
+  return kernel == GemmKernel::kWgmma && !detail::gemm_wgmma_runs(a, b) ? GemmKernel::kMmaSync : kernel;
 }
 
 const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles) {
   const bool e4m3 = detail::e4m3_scales(a, b);
-  if (gemm_kernel_for(a, b, kernel) == GemmKernel::kV3) {
+  if (gemm_kernel_for(a, b, kernel) == GemmKernel::kWgmma) {
     if (e4m3) return "FP16 wgmma";
-    switch (detail::gemm_v3_ue8m0_path(a, b, tiles)) {
+    switch (detail::gemm_wgmma_ue8m0_path(a, b, tiles)) {
       case detail::Ue8m0Path::kFolded: return "FP16 wgmma, UE8M0 folded";
       case detail::Ue8m0Path::kFoldedA: return "FP16 wgmma, UE8M0 folded into A";
       case detail::Ue8m0Path::kFma: return "FP16 wgmma, scaled, FMA";
@@ -44,8 +44,8 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 }
 
 const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles) {
-  if (gemm_kernel_for(a, b, kernel) != GemmKernel::kV3) return "128x128";
-  switch (detail::gemm_v3_tiles(a, b, tiles)) {
+  if (gemm_kernel_for(a, b, kernel) != GemmKernel::kWgmma) return "128x128";
+  switch (detail::gemm_wgmma_tiles(a, b, tiles)) {
     case GemmTiles::kHalf: return "128x64";
     case GemmTiles::kWide: return "64x128";
     case GemmTiles::kAuto:  // resolved: not returned
@@ -66,8 +66,8 @@ void run_gemm(const DeviceQuantized& a, const DeviceQuantized& b, const detail::
     throw std::invalid_argument("gemm: operands must share the RHT size, bf16 option and seed");
   }
   switch (gemm_kernel_for(a, b, kernel)) {
-    case GemmKernel::kV3: detail::gemm_v3(a, b, c, stream, tiles); return;
-    case GemmKernel::kV2: detail::gemm_v2(a, b, c, stream); return;
+    case GemmKernel::kWgmma: detail::gemm_wgmma(a, b, c, stream, tiles); return;
+    case GemmKernel::kMmaSync: detail::gemm_mma_sync(a, b, c, stream); return;
   }
 }
 

@@ -1,4 +1,4 @@
-// GEMM version 2: the bit-exact block-scaled GEMM on mma.sync, its operands
+// The mma.sync GEMM: the bit-exact block-scaled GEMM on warp-level mma.sync, its operands
 // staged raw in shared memory by a cp.async pipeline and decoded in registers
 // at the mma. Reference: golden dot_rows / gemm.
 //
@@ -31,10 +31,11 @@
 // adding to the first's exact partial sum.) The bit-exact tests check this on
 // the device for every format pair.
 //
-// Data movement (layout and index math in nibble/cuda/gemm_v2_layout.h,
-// checked on the host by quant_math_test):
-//   * a 3-stage cp.async pipeline of 128 k per stage: raw packed codes (64 B per row per stage, 16-byte copies,
-//     zero-filled past the last row / past codes_ld) and raw scale codes
+// Data movement (layout and index math in nibble/cuda/detail/gemm_mma_sync_layout.h,
+// checked on the host by gemm_layout_test):
+//   * a 3-stage cp.async pipeline of 128 k per stage: raw packed codes (64 B
+//     per row per stage, 16-byte copies, zero-filled past the last row / past
+//     codes_ld) and raw scale codes
 //     (the row's 4..32 B window of its scale row: one 4/8/16-byte copy or two
 //     16-byte copies). Nothing is decoded on the way in, so a stage is 4x
 //     smaller than one decoded to int8 (8x than one decoded to FP16).
@@ -67,15 +68,15 @@
 
 #include "gemm_mma.cuh"
 #include "gemm_stage.cuh"
-#include "gemm_v2.h"
+#include "gemm_mma_sync.h"
 #include "nibble/cuda/check.h"
-#include "nibble/cuda/gemm_v2_layout.h"
+#include "nibble/cuda/detail/gemm_mma_sync_layout.h"
 #include "nibble/cuda/quant_math.h"
 
 namespace nibble::cuda::detail {
 namespace {
 
-using namespace v2;  // tile constants and layout
+using namespace mma_sync;  // tile constants and layout
 
 // One k-block of the INT8 path: exact block sums on the tensor core, golden's
 // three roundings on the CUDA cores.
@@ -95,11 +96,11 @@ __device__ __forceinline__ void int8_block(const Args& g, const uint8_t* stage, 
       const uint32_t lo = load_u32(stage + code_offset(0, r, fb));
       const uint32_t hi = load_u32(stage + code_offset(0, r + 8, fb));
       // [0], [1]: elements 8q..8q+3 (k slots 4q..4q+3); [2], [3]: elements 8q+4..8q+7 (k slots 16+4q..)
-      v2::decode_codes8(lo, g.a.lut, af[mi][0], af[mi][2]);
-      v2::decode_codes8(hi, g.a.lut, af[mi][1], af[mi][3]);
+      mma_sync::decode_codes8(lo, g.a.lut, af[mi][0], af[mi][2]);
+      mma_sync::decode_codes8(hi, g.a.lut, af[mi][1], af[mi][3]);
     } else {
-      af[mi][0] = v2::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut);
-      af[mi][1] = v2::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut);
+      af[mi][0] = mma_sync::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut);
+      af[mi][1] = mma_sync::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut);
       af[mi][2] = 0u;
       af[mi][3] = 0u;
     }
@@ -112,9 +113,9 @@ __device__ __forceinline__ void int8_block(const Args& g, const uint8_t* stage, 
     uint32_t bf[2];
     if constexpr (kStep == 32) {
       const uint32_t w = load_u32(stage + code_offset(1, n, fb));
-      v2::decode_codes8(w, g.b.lut, bf[0], bf[1]);
+      mma_sync::decode_codes8(w, g.b.lut, bf[0], bf[1]);
     } else {
-      bf[0] = v2::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut);
+      bf[0] = mma_sync::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut);
       bf[1] = 0u;
     }
     const int col = warp_n + ni * 8 + 2 * quad;
@@ -158,9 +159,9 @@ __device__ __forceinline__ void half_block(const Args& g, const uint8_t* stage, 
     for (int ch = 0; ch < kChunks; ++ch) {
       const int fb = half_fragment_byte(kStep, bi, ch, quad);
       // a0/a2: row g, k slots 2q,2q+1 / 2q+8,2q+9 = elements 4q,4q+1 / 4q+2,4q+3; a1/a3: row g+8.
-      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut),
+      units_to_scaled_half(mma_sync::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut),
                            *reinterpret_cast<const __half2*>(&s_lo), af[ch][mi][0], af[ch][mi][2]);
-      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut),
+      units_to_scaled_half(mma_sync::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut),
                            *reinterpret_cast<const __half2*>(&s_hi), af[ch][mi][1], af[ch][mi][3]);
     }
   }
@@ -172,7 +173,7 @@ __device__ __forceinline__ void half_block(const Args& g, const uint8_t* stage, 
 #pragma unroll
     for (int ch = 0; ch < kChunks; ++ch) {
       const int fb = half_fragment_byte(kStep, bi, ch, quad);
-      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut),
+      units_to_scaled_half(mma_sync::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut),
                            *reinterpret_cast<const __half2*>(&s_n), bf[ch][0], bf[ch][1]);
     }
 #pragma unroll
@@ -275,7 +276,7 @@ void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
 
 }  // namespace
 
-void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream) {
+void gemm_mma_sync(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream) {
   const Args g = args_of(a, b, c);
   const int step = k_step(a, b);
   if (e4m3_scales(a, b)) {
