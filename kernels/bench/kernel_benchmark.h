@@ -1,9 +1,9 @@
 // `nibble bench-kernels`: times the library's kernels (the same copies the
 // library runs) against their yardsticks, side by side in one run:
-//   quantize (RHT16 + SR, the slowest recipe)  vs  a device-to-device cudaMemcpy
-//   quantize with fused RHT16                   vs  the same quantize without RHT
-//   bit-exact block-scaled GEMM (mma.sync, wgmma) vs  cuBLAS BF16 GEMM of the same shape
-//                                                and  dequantize-to-BF16 + cuBLAS (the usual emulation)
+//   quantize (RHT16 + SR, the slowest recipe)      vs  a device-to-device cudaMemcpy
+//   quantize with fused RHT16                       vs  the same quantize without RHT
+//   bit-exact block-scaled GEMM (mma.sync, wgmma)   vs  cuBLAS BF16 GEMM of the same shape
+//                                                   and dequantize-to-BF16 + cuBLAS (the usual emulation)
 // and the device memory each path holds. Every configuration is validated
 // against golden (sampled outputs) before it is timed.
 #pragma once
