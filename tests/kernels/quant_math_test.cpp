@@ -213,12 +213,12 @@ TEST(QuantMath, PropagateScalesMatchGolden) {
       const math::ScaleFacts sf = math::scale_facts(m, f);
       for (float ta : {nan, inf, 0.0f, 3.0f, 1e30f}) {
         const TensorScale want_t = tensor_scale(m, f, ta);
-        const math::TensorScaleValue got_t = math::tensor_scale(sf, ta);
+        const TensorScale got_t = math::tensor_scale(sf, ta);
         ASSERT_EQ(f32_bits(got_t.encode), f32_bits(want_t.encode)) << name(m) << " " << ta;
         ASSERT_EQ(f32_bits(got_t.decode), f32_bits(want_t.decode)) << name(m) << " " << ta;
         for (float a : {nan, inf, 0.0f, 1e-40f, 2.5f, 7.0f, 1e20f, std::numeric_limits<float>::max()}) {
           const BlockScale want = block_scale(m, f, a, want_t, NonFinitePolicy::kPropagate);
-          const math::BlockScaleValue got = math::propagate_block_scale(sf, a, got_t);
+          const BlockScale got = math::propagate_block_scale(sf, a, got_t);
           ASSERT_EQ(got.code, want.code) << name(f) << " " << name(m) << " amax " << a << " tensor amax " << ta;
           ASSERT_EQ(f32_bits(got.decode), f32_bits(want.decode)) << name(m) << " " << a;
           ASSERT_EQ(f32_bits(got.encode), f32_bits(want.encode)) << name(m) << " " << a;
@@ -350,13 +350,13 @@ TEST(QuantMath, BlockAndTensorScalesMatchGolden) {
       const math::ScaleFacts sf = math::scale_facts(m, f);
       for (float ta : tensor_amaxes) {
         const TensorScale want_t = tensor_scale(m, f, ta);
-        const math::TensorScaleValue got_t = math::tensor_scale(sf, ta);
+        const TensorScale got_t = math::tensor_scale(sf, ta);
         ASSERT_EQ(f32_bits(got_t.encode), f32_bits(want_t.encode)) << name(m) << " " << ta;
         ASSERT_EQ(f32_bits(got_t.decode), f32_bits(want_t.decode)) << name(m) << " " << ta;
         for (size_t i = 0; i < amaxes.size(); i += (m == ScaleMode::kNVFP4 ? 1 : 7)) {
           const float a = amaxes[i];
           const BlockScale want = block_scale(m, f, a, want_t);
-          const math::BlockScaleValue got = math::block_scale(sf, a, got_t);
+          const BlockScale got = math::block_scale(sf, a, got_t);
           ASSERT_EQ(got.code, want.code) << name(f) << " " << name(m) << " amax " << test::hex32(f32_bits(a));
           ASSERT_TRUE(test::same_float(got.decode, want.decode)) << name(m) << " " << a;
           ASSERT_TRUE(test::same_float(got.encode, want.encode)) << name(m) << " " << a;
@@ -508,7 +508,7 @@ size_t check_products_within_grid(std::mt19937_64& rng, size_t& above_gmax) {
       for (bool rht : {false, true}) {
         // As the kernel: the block amax of the RHT sums s is fl(c max |s|) = fl(c amax).
         const float block_amax = rht ? math::mul_rn(amax, c) : amax;
-        const float e = math::block_scale(facts, block_amax, math::TensorScaleValue{1.0f, 1.0f}).encode;
+        const float e = math::block_scale(facts, block_amax, TensorScale{1.0f, 1.0f}).encode;
         const bool fold = rht && math::rht16_scale_folds(e);
         const float top = fold ? math::mul_rn(amax, math::mul_rn(e, c)) : math::mul_rn(block_amax, e);
         if (!(static_cast<double>(top) < bound)) {
