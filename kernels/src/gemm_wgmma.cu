@@ -1093,7 +1093,7 @@ Ue8m0Path gemm_wgmma_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized&
 }
 
 void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
-             GemmTiles tiles) {
+                GemmTiles tiles) {
   const int sms = sm_count();
   const Plan p = plan_for(a, b, tiles, sms);
   const bool half = p.half();

@@ -19,7 +19,7 @@ namespace nibble::cuda {
 //             stages of 128 k of raw packed codes and scale codes in shared
 //             memory, decoded in registers at the mma; CTA 128x128, 4 warps of
 //             64x64, two CTAs per SM (kernels/src/gemm_mma_sync.cu). Runs on
-//             every GPU the library builds for.
+//             every GPU of compute capability 8.0 and later.
 //   kWgmma    warpgroup mma (wgmma, sm_90a), warp-specialized and persistent:
 //             the mma.sync kernel's raw stages, each operand decoded once per
 //             CTA by a producer warpgroup while two consumer warpgroups of
