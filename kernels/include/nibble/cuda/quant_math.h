@@ -2,6 +2,8 @@
 // host and device: every function here mirrors one golden function (named in
 // its comment) operation by operation, on integers and on binary32 operations
 // whose rounding is spelled out (mul_rn, add_rn, div_rn: never contracted).
+// The block and tensor scales are not mirrored: they are golden's own rules
+// (nibble/scale_rule.h), run with these operations.
 //
 // The kernels call these in device code; tests/kernels/quant_math_test.cpp
 // compiles the same header with the host compiler and checks every function
