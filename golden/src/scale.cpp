@@ -7,35 +7,22 @@
 
 #include "nibble/fp32.h"
 #include "nibble/quantize.h"
+#include "nibble/scale_rule.h"
 
 namespace nibble {
 namespace {
 
-constexpr float kFltMax = std::numeric_limits<float>::max();
-constexpr int kUe8m0Bias = info(ScaleFormat::kUE8M0).bias;
-
-// IEEE single operations, written as functions so each rounding is visible.
-float mul(float a, float b) { return a * b; }
-float div(float a, float b) { return a / b; }
-float min_finite(float a) { return a > kFltMax ? kFltMax : a; }
-
-int floor_log2(float x) {  // x finite, > 0
-  const F32Fields fl = f32_fields(x);
-  return fl.exp + (31 - __builtin_clz(fl.sig));
-}
-
-// Smallest k with amax <= gmax * 2^k. Candidates differ by one from the
-// difference of binades; the comparison is exact in double.
-int ceil_rule_exponent(float amax, Format f) {
-  const int k0 = floor_log2(amax) - emax(f);
-  const double gmax = static_cast<double>(max_value(f));
-  return static_cast<double>(amax) <= std::ldexp(gmax, k0) ? k0 : k0 + 1;
-}
-
-BlockScale power_of_two_scale(int k) {
-  k = k < -kUe8m0Bias ? -kUe8m0Bias : (k > kUe8m0Bias ? kUe8m0Bias : k);
-  return {static_cast<uint32_t>(k + kUe8m0Bias), exp2_f32(k), exp2_f32(-k)};
-}
+// The binary32 operations golden computes the scale rules with
+// (scale_rule.h): the host's IEEE operators, one rounding each (golden is
+// built without contraction), and scale.h's E4M3 conversions.
+struct HostOps {
+  static float mul(float a, float b) { return a * b; }
+  static float div(float a, float b) { return a / b; }
+  static float div_by_gmax(float amax, const scale_rule::ScaleFacts& s) { return amax / s.gmax; }
+  static float reciprocal(float x) { return 1.0f / x; }
+  static uint32_t encode_e4m3(float x) { return nibble::encode_e4m3(x); }
+  static float decode_e4m3(uint32_t code) { return decode_scale(ScaleFormat::kE4M3, code); }
+};
 
 }  // namespace
 
@@ -100,39 +87,12 @@ uint8_t encode_e4m3(float x) {
   return static_cast<uint8_t>(minifloat_code(g.neg, g.units, e4m3.exp_bits, e4m3.man_bits));
 }
 
-// NaN and +Inf need no case of their own in the binary32 rules (min_finite
-// keeps a NaN, as torch.min does; 448 * gmax / Inf = 0 becomes 1; E4M3 takes
-// NaN to 0x7F and saturates Inf); canonical() fixes the NaNs they produce.
 TensorScale tensor_scale(ScaleMode m, Format f, float amax_tensor) {
-  if (m != ScaleMode::kNVFP4) return {};
-  float s_enc = min_finite(div(mul(kE4M3Max, max_value(f)), amax_tensor));
-  if (amax_tensor == 0.0f || s_enc == 0.0f) s_enc = 1.0f;
-  return {canonical(s_enc), canonical(div(1.0f, s_enc))};
+  return scale_rule::tensor_scale<HostOps>(scale_rule::scale_facts(m, f), amax_tensor);
 }
 
 BlockScale block_scale(ScaleMode m, Format f, float amax, const TensorScale& t) {
-  // A NaN amax gives every mode its NaN code and a NaN encode scale, which is nan_block_scale.
-  if (amax != amax) return nan_block_scale(m);
-  switch (m) {
-    case ScaleMode::kFP32: {
-      const float s = div(amax, max_value(f));
-      return {f32_bits(s), s, min_finite(div(1.0f, s))};
-    }
-    case ScaleMode::kNVFP4: {
-      const float s_dec = mul(amax, mul(t.encode, div(1.0f, max_value(f))));
-      const uint8_t code = encode_e4m3(s_dec);
-      const float s = decode_scale(ScaleFormat::kE4M3, code);
-      return {code, s, canonical(min_finite(div(1.0f, mul(s, t.decode))))};
-    }
-    case ScaleMode::kMXFloor:
-    case ScaleMode::kMXCeil: {
-      // log2(+Inf) = +Inf: k clamps to the top of UE8M0's range (Transformer Engine's cast_to_e8).
-      if (!f32_is_finite(amax)) return power_of_two_scale(kUe8m0Bias);
-      if (amax == 0.0f) return power_of_two_scale(-kUe8m0Bias);
-      return power_of_two_scale(m == ScaleMode::kMXFloor ? floor_log2(amax) - emax(f) : ceil_rule_exponent(amax, f));
-    }
-  }
-  throw std::invalid_argument("block_scale: unknown scale mode");
+  return scale_rule::block_scale<HostOps>(scale_rule::scale_facts(m, f), amax, t);
 }
 
 BlockScale block_scale(ScaleMode m, Format f, float ieee_amax, const TensorScale& t, NonFinitePolicy p) {

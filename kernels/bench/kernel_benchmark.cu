@@ -18,7 +18,7 @@
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/device_buffer.h"
 #include "nibble/cuda/gemm.h"
-#include "nibble/cuda/gemm_v3_layout.h"
+#include "nibble/cuda/detail/gemm_wgmma_layout.h"
 #include "nibble/cuda/quantize.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
@@ -296,7 +296,7 @@ struct GemmShape {
 // The CUDA-core work the bit-exact contract cannot avoid: one binary32 add per
 // output per k-block, in k order (acc = fl(acc + r)). This kernel does only
 // that, with nothing loaded and no tensor-core work, over the same 128 x 128
-// CTA tiles as GEMM v2 (128 independent accumulators per thread, two CTAs per
+// CTA tiles as the mma.sync GEMM (128 independent accumulators per thread, two CTAs per
 // SM), so its time bounds from below any GEMM that keeps the contract on the
 // CUDA cores of this GPU.
 __global__ void __launch_bounds__(128, 2) per_block_adds_kernel(float* c, int64_t m, int64_t n, int64_t k_blocks) {
@@ -373,7 +373,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
   const GemmRecipe recipes[] = {
       {"e2m1 1x16 nvfp4", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4},
       {"e2m1 1x32 mx-floor", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor},
-      // B's scale codes below its fold range (v3 folds A's instead).
+      // B's scale codes below its fold range (the wgmma kernel folds A's instead).
       {"e2m1 1x32 mx-floor, B x 2^-24", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor, -24},
       {"e2m1 1x16 fp32", Format::kE2M1, BlockShape::k1x16, ScaleMode::kFP32},
       // The UFP4 recipes' GEMM operands (train/src/recipe.cpp: 1x16 blocks, FP32 scales).
@@ -401,8 +401,8 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
     }  // the FP32 inputs are freed: the GEMM sees only the quantized operands
     DeviceBuffer<float> c(static_cast<size_t>(s.m * s.n));
 
-    // Every kernel version that applies to this recipe (v3 runs v2 where it
-    // does not, and is then not timed twice), on its own tiles, and v3 on
+    // Every kernel that applies to this recipe (the wgmma kernel runs the mma.sync kernel where it
+    // does not, and is then not timed twice), on its own tiles, and the wgmma kernel on
     // 128 x 128 tiles too where it picks other tiles, and for an output of at
     // most 64 rows on both half tiles (128 x 64, and 64 x 128 on the operands
     // swapped): validate sampled outputs against golden dot_rows, then time.
@@ -418,14 +418,14 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
       runs.push_back({kernel, GemmTiles::kAuto, 0.0});
       const std::string own = gemm_tile_shape(qa, qb, kernel);
       for (GemmTiles tiles : {GemmTiles::kFull, GemmTiles::kHalf, GemmTiles::kWide}) {
-        const bool timed = tiles == GemmTiles::kFull || s.m <= v3::HalfTile::kCols;
+        const bool timed = tiles == GemmTiles::kFull || s.m <= wgmma::HalfTile::kCols;
         if (timed && own != gemm_tile_shape(qa, qb, kernel, tiles)) runs.push_back({kernel, tiles, 0.0});
       }
     }
     for (Run& run : runs) {
       const GemmKernel kernel = run.kernel;
-      // A version that fails (differs from golden, or a CUDA error) is reported
-      // and left untimed, and the other versions still run; the benchmark
+      // A kernel that fails (differs from golden, or a CUDA error) is reported
+      // and left untimed, and the other kernels still run; the benchmark
       // throws at the end (run_kernel_benchmark).
       try {
         NIBBLE_CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.bytes()));  // no stale result can pass
@@ -508,7 +508,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
          "   no GEMM that keeps the contract on this GPU's CUDA cores can be faster)\n";
   out << "  (device MiB: operands + output each path holds; cuBLAS's own workspace not counted;\n"
          "   the bit-exact GEMM allocates nothing per call: free device memory is checked unchanged;\n"
-         "   v3's FMA check takes its 4-byte verdict from a memory pool the library keeps per device)\n";
+         "   the wgmma kernel's FMA check takes its 4-byte verdict from a memory pool the library keeps per device)\n";
   NIBBLE_CUBLAS_CHECK(cublasDestroy(handle));
 }
 

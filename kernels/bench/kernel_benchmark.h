@@ -1,9 +1,9 @@
 // `nibble bench-kernels`: times the library's kernels (the same copies the
 // library runs) against their yardsticks, side by side in one run:
-//   quantize (RHT16 + SR, the slowest recipe)  vs  a device-to-device cudaMemcpy
-//   quantize with fused RHT16                   vs  the same quantize without RHT
-//   bit-exact block-scaled GEMM (v1, v2, v3)   vs  cuBLAS BF16 GEMM of the same shape
-//                                                and  dequantize-to-BF16 + cuBLAS (the usual emulation)
+//   quantize (RHT16 + SR, the slowest recipe)      vs  a device-to-device cudaMemcpy
+//   quantize with fused RHT16                       vs  the same quantize without RHT
+//   bit-exact block-scaled GEMM (mma.sync, wgmma)   vs  cuBLAS BF16 GEMM of the same shape
+//                                                   and dequantize-to-BF16 + cuBLAS (the usual emulation)
 // and the device memory each path holds. Every configuration is validated
 // against golden (sampled outputs) before it is timed.
 #pragma once
@@ -19,7 +19,7 @@ using BenchOptions = io::KernelBenchOptions;
 // Runs everything, prints the tables to `out` and returns every printed row
 // with the device that ran it (`command` left empty for the caller). Throws
 // CudaError on any CUDA failure and std::runtime_error if a quantize
-// validation against golden fails; a GEMM version that fails its validation is
+// validation against golden fails; a GEMM kernel that fails its validation is
 // reported, left untimed and listed in the result's `failures`.
 io::KernelBenchRun run_kernel_benchmark(const BenchOptions& options, std::ostream& out);
 

@@ -1,6 +1,6 @@
-// Device pieces shared by GEMM versions 1 (gemm.cu) and 2 (gemm_v2.cu): the
-// mma.sync wrappers, the exact int8-units -> scaled FP16 conversion and the
-// output epilogue. See the top of gemm.cu for why each is exact.
+// Device pieces the GEMM kernels share: the mma.sync wrappers and the exact
+// int8-units -> scaled FP16 conversion of the mma.sync kernel (gemm_mma_sync.cu, whose top
+// says why each is exact), and the output epilogue of both kernels.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -48,7 +48,7 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
   hi = *reinterpret_cast<uint32_t*>(&hh);
 }
 
-// The epilogue of every GEMM version: out = fl(acc * fl(ga * gb)) for a warp's
+// The epilogue of both GEMM kernels: out = fl(acc * fl(ga * gb)) for a warp's
 // MI x NI m16n8 accumulator fragments, stored where they lie inside C (rows and
 // columns past its edges are dropped), every NaN stored as the canonical one;
 // in BF16 where g.c_bf16 is set, each out rounded by round_to_bf16.
@@ -56,7 +56,7 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
 // 4 in BF16) where C keeps them aligned (N even, C itself aligned): a warp's
 // store then fills whole 32-byte sectors, instead of half of each in two.
 // kTransposed: g's operands are the call's swapped, so g's output (m, n) is
-// the call's C[n][m] (GEMM v3's Args::c_transposed); a warp's store there
+// the call's C[n][m] (the wgmma GEMM's Args::c_transposed); a warp's store there
 // fills four sectors of four rows.
 template <bool kTransposed = false, typename Args, int MI, int NI>
 __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[MI][NI][4], int64_t m_base,

@@ -1,4 +1,4 @@
-// Where a GEMM version stores C (internal): one of the two pointers is set.
+// Where a GEMM kernel stores C (internal): one of the two pointers is set.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
-// The pieces GEMM versions 2 (gemm_v2.cu) and 3 (gemm_v3.cu) share: the
+// The pieces GEMM the two kernels (gemm_mma_sync.cu, gemm_wgmma.cu) share: the
 // operand description, the cp.async stage of raw packed codes and scale codes
-// (layout in nibble/cuda/gemm_v2_layout.h) and its host-side checks.
+// (layout in nibble/cuda/detail/gemm_mma_sync_layout.h) and its host-side checks.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "nibble/cuda/gemm_v2_layout.h"
-#include "nibble/cuda/gemm_v3_layout.h"
+#include "nibble/cuda/detail/gemm_mma_sync_layout.h"
+#include "nibble/cuda/detail/gemm_wgmma_layout.h"
 #include "nibble/cuda/quant_math.h"
 #include "nibble/cuda/quantize.h"
 #include "cp_async.cuh"
@@ -18,16 +18,16 @@
 
 namespace nibble::cuda::detail {
 
-using v2::code_copy;
-using v2::code_offset;
-using v2::CodeCopy;
-using v2::kBK;
-using v2::kBM;
-using v2::kBN;
-using v2::kChunksPerRow;
-using v2::kScaleRowBytes;
-using v2::scale_offset;
-using v2::scale_window_bytes;
+using mma_sync::code_copy;
+using mma_sync::code_offset;
+using mma_sync::CodeCopy;
+using mma_sync::kBK;
+using mma_sync::kBM;
+using mma_sync::kBN;
+using mma_sync::kChunksPerRow;
+using mma_sync::kScaleRowBytes;
+using mma_sync::scale_offset;
+using mma_sync::scale_window_bytes;
 
 struct Operand {
   const uint8_t* codes;
@@ -43,7 +43,7 @@ struct Operand {
   float unit;           // 2^lsb (FP16 path: folded into the scale)
   const float* tensor;  // {amax, S_enc, g}
   uint32_t lut[4];      // int8 units of codes 0..15, four per word
-  uint32_t half_high[4];  // v3: high bytes of the FP16 units of codes 0..15, four per word
+  uint32_t half_high[4];  // the wgmma kernel: high bytes of the FP16 units of codes 0..15, four per word
 };
 
 struct Args {
@@ -55,25 +55,26 @@ struct Args {
   float magic_value;  // 1.5 * 2^(23+u)
   float* c;           // C in FP32, or null where c_bf16 holds it
   uint16_t* c_bf16;   // C in BF16 (each output's FP32 value by round_to_bf16), or null
-  // Whether a and b are the call's operands swapped (C^T = B A^T: GEMM v3's
+  // Whether a and b are the call's operands swapped (C^T = B A^T: the wgmma GEMM's
   // 64 x 128 tiles, and UE8M0 scales folded into the call's other operand),
-  // so that output (m, n) is the call's C[n][m] (store_tile in gemm_v3.cu).
+  // so that output (m, n) is the call's C[n][m] (store_tile in gemm_wgmma.cu).
   bool c_transposed;
 };
 
 // The copies of a raw stage that one of kNumThreads threads (the first
-// kNumThreads of the CTA: v2's 128, or v3's producer warpgroup) issues: 16-byte
-// code copies, then one scale window per row of A and of B (scale copy j is
+// kNumThreads of the CTA: the mma.sync kernel's 128, or the wgmma kernel's
+// producer warpgroup) issues: 16-byte code copies, then one scale window per row of A and of B (scale copy j is
 // row tid of operand j). A copy's source is worked out at k = 0 (code_source,
 // scale_source) and moved to the stage's k when issued (issue_code,
 // issue_scale); a copy past the end of a row or of the operand is a zero
 // fill. Each copy's operand is known at compile time (its index picks it):
 // picking g.a or g.b at run time crashes nvcc 13.0's cicc where the call sits
-// in one branch of a kernel, as in v3's producer. kBRows: the rows of B the
-// stage holds (kBN, or v3's half tiles' 64: v2::code_copies).
+// in one branch of a kernel, as in the wgmma kernel's producer. kBRows: the
+// rows of B the stage holds (kBN, or the wgmma kernel's half tiles' 64:
+// mma_sync::code_copies).
 template <int kNumThreads, int kBRows = kBN>
 struct CopyPlan {
-  static constexpr int kCodeCopies = v2::code_copies(kNumThreads, kBRows);
+  static constexpr int kCodeCopies = mma_sync::code_copies(kNumThreads, kBRows);
   static constexpr int kScaleCopies = (kBM + kBN) / kNumThreads;
   static_assert(((kBM + kBRows) * kChunksPerRow) % kNumThreads == 0, "code copies divide evenly");
   static_assert(kNumThreads == kBM && kBM == kBN, "scale copy j is row tid of operand j");
@@ -161,7 +162,7 @@ struct StageLoads {
 };
 
 // The same copies with their sources worked out once and held in registers,
-// for a thread with registers to spare (v3's producers, but where the scaled
+// for a thread with registers to spare (the wgmma kernel's producers, but where the scaled
 // datapath decodes scales of other widths than binary32's).
 template <int kNumThreads, int kBRows = kBN>
 struct StageCopies {
@@ -225,16 +226,16 @@ inline Operand operand_of(const DeviceQuantized& q) {
   o.scale_format = scale_format(q.config.scale);
   o.unit = math::exp2_f32(lsb_exp(q.config.format));
   o.tensor = q.tensor.data();
-  v2::units_table(q.config.format, o.lut);
-  if (!v3::half_high_table(q.config.format, o.half_high)) {
+  mma_sync::units_table(q.config.format, o.lut);
+  if (!wgmma::half_high_table(q.config.format, o.half_high)) {
     throw std::logic_error("gemm: a unit's FP16 needs its low byte");
   }
   return o;
 }
 
-// E4M3 scales on both operands: the pair whose scales every version folds into
-// FP16 operands (gemm.cu's FP16 path); the others take the INT8 path (v1, v2)
-// or apply both scales in the epilogue (v3's scaled datapath).
+// E4M3 scales on both operands: the pair whose scales both kernels fold into
+// FP16 operands (gemm_mma_sync.cu's FP16 path); the others take the INT8 path (the mma.sync kernel)
+// or apply both scales in the epilogue (the wgmma kernel's scaled datapath).
 inline bool e4m3_scales(const DeviceQuantized& a, const DeviceQuantized& b) {
   return scale_format(a.config.scale) == ScaleFormat::kE4M3 && scale_format(b.config.scale) == ScaleFormat::kE4M3;
 }
@@ -244,7 +245,7 @@ inline int k_step(const DeviceQuantized& a, const DeviceQuantized& b) {
   return std::min(block_cols(a.config.block), block_cols(b.config.block));
 }
 
-// The arguments every version starts from: operands, K, the k-blocks of the
+// The arguments both kernels start from: operands, K, the k-blocks of the
 // contract (the shorter of the two block widths), the INT8 path's magic
 // constant, the output.
 inline Args args_of(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c) {

@@ -438,9 +438,9 @@ __device__ __forceinline__ GroupResult process_group(const QuantizeArgs& a, cons
         g.scale_code = math::nvfp4_scale_code(amax, enc_over_gmax);
         encode = o.tensor[kTensorEncodeTable + g.scale_code];
       } else {
-        const math::BlockScaleValue s =
-            finite ? math::block_scale(R::scale_facts(a), amax, math::TensorScaleValue{1.0f, 1.0f})
-                   : math::propagate_block_scale(R::scale_facts(a), amax, math::TensorScaleValue{1.0f, 1.0f});
+        const BlockScale s =
+            finite ? math::block_scale(R::scale_facts(a), amax, TensorScale{1.0f, 1.0f})
+                   : math::propagate_block_scale(R::scale_facts(a), amax, TensorScale{1.0f, 1.0f});
         g.scale_code = s.code;
         encode = s.encode;
       }
@@ -882,7 +882,7 @@ __global__ void tensor_scale_kernel(math::ScaleFacts scale, float* rowwise, floa
   const uint32_t code = threadIdx.x;
   for (float* t : outputs) {
     if (t == nullptr) continue;
-    const math::TensorScaleValue v = math::tensor_scale(scale, t[kTensorAmax]);
+    const TensorScale v = math::tensor_scale(scale, t[kTensorAmax]);
     t[kTensorEncodeTable + code] = math::nvfp4_encode_of_code(code, v.decode);
     if (code == 0) {
       t[kTensorEncOverGmax] = math::mul_rn(v.encode, scale.inv_gmax);

@@ -45,7 +45,7 @@ io::KernelBenchRun run_of(double quant_ms, double gemm_ms, const char* device = 
   run.rows = {row("quantize", "yardstick", "cudaMemcpy D2D of the input", 0.052),
               row("quantize", "kernel", "e1m2 1x16 fp32 SR RHT16 (ufp4 dY)", quant_ms),
               row("gemm", "yardstick", "cuBLAS BF16 (FP32 accumulate)", 0.050),
-              row("gemm", "kernel", "bit-exact v3 e2m1 1x16 nvfp4", gemm_ms)};
+              row("gemm", "kernel", "bit-exact wgmma e2m1 1x16 nvfp4", gemm_ms)};
   return run;
 }
 
@@ -84,7 +84,7 @@ TEST_F(BenchCompareCli, PrintsAndWritesEachRowsSpeedupAndMarksWhatMoved) {
   EXPECT_NE(r.output.find("quantize bf16 8192 x 8192"), std::string::npos);
   EXPECT_NE(r.output.find("e1m2 1x16 fp32 SR RHT16 (ufp4 dY)"), std::string::npos);
   EXPECT_NE(r.output.find(cells("0.0800", "0.0640", "1.25x") + " +"), std::string::npos);
-  EXPECT_NE(r.output.find("bit-exact v3 e2m1 1x16 nvfp4 (auto: 128x64)"), std::string::npos);
+  EXPECT_NE(r.output.find("bit-exact wgmma e2m1 1x16 nvfp4 (auto: 128x64)"), std::string::npos);
   EXPECT_NE(r.output.find(cells("0.2000", "0.2040", "0.98x") + " -"), std::string::npos);
   EXPECT_NE(r.output.find("2 rows, 1 faster and 1 slower beyond the noise"), std::string::npos);
   EXPECT_EQ(r.output.find("note: the sides ran on different devices"), std::string::npos);
@@ -112,7 +112,7 @@ TEST_F(BenchCompareCli, SaysWhenTheSidesRanOnDifferentDevicesAndListsUnmatchedRo
   SCOPED_TRACE(r.output);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("note: the sides ran on different devices"), std::string::npos);
-  EXPECT_NE(r.output.find("only in before: gemm 1024x1024x16384 bit-exact v3 e2m1 1x16 nvfp4 (tiles auto)"),
+  EXPECT_NE(r.output.find("only in before: gemm 1024x1024x16384 bit-exact wgmma e2m1 1x16 nvfp4 (tiles auto)"),
             std::string::npos);
 }
 

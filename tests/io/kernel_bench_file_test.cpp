@@ -38,7 +38,7 @@ KernelBenchRow gemm_row(const std::string& name, const std::string& tiles, const
   r.kind = "kernel";
   r.shape = {8192, 8192, 8192};
   r.name = name;
-  r.recipe = name.substr(name.find(' ', std::string("bit-exact v3").size()) + 1);
+  r.recipe = name.substr(name.find(' ', std::string("bit-exact wgmma").size()) + 1);
   r.library_default = tiles == "auto";
   r.tiles = tiles;
   r.tile = tile;
@@ -60,13 +60,13 @@ KernelBenchRun sample_run() {
   run.rows.push_back(quant_row("fp32", "e1m2 1x16 fp32 SR RHT16 (ufp4 dY)", "kernel", 0.107));
   run.rows.back().vs_no_rht = 1.0071;
   run.rows.push_back(quant_row("bf16", "e1m2 1x16 fp32 SR RHT16 (ufp4 dY)", "kernel", 0.069));
-  run.rows.push_back(gemm_row("bit-exact v3 e2m1 1x16 nvfp4", "auto", "128x128", 4.2));
-  run.rows.push_back(gemm_row("bit-exact v3 e2m1 1x16 nvfp4", "128x64", "128x64", 5.1));
+  run.rows.push_back(gemm_row("bit-exact wgmma e2m1 1x16 nvfp4", "auto", "128x128", 4.2));
+  run.rows.push_back(gemm_row("bit-exact wgmma e2m1 1x16 nvfp4", "128x64", "128x64", 5.1));
   run.rows.push_back(gemm_row("bound: the contract's adds alone, 16-wide blocks", "", "", 1.3));
   run.rows.back().kind = "bound";
   run.rows.back().recipe.clear();
   run.rows.back().device_mib.reset();
-  run.failures = {"bench-kernels: GEMM v2 differs"};
+  run.failures = {"bench-kernels: GEMM mma.sync differs"};
   return run;
 }
 
@@ -111,7 +111,7 @@ TEST(KernelBenchFile, RoundTripKeepsEveryField) {
 TEST(KernelBenchFile, KeyNamesSectionInputShapeNameAndTilesAsked) {
   const KernelBenchRun run = sample_run();
   EXPECT_EQ(kernel_bench_key(run.rows[1]), "quantize fp32 8192x8192 e1m2 1x16 fp32 SR RHT16 (ufp4 dY)");
-  EXPECT_EQ(kernel_bench_key(run.rows[3]), "gemm 8192x8192x8192 bit-exact v3 e2m1 1x16 nvfp4 (tiles auto)");
+  EXPECT_EQ(kernel_bench_key(run.rows[3]), "gemm 8192x8192x8192 bit-exact wgmma e2m1 1x16 nvfp4 (tiles auto)");
   // The tile and datapath chosen are not part of the key: a change that moves
   // them still compares with the run before it.
   KernelBenchRow moved = run.rows[3];
@@ -173,7 +173,7 @@ TEST(KernelBenchFile, SeriesKeepEachRowsRunsInFirstAppearanceOrder) {
   KernelBenchRun b = sample_run();
   for (KernelBenchRow& r : b.rows) r.ms *= 2.0;
   std::swap(b.rows[0], b.rows[5]);
-  b.rows.push_back(gemm_row("bit-exact v3 e1m2 1x16 fp32 (ufp4)", "auto", "128x128", 6.3));
+  b.rows.push_back(gemm_row("bit-exact wgmma e1m2 1x16 fp32 (ufp4)", "auto", "128x128", 6.3));
   const std::vector<KernelBenchSeries> series = kernel_bench_series({a, b});
   ASSERT_EQ(series.size(), a.rows.size() + 1);
   for (size_t i = 0; i < a.rows.size(); ++i) {
@@ -195,7 +195,7 @@ TEST(KernelBenchFile, CompareMatchesRowsByKeyAcrossRuns) {
   KernelBenchRun b = sample_run();
   b.device.name = "NVIDIA H200";
   b.rows.erase(b.rows.begin() + 4);                                          // only before: the 128x64 row
-  b.rows.push_back(gemm_row("bit-exact v3 e1m2 1x16 fp32 (ufp4)", "auto", "128x128", 6.3));  // only after
+  b.rows.push_back(gemm_row("bit-exact wgmma e1m2 1x16 fp32 (ufp4)", "auto", "128x128", 6.3));  // only after
   b.rows[3].tile = "64x128";  // the auto row moved to other tiles: still matched
   std::swap(b.rows[1], b.rows[2]);
 
@@ -209,9 +209,9 @@ TEST(KernelBenchFile, CompareMatchesRowsByKeyAcrossRuns) {
   EXPECT_EQ(c.matched[3].before_ms, (std::vector<double>{4.2, 4.2 * 1.01}));
   EXPECT_EQ(c.matched[3].after_ms, (std::vector<double>{4.2}));
   ASSERT_EQ(c.only_before.size(), 1u);
-  EXPECT_EQ(c.only_before[0], "gemm 8192x8192x8192 bit-exact v3 e2m1 1x16 nvfp4 (tiles 128x64)");
+  EXPECT_EQ(c.only_before[0], "gemm 8192x8192x8192 bit-exact wgmma e2m1 1x16 nvfp4 (tiles 128x64)");
   ASSERT_EQ(c.only_after.size(), 1u);
-  EXPECT_EQ(c.only_after[0], "gemm 8192x8192x8192 bit-exact v3 e1m2 1x16 fp32 (ufp4) (tiles auto)");
+  EXPECT_EQ(c.only_after[0], "gemm 8192x8192x8192 bit-exact wgmma e1m2 1x16 fp32 (ufp4) (tiles auto)");
   EXPECT_EQ(c.before_devices, (std::vector<std::string>{"NVIDIA H100 80GB HBM3"}));
   EXPECT_EQ(c.after_devices, (std::vector<std::string>{"NVIDIA H200"}));
 

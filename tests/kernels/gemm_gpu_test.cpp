@@ -1,11 +1,11 @@
 // GPU block-scaled GEMM against golden gemm, bit for bit (NaN = NaN), for every
 // pair of element formats, every scale mode, mixed block shapes, stochastic
 // rounding and RHT16 operands, NaN/Inf/zero/saturating blocks, NaN codes in the
-// scale padding, UE8M0 scales on either side of the range where v3 adds by
+// scale padding, UE8M0 scales on either side of the range where the wgmma kernel adds by
 // FMAs or fold them into either operand, shapes that are not multiples of the
-// tiles (v1 128x128x64, v2 128x128x128 in 3 stages), and C at any float offset.
-// Every test body sweeps every kernel version (cuda::kAllGemmKernels) on the
-// same operands against the same golden result, and v3 on each of its tile
+// tiles (128x128x128 in 3 stages), and C at any float offset.
+// Every test body sweeps every kernel (cuda::kAllGemmKernels) on the
+// same operands against the same golden result, and the wgmma kernel on each of its tile
 // shapes (cuda::GemmTiles), each GEMM on shared memory poisoned just before
 // (shared_memory_poison.h). Skips without a GPU.
 #include <gtest/gtest.h>
@@ -24,8 +24,8 @@
 #include "gpu_test_util.h"
 #include "nibble/cuda/device_buffer.h"
 #include "nibble/cuda/gemm.h"
-#include "nibble/cuda/gemm_v2_layout.h"
-#include "nibble/cuda/gemm_v3_layout.h"
+#include "nibble/cuda/detail/gemm_mma_sync_layout.h"
+#include "nibble/cuda/detail/gemm_wgmma_layout.h"
 #include "nibble/cuda/quantize.h"
 #include "nibble/cuda/check.h"
 #include "nibble/dot.h"
@@ -35,7 +35,7 @@
 namespace nibble {
 namespace {
 
-// The tile shapes v3 may be forced onto, and their names (gemm_tile_shape).
+// The tile shapes the wgmma kernel may be forced onto, and their names (gemm_tile_shape).
 constexpr cuda::GemmTiles kForcedTiles[] = {cuda::GemmTiles::kFull, cuda::GemmTiles::kHalf, cuda::GemmTiles::kWide};
 constexpr const char* kTileNames[] = {"128x128", "128x64", "64x128"};
 int tile_index(cuda::GemmTiles tiles) {
@@ -44,25 +44,25 @@ int tile_index(cuda::GemmTiles tiles) {
 
 // Outputs compared, and how many of them were finite and non-zero: a suite
 // whose expected outputs are all NaN or zero would pass vacuously. Counted per
-// kernel version, so that a version that ran nothing cannot pass.
+// kernel, so that a kernel that ran nothing cannot pass.
 struct GemmTally {
   size_t outputs = 0;
   size_t nontrivial = 0;
-  size_t per_kernel_outputs[cuda::kAllGemmKernels.size() + 1] = {};  // indexed by the enum value
-  size_t v3_own_outputs = 0;  // computed by v3's own kernel, not its v2 fallback
-  size_t v3_tile_outputs[3] = {};  // v3 forced onto tiles of 128 x 128 [0], 128 x 64 [1], 64 x 128 [2]
+  size_t per_kernel_outputs[cuda::kAllGemmKernels.size()] = {};  // indexed by the enum value
+  size_t wgmma_own_outputs = 0;  // computed by the wgmma kernel itself, not the mma.sync kernel in its place
+  size_t wgmma_tile_outputs[3] = {};  // wgmma forced onto tiles of 128 x 128 [0], 128 x 64 [1], 64 x 128 [2]
 
   // Counts golden's outputs `want` as compared for `kernel`, which ran `runs`.
   void add(cuda::GemmKernel kernel, cuda::GemmKernel runs, const std::vector<float>& want) {
     outputs += want.size();
     per_kernel_outputs[static_cast<int>(kernel)] += want.size();
-    if (runs == cuda::GemmKernel::kV3) v3_own_outputs += want.size();
+    if (runs == cuda::GemmKernel::kWgmma) wgmma_own_outputs += want.size();
     for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
   }
-  // Counts `want` as compared for v3's own kernel forced onto `tiles`.
+  // Counts `want` as compared for the wgmma kernel itself forced onto `tiles`.
   void add_tiles(cuda::GemmTiles tiles, const std::vector<float>& want) {
     outputs += want.size();
-    v3_tile_outputs[tile_index(tiles)] += want.size();
+    wgmma_tile_outputs[tile_index(tiles)] += want.size();
     for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
   }
   // Prints what was compared, after `what` (the test's own cases, or empty).
@@ -106,7 +106,7 @@ size_t count_mismatches_at(const std::vector<float>& c, int64_t cols, const Outp
   return bad;
 }
 
-// The current device's SM count (v3's tile choice depends on it), 0 where it
+// The current device's SM count (the wgmma kernel's tile choice depends on it), 0 where it
 // cannot be read.
 int device_sms() {
   int device = 0, sms = 0;
@@ -117,8 +117,8 @@ int device_sms() {
   return sms;
 }
 
-bool v3_runs_own_kernel(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
-  return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kV3) == cuda::GemmKernel::kV3;
+bool wgmma_runs(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
+  return cuda::gemm_kernel_for(a, b, cuda::GemmKernel::kWgmma) == cuda::GemmKernel::kWgmma;
 }
 
 // Every byte of an operand's device storage: its codes, its scales (padding
@@ -163,34 +163,34 @@ std::vector<float> gemm_on_poison(const cuda::DeviceQuantized& a, const cuda::De
   return c;
 }
 
-// v3's own kernel (where it runs) forced onto half tiles of either kind
+// The wgmma kernel itself (where it runs) forced onto half tiles of either kind
 // (128 x 64, and 64 x 128 on the operands swapped), against golden's `want`
 // at the outputs `at` of C; returns mismatches.
-size_t check_v3_half_tiles_at(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb, const Outputs& at,
-                              const std::vector<float>& want, const std::string& label, GemmTally& tally) {
-  if (!v3_runs_own_kernel(qa, qb)) return 0;
+size_t check_wgmma_half_tiles_at(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb, const Outputs& at,
+                                 const std::vector<float>& want, const std::string& label, GemmTally& tally) {
+  if (!wgmma_runs(qa, qb)) return 0;
   size_t bad = 0;
   for (cuda::GemmTiles tiles : {cuda::GemmTiles::kHalf, cuda::GemmTiles::kWide}) {
-    const std::vector<float> c = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, tiles);
+    const std::vector<float> c = gemm_on_poison(qa, qb, cuda::GemmKernel::kWgmma, tiles);
     tally.add_tiles(tiles, want);
-    const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles);
-    bad += count_mismatches_at(c, qb.rows, at, want, "v3 on " + shape + " tiles " + label);
+    const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kWgmma, tiles);
+    bad += count_mismatches_at(c, qb.rows, at, want, "the wgmma kernel on " + shape + " tiles " + label);
   }
   return bad;
 }
 
-// v3's own kernel (where it runs) forced onto each tile shape, against
+// The wgmma kernel itself (where it runs) forced onto each tile shape, against
 // golden's `want` (every output); returns mismatches.
-size_t check_v3_tiles(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb,
-                      const std::vector<float>& want, const std::string& label, GemmTally& tally) {
-  if (!v3_runs_own_kernel(qa, qb)) return 0;
+size_t check_wgmma_tiles(const cuda::DeviceQuantized& qa, const cuda::DeviceQuantized& qb,
+                         const std::vector<float>& want, const std::string& label, GemmTally& tally) {
+  if (!wgmma_runs(qa, qb)) return 0;
   size_t bad = 0;
   for (cuda::GemmTiles tiles : kForcedTiles) {
-    const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, tiles);
-    const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, tiles);
+    const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kWgmma, tiles);
+    const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kWgmma, tiles);
     EXPECT_EQ(shape, kTileNames[tile_index(tiles)]);
     tally.add_tiles(tiles, want);
-    bad += test::count_float_mismatches(got, want, qb.rows, "v3 on " + shape + " tiles " + label);
+    bad += test::count_float_mismatches(got, want, qb.rows, "the wgmma kernel on " + shape + " tiles " + label);
   }
   return bad;
 }
@@ -217,23 +217,23 @@ size_t check_gemm(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const 
   size_t bad = 0;
   for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
     const std::vector<float> got = gemm_on_poison(qa, qb, kernel);
-    const cuda::GemmKernel runs = cuda::gemm_kernel_for(qa, qb, kernel);  // v3 runs v2 where it does not apply
-    const std::string version =
+    const cuda::GemmKernel runs = cuda::gemm_kernel_for(qa, qb, kernel);  // mma.sync where wgmma does not apply
+    const std::string kernel_name =
         std::string(cuda::name(kernel)) + (runs != kernel ? std::string(" (runs ") + cuda::name(runs) + ")" : "");
     tally.add(kernel, runs, want);
-    bad += test::count_float_mismatches(got, want, n, version + " " + shape);
+    bad += test::count_float_mismatches(got, want, n, kernel_name + " " + shape);
   }
-  bad += check_v3_tiles(qa, qb, want, shape, tally);
+  bad += check_wgmma_tiles(qa, qb, want, shape, tally);
   return bad;
 }
 
-// Every version compared the same number of outputs, and some; on a device
-// of compute capability 9.0 some of v3's were its own kernel's, and with
-// expect_tiles v3 also ran as many on each forced tile shape as on its own
-// choice.
-void expect_every_kernel_ran(const GemmTally& tally, bool expect_v3_own, bool expect_tiles = false) {
+// Every kernel compared the same number of outputs, and some; on a device
+// of compute capability 9.0 the wgmma kernel computed some of its own (not
+// through its mma.sync fallback), and with expect_tiles it also ran as many
+// on each forced tile shape as on its own choice.
+void expect_every_kernel_ran(const GemmTally& tally, bool expect_wgmma_own, bool expect_tiles = false) {
   const size_t per_kernel =
-      tally.outputs - tally.v3_tile_outputs[0] - tally.v3_tile_outputs[1] - tally.v3_tile_outputs[2];
+      tally.outputs - tally.wgmma_tile_outputs[0] - tally.wgmma_tile_outputs[1] - tally.wgmma_tile_outputs[2];
   for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
     EXPECT_GT(tally.per_kernel_outputs[static_cast<int>(kernel)], 0u) << cuda::name(kernel);
     EXPECT_EQ(tally.per_kernel_outputs[static_cast<int>(kernel)], per_kernel / cuda::kAllGemmKernels.size())
@@ -241,17 +241,17 @@ void expect_every_kernel_ran(const GemmTally& tally, bool expect_v3_own, bool ex
   }
   if (expect_tiles) {
     for (cuda::GemmTiles tiles : kForcedTiles) {
-      EXPECT_EQ(tally.v3_tile_outputs[tile_index(tiles)], tally.v3_own_outputs)
-          << "v3 forced onto " << kTileNames[tile_index(tiles)] << " tiles";
+      EXPECT_EQ(tally.wgmma_tile_outputs[tile_index(tiles)], tally.wgmma_own_outputs)
+          << "the wgmma kernel forced onto " << kTileNames[tile_index(tiles)] << " tiles";
     }
   }
-  if (expect_v3_own) {
+  if (expect_wgmma_own) {
     int device = 0, major = 0, minor = 0;
     ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
     ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
     ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), cudaSuccess);
     if (major == 9 && minor == 0) {
-      EXPECT_GT(tally.v3_own_outputs, 0u) << "v3 never ran its own kernel";
+      EXPECT_GT(tally.wgmma_own_outputs, 0u) << "the wgmma kernel only ever ran its mma.sync fallback";
     }
   }
 }
@@ -293,7 +293,7 @@ TEST(GpuGemm, EveryFormatPairScaleModeAndBlockPairMatchesGolden) {
       }
     }
   }
-  tally.print(std::to_string(cases) + " GEMMs x " + std::to_string(cuda::kAllGemmKernels.size()) + " kernel versions",
+  tally.print(std::to_string(cases) + " GEMMs x " + std::to_string(cuda::kAllGemmKernels.size()) + " kernels",
               mismatches);
   EXPECT_GT(cases, 0u);
   expect_every_kernel_ran(tally, true, true);
@@ -345,7 +345,7 @@ TEST(GpuGemm, ManyTilesWithSrAndRhtMatchGolden) {
   c.scale = ScaleMode::kFP32;
   c.format = Format::kInt4;
   mismatches += check_gemm(256, 128, 4096, c, c, 13, false, tally);
-  // v2's pipeline: many 128-k stages (more than its 3 buffers), partial CTA
+  // The mma.sync kernel's pipeline: many 128-k stages (more than its 3 buffers), partial CTA
   // tiles on both axes, a partial last stage, 16x16 x 1x16 and 1x32 x 1x16
   // blocks (one operand's scale window covering two k-blocks), UE8M0 and
   // mixed-format operands, and an nvfp4 K that is not a multiple of 32.
@@ -364,7 +364,7 @@ TEST(GpuGemm, ManyTilesWithSrAndRhtMatchGolden) {
   ca.scale = ScaleMode::kNVFP4;
   ca.block = BlockShape::k1x32;
   mismatches += check_gemm(384, 270, 1296, ca, ca, 16, false, tally);
-  // v3's block pairs: 75 16-wide blocks, so the last stage ends on a block
+  // The wgmma kernel's block pairs: 75 16-wide blocks, so the last stage ends on a block
   // without a partner (41 32-wide blocks above do the same for chained slices).
   ca.block = BlockShape::k1x16;
   ca.format = Format::kInt4;
@@ -377,7 +377,7 @@ TEST(GpuGemm, ManyTilesWithSrAndRhtMatchGolden) {
 
 // The scale codes past a row's last k-block (padding up to scales_ld) are no
 // part of the operand: every kernel must give golden's result whatever they
-// hold. v3 reads them with its stage's scale window and must zero them (both
+// hold. the wgmma kernel reads them with its stage's scale window and must zero them (both
 // datapaths, and the scaled datapath's binary32 case, whose A scales stay in
 // the window). K = 200: the last stage's window covers padding codes for 16-
 // and 32-wide blocks.
@@ -429,9 +429,9 @@ std::vector<int64_t> lines_crossing_every_tile(int64_t extent, int64_t tile, std
 
 // C may start at any float (a view into a larger tensor): the epilogue stores
 // a thread's two adjacent outputs as one 8-byte store only where C's rows keep
-// them 8-byte aligned. Every kernel version writes C at offsets 0 to 3 floats
-// into a buffer of NaN canaries, for an even and an odd N, on both v3
-// datapaths, and v3 on 64 x 128 tiles too (C stored transposed): the outputs
+// them 8-byte aligned. Every kernel writes C at offsets 0 to 3 floats
+// into a buffer of NaN canaries, for an even and an odd N, on both the wgmma kernel
+// datapaths, and the wgmma kernel on 64 x 128 tiles too (C stored transposed): the outputs
 // match golden and every float outside C keeps its canary.
 TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
   NIBBLE_REQUIRE_GPU();
@@ -458,7 +458,7 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
       const std::vector<float> want = gemm(quantize(a.data(), m, k, c), quantize(b.data(), n, k, c));
       std::vector<std::pair<cuda::GemmKernel, cuda::GemmTiles>> runs;
       for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) runs.emplace_back(kernel, cuda::GemmTiles::kAuto);
-      if (v3_runs_own_kernel(qa, qb)) runs.emplace_back(cuda::GemmKernel::kV3, cuda::GemmTiles::kWide);
+      if (wgmma_runs(qa, qb)) runs.emplace_back(cuda::GemmKernel::kWgmma, cuda::GemmTiles::kWide);
       for (const auto& [kernel, tiles] : runs) {
         for (int64_t offset = 0; offset < kPad; ++offset) {
           const std::vector<uint32_t> fill(static_cast<size_t>(m * n + 2 * kPad), kCanary);
@@ -494,19 +494,19 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
   }
   tally.print(std::to_string(writes) + " GEMMs written at offsets 0..3", mismatches);
   expect_every_kernel_ran(tally, true);
-  EXPECT_EQ(tally.v3_tile_outputs[2], tally.v3_own_outputs) << "v3 on 64 x 128 tiles";
-  const size_t v3_wide = tally.v3_own_outputs > 0 ? 1 : 0;
-  EXPECT_EQ(writes, 2u * 2u * (cuda::kAllGemmKernels.size() + v3_wide) * kPad);
+  EXPECT_EQ(tally.wgmma_tile_outputs[2], tally.wgmma_own_outputs) << "the wgmma kernel on 64 x 128 tiles";
+  const size_t wgmma_wide = tally.wgmma_own_outputs > 0 ? 1 : 0;
+  EXPECT_EQ(writes, 2u * 2u * (cuda::kAllGemmKernels.size() + wgmma_wide) * kPad);
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
   EXPECT_EQ(canaries_hit, 0u);
 }
 
-// More output tiles than the device has SMs: v3's persistent CTAs then take
-// two or three tiles each (about five on half tiles, which v3 also runs
+// More output tiles than the device has SMs: the wgmma kernel's persistent CTAs then take
+// two or three tiles each (about five on half tiles, which the wgmma kernel also runs
 // forced), carrying their stage count (and the raw and decoded buffer rings
 // it indexes) from one tile to the next, and the producer copies a tile's
-// first stage while the tile before it ends. One GEMM per v3 kernel (the E4M3
+// first stage while the tile before it ends. One GEMM per wgmma kernel (the E4M3
 // datapath, the scaled datapath and its binary32 case, each 16- and 32-wide),
 // with tiles of 1 to 5 k-stages (so that tiles start at every place of the
 // 3-buffer ring), partial tiles on both edges and in k. Golden's gemm of
@@ -514,13 +514,13 @@ TEST(GpuGemm, WritesCAtAnyFloatOffsetAndNothingOutsideIt) {
 // than the GPU kernels, so the check covers whole rows and whole columns of C
 // that cross every 64 x 64 square (a consumer warpgroup's rows, a half tile's
 // columns): each square's first and last row and column and a seeded random
-// one (every output there, every kernel version).
+// one (every output there, every kernel).
 TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   NIBBLE_REQUIRE_GPU();
   const int sms = device_sms();
   ASSERT_GT(sms, 0);
-  constexpr int64_t kTile = cuda::v2::kBM;  // v2's and v3's CTA tile, both axes
-  static_assert(cuda::v2::kBM == cuda::v2::kBN, "square tiles");
+  constexpr int64_t kTile = cuda::mma_sync::kBM;  // both kernels' CTA tile, both axes
+  static_assert(cuda::mma_sync::kBM == cuda::mma_sync::kBN, "square tiles");
   constexpr int64_t kTileCols = 24;
   const int64_t tile_rows = (5 * sms / 2 + kTileCols - 1) / kTileCols;  // about 2.5 tiles per SM
   const int64_t m = tile_rows * kTile - 57, n = kTileCols * kTile - 40;
@@ -538,8 +538,8 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
                         {Format::kInt4, BlockShape::k1x32, ScaleMode::kFP32, 520}};
   const uint64_t seed = 900;
   std::mt19937_64 rng(seed);
-  const std::vector<int64_t> rows = lines_crossing_every_tile(m, cuda::v3::kGroupRows, rng);
-  const std::vector<int64_t> cols = lines_crossing_every_tile(n, cuda::v3::kGroupRows, rng);
+  const std::vector<int64_t> rows = lines_crossing_every_tile(m, cuda::wgmma::kGroupRows, rng);
+  const std::vector<int64_t> cols = lines_crossing_every_tile(n, cuda::wgmma::kGroupRows, rng);
   std::printf("%d SMs, %lldx%lld outputs in %lld tiles, seed %llu: %zu rows and %zu columns checked whole\n", sms,
               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(tile_rows * kTileCols),
               static_cast<unsigned long long>(seed), rows.size(), cols.size());
@@ -581,24 +581,24 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
       mismatches += count_mismatches_at(full, n, at, want, std::string(cuda::name(kernel)) + " " + what);
       tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
     }
-    mismatches += check_v3_half_tiles_at(qa, qb, at, want, what, tally);
+    mismatches += check_wgmma_half_tiles_at(qa, qb, at, want, what, tally);
   }
   tally.print("", mismatches);
   expect_every_kernel_ran(tally, true);
-  EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 forced onto 128 x 64 tiles";
-  EXPECT_EQ(tally.v3_tile_outputs[2], tally.v3_own_outputs) << "v3 forced onto 64 x 128 tiles";
+  EXPECT_EQ(tally.wgmma_tile_outputs[1], tally.wgmma_own_outputs) << "the wgmma kernel forced onto 128 x 64 tiles";
+  EXPECT_EQ(tally.wgmma_tile_outputs[2], tally.wgmma_own_outputs) << "the wgmma kernel forced onto 64 x 128 tiles";
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
   EXPECT_EQ(mismatches, 0u);
 }
 
 // An output of at most 64 rows (a few tokens against a weight matrix) with
-// more 128 x 64 tiles than SMs runs 64 x 128 tiles (v3::auto_tiles): the
+// more 128 x 64 tiles than SMs runs 64 x 128 tiles (wgmma::auto_tiles): the
 // operands swapped, C stored transposed, every row of a tile one of C's. M of
-// 1, 37 and 64 rows, N of 64 columns per SM and 100 more (where v3 ran
-// 128 x 128 tiles before) and of 1000 (128 x 64 tiles, one an SM, and v3
-// forced onto 64 x 128), K of 96 (one partial k-stage) and 200, on v3's
+// 1, 37 and 64 rows, N of 64 columns per SM and 100 more (where the wgmma kernel ran
+// 128 x 128 tiles before) and of 1000 (128 x 64 tiles, one an SM, and the wgmma kernel
+// forced onto 64 x 128), K of 96 (one partial k-stage) and 200, on the wgmma kernel's
 // datapaths (E4M3 scales, binary32 scales one per k-block and on 16 x 16
-// blocks, UE8M0 scales) and mixed pairs: every kernel version's C matches
+// blocks, UE8M0 scales) and mixed pairs: every kernel's C matches
 // golden on every row, at the columns that cross every 64 columns (each
 // square's first, last and a seeded random one).
 TEST(GpuGemm, OutputsOfAtMost64RowsRunWideTilesAndMatchGolden) {
@@ -629,7 +629,7 @@ TEST(GpuGemm, OutputsOfAtMost64RowsRunWideTilesAndMatchGolden) {
   GemmTally tally;
   for (int64_t m : {1, 37, 64}) {
     for (int64_t n : {int64_t{1000}, 64 * static_cast<int64_t>(sms) + 100}) {
-      const std::vector<int64_t> cols = lines_crossing_every_tile(n, cuda::v3::kGroupRows, rng);
+      const std::vector<int64_t> cols = lines_crossing_every_tile(n, cuda::wgmma::kGroupRows, rng);
       for (const Recipe& r : recipes) {
         QuantConfig cb = r.b;
         cb.stream = 1;
@@ -652,11 +652,11 @@ TEST(GpuGemm, OutputsOfAtMost64RowsRunWideTilesAndMatchGolden) {
         const std::string what = test::describe(r.a) + " x " + test::describe(cb) + " " + std::to_string(m) + "x" +
                                  std::to_string(n) + "x" + std::to_string(r.k);
         const bool wide = n > 64 * static_cast<int64_t>(sms);
-        if (v3_runs_own_kernel(qa, qb)) {
-          EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3), wide ? "64x128" : "128x64") << what;
+        if (wgmma_runs(qa, qb)) {
+          EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kWgmma), wide ? "64x128" : "128x64") << what;
           if (!wide) {
-            const std::vector<float> c = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, cuda::GemmTiles::kWide);
-            mismatches += count_mismatches_at(c, n, at, want, "v3 on 64x128 tiles " + what);
+            const std::vector<float> c = gemm_on_poison(qa, qb, cuda::GemmKernel::kWgmma, cuda::GemmTiles::kWide);
+            mismatches += count_mismatches_at(c, n, at, want, "the wgmma kernel on 64x128 tiles " + what);
             tally.add_tiles(cuda::GemmTiles::kWide, want);
             forced_wide += want.size();
           }
@@ -672,9 +672,9 @@ TEST(GpuGemm, OutputsOfAtMost64RowsRunWideTilesAndMatchGolden) {
   }
   tally.print(std::to_string(gemms) + " operand pairs", mismatches);
   expect_every_kernel_ran(tally, true);
-  EXPECT_EQ(tally.v3_tile_outputs[2], forced_wide);
-  if (tally.v3_own_outputs > 0) {
-    EXPECT_GT(forced_wide, 0u) << "v3 never ran forced onto 64 x 128 tiles";
+  EXPECT_EQ(tally.wgmma_tile_outputs[2], forced_wide);
+  if (tally.wgmma_own_outputs > 0) {
+    EXPECT_GT(forced_wide, 0u) << "the wgmma kernel never ran forced onto 64 x 128 tiles";
   }
   EXPECT_EQ(gemms, 3u * 2u * std::size(recipes));
   EXPECT_GT(tally.nontrivial, tally.outputs / 2);
@@ -732,25 +732,25 @@ cuda::DeviceQuantized fma_operand(int64_t m, int64_t k, const QuantConfig& cfg, 
   cuda::DeviceQuantized q = cuda::allocate_quantized(m, k, cfg);
   cuda::quantize(dx.data(), cuda::InputType::kFloat32, m, k, cfg, &q, nullptr);
   h = cuda::to_host(q);
-  draw_scales(h, cuda::v3::kFmaCodeLo, cuda::v3::kFmaCodeHi, rng);
+  draw_scales(h, cuda::wgmma::kFmaCodeLo, cuda::wgmma::kFmaCodeHi, rng);
   upload(h, q);
   return q;
 }
 
-// The fold range of an operand of format f (nibble/cuda/gemm_v3_layout.h).
+// The fold range of an operand of format f (nibble/cuda/detail/gemm_wgmma_layout.h).
 std::pair<uint32_t, uint32_t> fold_codes(Format f) {
   uint32_t lo = 0, hi = 0;
-  EXPECT_TRUE(cuda::v3::ue8m0_fold_codes(f, lo, hi)) << name(f);
+  EXPECT_TRUE(cuda::wgmma::ue8m0_fold_codes(f, lo, hi)) << name(f);
   return {lo, hi};
 }
 
-// v3's four ways with UE8M0 pairs, as gemm_datapath names them.
+// The wgmma kernel's four ways with UE8M0 pairs, as gemm_datapath names them.
 const char* const kFolded = "FP16 wgmma, UE8M0 folded";
 const char* const kFoldedA = "FP16 wgmma, UE8M0 folded into A";
 const char* const kFma = "FP16 wgmma, scaled, FMA";
 const char* const kRoundings = "FP16 wgmma, scaled";
-std::string v3_path(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
-  return cuda::gemm_datapath(a, b, cuda::GemmKernel::kV3);
+std::string wgmma_path(const cuda::DeviceQuantized& a, const cuda::DeviceQuantized& b) {
+  return cuda::gemm_datapath(a, b, cuda::GemmKernel::kWgmma);
 }
 
 // The scale code of h that trial `trial` moves: in a random one of its
@@ -766,12 +766,12 @@ uint32_t& code_to_move(QuantizedTensor& h, int64_t scale_rows, int trial, std::m
   return h.scales[static_cast<size_t>(row * cols + col)];
 }
 
-// GEMM v3's check of UE8M0 scale codes (per call): with every code inside
-// the FMA's range (v3::fma_scale_code) it takes the FMA; one code moved
+// The wgmma GEMM's check of UE8M0 scale codes (per call): with every code inside
+// the FMA's range (wgmma::fma_scale_code) it takes the FMA; one code moved
 // outside (below, above, or the NaN code), in either operand, at a row's
 // first, last or a random block, and it does not; NaN codes in the scale
 // padding (past a row's last block) are not the operand's and leave it taking
-// the FMA. With B's codes in its fold range (v3::ue8m0_fold_codes) it folds
+// the FMA. With B's codes in its fold range (wgmma::ue8m0_fold_codes) it folds
 // them; one of B's moved a code past that range (still inside the FMA's), and
 // it takes the FMA instead; one of A's, and it still folds (A's scale is the
 // epilogue's factor). With A's codes in A's fold range and B's not, it folds
@@ -783,10 +783,10 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   // Rows of 17 or 34 blocks (scale rows of whole and partial 16-byte chunks),
-  // a shape of at least v3::kFmaMinMacs.
+  // a shape of at least wgmma::kFmaMinMacs.
   constexpr int64_t kM = 4096, kN = 4096 - 8;
-  const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 32 / 17)) * 32 * 17;
-  ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::v3::kFmaMinMacs);
+  const int64_t k = static_cast<int64_t>(std::ceil(cuda::wgmma::kFmaMinMacs / (kM * kN) / 32 / 17)) * 32 * 17;
+  ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::wgmma::kFmaMinMacs);
   size_t trials = 0, fold_trials = 0, fold_a_trials = 0;
   for (BlockShape block : {BlockShape::k1x32, BlockShape::k1x16, BlockShape::k16x16}) {
     QuantConfig cfg;
@@ -796,32 +796,32 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
     QuantizedTensor ha, hb;
     cuda::DeviceQuantized qa = fma_operand(kM, k, cfg, rng, ha);
     cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
-    if (!v3_runs_own_kernel(qa, qb)) GTEST_SKIP() << "v3 does not run on this device";
-    ASSERT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg);
+    if (!wgmma_runs(qa, qb)) GTEST_SKIP() << "the wgmma kernel does not run on this device";
+    ASSERT_EQ(wgmma_path(qa, qb), kFma) << test::describe(cfg);
     poison_scale_padding(qa);
     poison_scale_padding(qb);
-    EXPECT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg) << ": padding read as codes";
+    EXPECT_EQ(wgmma_path(qa, qb), kFma) << test::describe(cfg) << ": padding read as codes";
     for (int trial = 0; trial < 12; ++trial) {
       const bool on_a = trial % 2 == 0;
       QuantizedTensor& h = on_a ? ha : hb;
       cuda::DeviceQuantized& q = on_a ? qa : qb;
-      const uint32_t outside[] = {cuda::v3::kFmaCodeLo - 1, cuda::v3::kFmaCodeHi + 1, 0xFFu};
+      const uint32_t outside[] = {cuda::wgmma::kFmaCodeLo - 1, cuda::wgmma::kFmaCodeHi + 1, 0xFFu};
       std::string where;
       uint32_t& code = code_to_move(h, q.scale_rows, trial, rng, where);
       const uint32_t kept = code;
       code = outside[trial / 3 % 3];
       upload_scales(h, q);
-      EXPECT_EQ(v3_path(qa, qb), kRoundings) << test::describe(cfg) << (on_a ? " A" : " B") << where << code;
+      EXPECT_EQ(wgmma_path(qa, qb), kRoundings) << test::describe(cfg) << (on_a ? " A" : " B") << where << code;
       code = kept;
       upload_scales(h, q);
-      EXPECT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg);
+      EXPECT_EQ(wgmma_path(qa, qb), kFma) << test::describe(cfg);
       ++trials;
     }
     const auto [fold_lo, fold_hi] = fold_codes(cfg.format);
-    ASSERT_TRUE(cuda::v3::fma_scale_code(fold_lo - 1) && cuda::v3::fma_scale_code(fold_hi + 1));
+    ASSERT_TRUE(cuda::wgmma::fma_scale_code(fold_lo - 1) && cuda::wgmma::fma_scale_code(fold_hi + 1));
     draw_scales(hb, fold_lo, fold_hi, rng);
     upload_scales(hb, qb);
-    ASSERT_EQ(v3_path(qa, qb), kFolded) << test::describe(cfg);
+    ASSERT_EQ(wgmma_path(qa, qb), kFolded) << test::describe(cfg);
     for (int trial = 0; trial < 6; ++trial) {
       const bool on_a = trial >= 4;
       QuantizedTensor& h = on_a ? ha : hb;
@@ -831,7 +831,7 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
       const uint32_t kept = code;
       code = trial % 2 == 0 ? fold_lo - 1 : fold_hi + 1;
       upload_scales(h, q);
-      EXPECT_EQ(v3_path(qa, qb), on_a ? kFolded : kFma) << test::describe(cfg) << (on_a ? " A" : " B") << where
+      EXPECT_EQ(wgmma_path(qa, qb), on_a ? kFolded : kFma) << test::describe(cfg) << (on_a ? " A" : " B") << where
                                                         << code;
       code = kept;
       upload_scales(h, q);
@@ -839,26 +839,26 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
     }
     // B's codes back across the FMA's range (half of them on its ends, which
     // do not fold), A's into A's fold range.
-    draw_scales(hb, cuda::v3::kFmaCodeLo, cuda::v3::kFmaCodeHi, rng);
+    draw_scales(hb, cuda::wgmma::kFmaCodeLo, cuda::wgmma::kFmaCodeHi, rng);
     upload_scales(hb, qb);
     draw_scales(ha, fold_lo, fold_hi, rng);
     upload_scales(ha, qa);
-    ASSERT_EQ(v3_path(qa, qb), kFoldedA) << test::describe(cfg);
+    ASSERT_EQ(wgmma_path(qa, qb), kFoldedA) << test::describe(cfg);
     for (int trial = 0; trial < 6; ++trial) {
       std::string where;
       uint32_t& code = code_to_move(ha, qa.scale_rows, trial, rng, where);
       const uint32_t kept = code;
       code = trial / 3 == 0 ? fold_lo - 1 : fold_hi + 1;
       upload_scales(ha, qa);
-      EXPECT_EQ(v3_path(qa, qb), kFma) << test::describe(cfg) << " A" << where << code;
+      EXPECT_EQ(wgmma_path(qa, qb), kFma) << test::describe(cfg) << " A" << where << code;
       code = kept;
       upload_scales(ha, qa);
-      EXPECT_EQ(v3_path(qa, qb), kFoldedA) << test::describe(cfg);
+      EXPECT_EQ(wgmma_path(qa, qb), kFoldedA) << test::describe(cfg);
       ++fold_a_trials;
     }
     draw_scales(hb, fold_lo, fold_hi, rng);
     upload_scales(hb, qb);
-    EXPECT_EQ(v3_path(qa, qb), kFolded) << test::describe(cfg) << ": both fold, B's first";
+    EXPECT_EQ(wgmma_path(qa, qb), kFolded) << test::describe(cfg) << ": both fold, B's first";
   }
   std::printf("%zu codes moved outside the FMA's range, %zu outside B's fold range and %zu outside A's, each seen\n",
               trials, fold_trials, fold_a_trials);
@@ -869,28 +869,28 @@ TEST(GpuGemm, Ue8m0FmaCheckSeesEveryScaleCodeAndNoPadding) {
 
 // UE8M0 scales on both operands whose codes all lie in the FMA's range, half
 // of them on its ends (products of scales from 2^-144 to 2^116, partial
-// results down among the subnormals): v3 takes the FMA and matches golden.
+// results down among the subnormals): the wgmma kernel takes the FMA and matches golden.
 // Then A's codes drawn from A's fold range, half on its ends (A's FP16 values
-// from the smallest normal up to the largest that range allows): v3 folds
+// from the smallest normal up to the largest that range allows): the wgmma kernel folds
 // them into A, the operands swapped and C stored transposed (M is not a
 // multiple of the tile, and differs from N), and matches golden. Then B's
-// drawn from its fold range too: v3 folds B's and matches golden. Then one output pair planted where
-// the FMA would differ from golden, one code past the range (tile (1, 1), the
+// drawn from its fold range too: the wgmma kernel folds B's and matches
+// golden. Then one output pair planted where the FMA would differ from golden, one code past the range (tile (1, 1), the
 // second stage's first two blocks): INT4, whose block product is exactly
 // 2^128 (golden: Inf) after an accumulator of -1.5 * 2^127 (the FMA: 2^126),
 // and E1M2, whose 1.5 * 2^-149 rounds to even once in golden and only after
-// the add in an FMA (3 * 2^-149 against 2 * 2^-149): v3 keeps golden's
+// the add in an FMA (3 * 2^-149 against 2 * 2^-149): the wgmma kernel keeps golden's
 // roundings and matches. E2M1 too (without the planted pair), both block
-// widths (v3's 16- and 32-wide kernels), both UE8M0 modes, every kernel
-// version. The shape is the smallest the FMA runs for (v3::kFmaMinMacs);
+// widths (the wgmma kernel's 16- and 32-wide kernels), both UE8M0 modes, every kernel
+// version. The shape is the smallest the FMA runs for (wgmma::kFmaMinMacs);
 // golden's gemm of all of it would take minutes on the CPU, so the check
 // covers tile (0, 0), the planted row and column whole, and seeded random
 // outputs.
 TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
   NIBBLE_REQUIRE_GPU();
   constexpr int64_t kM = 4096 + 64, kN = 4096;
-  const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 128)) * 128;
-  ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::v3::kFmaMinMacs);
+  const int64_t k = static_cast<int64_t>(std::ceil(cuda::wgmma::kFmaMinMacs / (kM * kN) / 128)) * 128;
+  ASSERT_GE(static_cast<double>(kM) * kN * k, cuda::wgmma::kFmaMinMacs);
   ASSERT_GE(k, 256);  // the planted blocks lie in the second stage
   const uint64_t seed = 910;
   std::printf("seed %llu, %lldx%lldx%lld\n", static_cast<unsigned long long>(seed), static_cast<long long>(kM),
@@ -910,8 +910,8 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
         cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
         const int64_t at = f == Format::kInt4 ? 200 : 210;
         Outputs outputs;
-        for (int64_t r = 0; r < cuda::v2::kBM; ++r) {
-          for (int64_t c = 0; c < cuda::v2::kBN; ++c) outputs.emplace_back(r, c);
+        for (int64_t r = 0; r < cuda::mma_sync::kBM; ++r) {
+          for (int64_t c = 0; c < cuda::mma_sync::kBN; ++c) outputs.emplace_back(r, c);
         }
         for (int64_t i = 0; i < kN; ++i) outputs.emplace_back(at, i);
         for (int64_t i = 0; i < kM; ++i) outputs.emplace_back(i, at);
@@ -943,7 +943,7 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
             auto scale = [&](QuantizedTensor& h, int64_t b, uint32_t code) {
               h.scales[static_cast<size_t>(at * cols + b)] = code;
             };
-            const uint32_t lo = cuda::v3::kFmaCodeLo, hi = cuda::v3::kFmaCodeHi;
+            const uint32_t lo = cuda::wgmma::kFmaCodeLo, hi = cuda::wgmma::kFmaCodeHi;
             if (f == Format::kInt4) {
               set(ha, 128, 0x3);  // 3 x -1: P = -3, s = 2^126: r = -1.5 * 2^127
               set(hb, 128, 0xF);
@@ -974,8 +974,8 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
               ASSERT_EQ(p, 0x3p-149f);
             }
           }
-          if (v3_runs_own_kernel(qa, qb)) {
-            const std::string path = v3_path(qa, qb);
+          if (wgmma_runs(qa, qb)) {
+            const std::string path = wgmma_path(qa, qb);
             const char* const expected[] = {kFma, kFoldedA, kFolded, kRoundings};
             EXPECT_EQ(path, expected[phase]) << test::describe(cfg);
             fma_runs += path == kFma ? 1 : 0;
@@ -995,18 +995,18 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
             tally.add(kernel, cuda::gemm_kernel_for(qa, qb, kernel), want);
           }
           // and on half tiles (its own choice here is 128 x 128)
-          mismatches += check_v3_half_tiles_at(qa, qb, outputs, want, test::describe(cfg), tally);
+          mismatches += check_wgmma_half_tiles_at(qa, qb, outputs, want, test::describe(cfg), tally);
         }
       }
     }
   }
   std::printf(
-      "v3 folded B's scales %zu times, A's %zu times, took the FMA %zu times, golden's three roundings %zu times\n",
+      "the wgmma kernel folded B's scales %zu times, A's %zu times, took the FMA %zu times, golden's three roundings %zu times\n",
       folded_runs, folded_a_runs, fma_runs, exact_runs);
   tally.print(std::to_string(gemms) + " GEMMs", mismatches);
   expect_every_kernel_ran(tally, true);
-  EXPECT_EQ(tally.v3_tile_outputs[1], tally.v3_own_outputs) << "v3 on 128 x 64 tiles";
-  EXPECT_EQ(tally.v3_tile_outputs[2], tally.v3_own_outputs) << "v3 on 64 x 128 tiles";
+  EXPECT_EQ(tally.wgmma_tile_outputs[1], tally.wgmma_own_outputs) << "the wgmma kernel on 128 x 64 tiles";
+  EXPECT_EQ(tally.wgmma_tile_outputs[2], tally.wgmma_own_outputs) << "the wgmma kernel on 64 x 128 tiles";
   EXPECT_EQ(gemms, 44u);
   if (fma_runs + folded_runs + folded_a_runs + exact_runs > 0) {
     EXPECT_EQ(folded_runs, 12u);
@@ -1021,22 +1021,22 @@ TEST(GpuGemm, Ue8m0ScalesAtTheFmaRangeEndsMatchGolden) {
 // Half tiles with UE8M0 pairs, whose kernel may run the operands swapped:
 // a 130 x 1000 output has 32 half tiles one way and 24 the other, so the
 // grid (32 CTAs) holds 8 without a tile on the swapped path, which must leave
-// at once. With every code in the FMA's range v3 takes the FMA; with A's in
+// at once. With every code in the FMA's range the wgmma kernel takes the FMA; with A's in
 // A's fold range it folds A's (swapped, C stored transposed; M = 130 is not a
 // multiple of the tile); with B's in B's too it folds B's, and on 64 x 128
 // tiles (the operands swapped) A's; with A's then drawn out of its fold range
 // again, B's (on 64 x 128 tiles: the call's own order, C stored as it is). On
-// each, v3's own choice (half tiles where the device has the SMs for them),
+// each, the wgmma kernel's own choice (half tiles where the device has the SMs for them),
 // full tiles and 64 x 128 tiles match golden on rows 0 and 129 whole and
 // seeded random outputs, by the datapath gemm_datapath names for those tiles.
-// K makes the call just reach v3::kFmaMinMacs.
+// K makes the call just reach wgmma::kFmaMinMacs.
 TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   NIBBLE_REQUIRE_GPU();
   constexpr int64_t kM = 130, kN = 1000;
-  const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 128)) * 128;
-  using Half = cuda::v3::HalfTile;
-  ASSERT_EQ(cuda::v3::tile_count(kM, kN, Half::kRows, Half::kCols), 32);
-  ASSERT_EQ(cuda::v3::tile_count(kN, kM, Half::kRows, Half::kCols), 24);
+  const int64_t k = static_cast<int64_t>(std::ceil(cuda::wgmma::kFmaMinMacs / (kM * kN) / 128)) * 128;
+  using Half = cuda::wgmma::HalfTile;
+  ASSERT_EQ(cuda::wgmma::tile_count(kM, kN, Half::kRows, Half::kCols), 32);
+  ASSERT_EQ(cuda::wgmma::tile_count(kN, kM, Half::kRows, Half::kCols), 24);
   const uint64_t seed = 912;
   std::printf("seed %llu, %lldx%lldx%lld\n", static_cast<unsigned long long>(seed), static_cast<long long>(kM),
               static_cast<long long>(kN), static_cast<long long>(k));
@@ -1048,10 +1048,10 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   QuantizedTensor ha, hb;
   cuda::DeviceQuantized qa = fma_operand(kM, k, cfg, rng, ha);
   cuda::DeviceQuantized qb = fma_operand(kN, k, cfg, rng, hb);
-  if (!v3_runs_own_kernel(qa, qb)) GTEST_SKIP() << "v3 does not run on this device";
+  if (!wgmma_runs(qa, qb)) GTEST_SKIP() << "the wgmma kernel does not run on this device";
   const int sms = device_sms();
   ASSERT_GT(sms, 0);
-  const bool half = cuda::v3::half_tiles(kM, kN, sms);  // kAuto's 128 x 64 tiles (32 SMs or more), else 128 x 128
+  const bool half = cuda::wgmma::half_tiles(kM, kN, sms);  // kAuto's 128 x 64 tiles (32 SMs or more), else 128 x 128
   Outputs outputs;
   for (int64_t c = 0; c < kN; ++c) {
     outputs.emplace_back(0, c);
@@ -1066,7 +1066,7 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
   // The datapath by phase and by kTiles (kAuto: 128 x 64 tiles, or full ones on fewer than 32 SMs).
   // Where only B's fold, 64 x 128 tiles fold them on the call's own order
   // only where its half tiles take no more waves than the swapped order's.
-  const char* const b_folded_wide = cuda::v3::other_order_fits<Half>(kN, kM, sms) ? kFolded : kFma;
+  const char* const b_folded_wide = cuda::wgmma::other_order_fits<Half>(kN, kM, sms) ? kFolded : kFma;
   const char* const expected[4][3] = {{kFma, kFma, kFma},
                                       {kFoldedA, kFoldedA, kFoldedA},
                                       {kFolded, kFolded, kFoldedA},
@@ -1079,18 +1079,18 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
       draw_scales(hb, fold_lo, fold_hi, rng);
       upload_scales(hb, qb);
     } else if (phase == 3) {
-      draw_scales(ha, cuda::v3::kFmaCodeLo, cuda::v3::kFmaCodeHi, rng);  // its ends lie outside the fold range
+      draw_scales(ha, cuda::wgmma::kFmaCodeLo, cuda::wgmma::kFmaCodeHi, rng);  // its ends lie outside the fold range
       upload_scales(ha, qa);
     }
-    EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3), half ? "128x64" : "128x128");
+    EXPECT_STREQ(cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kWgmma), half ? "128x64" : "128x128");
     std::vector<float> want;
     for (const auto& [r, c] : outputs) want.push_back(dot_rows(ha, r, hb, c));
     for (int t = 0; t < 3; ++t) {
-      ASSERT_EQ(cuda::gemm_datapath(qa, qb, cuda::GemmKernel::kV3, kTiles[t]), expected[phase][t])
-          << "phase " << phase << ", " << cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, kTiles[t]);
-      const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kV3, kTiles[t]);
+      ASSERT_EQ(cuda::gemm_datapath(qa, qb, cuda::GemmKernel::kWgmma, kTiles[t]), expected[phase][t])
+          << "phase " << phase << ", " << cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kWgmma, kTiles[t]);
+      const std::vector<float> got = gemm_on_poison(qa, qb, cuda::GemmKernel::kWgmma, kTiles[t]);
       const std::string label = std::string(expected[phase][t]) + ", " +
-                                cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kV3, kTiles[t]) + " tiles";
+                                cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kWgmma, kTiles[t]) + " tiles";
       mismatches += count_mismatches_at(got, kN, outputs, want, label);
       for (float v : want) nontrivial += std::isfinite(v) && v != 0.0f ? 1 : 0;
       compared += outputs.size();
@@ -1107,9 +1107,9 @@ TEST(GpuGemm, Ue8m0HalfTilesMatchGoldenInBothOperandOrders) {
 }
 
 // gemm_bf16 stores golden's FP32 output rounded by golden round_to_bf16, bit
-// for bit, and nothing outside C: on every kernel version and v3 tile shape,
+// for bit, and nothing outside C: on every kernel and wgmma tile shape,
 // for N odd and even (single and paired stores), for C at an odd element
-// offset (no paired stores), for outputs of at most 64 rows (v3's transposed
+// offset (no paired stores), for outputs of at most 64 rows (the wgmma kernel's transposed
 // stores), with NaN/Inf/huge blocks in A (round_to_bf16's carry into Inf and
 // canonical NaN).
 TEST(GpuGemm, Bf16OutputIsGoldenRoundedToBf16) {
@@ -1146,8 +1146,8 @@ TEST(GpuGemm, Bf16OutputIsGoldenRoundedToBf16) {
     const size_t count = static_cast<size_t>(t.m * t.n);
     std::vector<std::pair<cuda::GemmKernel, cuda::GemmTiles>> runs;
     for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) runs.emplace_back(kernel, cuda::GemmTiles::kAuto);
-    if (v3_runs_own_kernel(qa, qb)) {
-      for (cuda::GemmTiles tiles : kForcedTiles) runs.emplace_back(cuda::GemmKernel::kV3, tiles);
+    if (wgmma_runs(qa, qb)) {
+      for (cuda::GemmTiles tiles : kForcedTiles) runs.emplace_back(cuda::GemmKernel::kWgmma, tiles);
     }
     for (const auto& [kernel, tiles] : runs) {
       cuda::DeviceBuffer<uint16_t> c(std::vector<uint16_t>(count + t.offset + 8, kGuard));

@@ -1,7 +1,7 @@
 // Shared memory keeps its contents from one kernel to the next. A kernel under
 // test that reads shared memory it did not write in its own run would then see
 // what the kernel before it left there, and in a test that runs the same
-// operation twice (every GEMM version and tile shape on the same operands)
+// operation twice (every GEMM kernel and tile shape on the same operands)
 // that is often just what it should have written: the missing write passes.
 // poison_shared_memory() fills every SM's shared memory with 0xFF bytes (NaN
 // as a float, FP16 or BF16; the largest code of every 4-bit format and scale),

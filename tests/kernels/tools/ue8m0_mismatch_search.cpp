@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kernel_test_data.h"
-#include "nibble/cuda/gemm_v3_layout.h"
+#include "nibble/cuda/detail/gemm_wgmma_layout.h"
 #include "nibble/dot.h"
 #include "nibble/quantize.h"
 
@@ -34,14 +34,14 @@ void draw_scales(QuantizedTensor& h, uint32_t lo, uint32_t hi, std::mt19937_64& 
 QuantizedTensor operand(int64_t m, int64_t k, const QuantConfig& cfg, std::mt19937_64& rng) {
   const std::vector<float> x = test::wide_range_tensor(m, k, rng(), false);
   QuantizedTensor h = quantize(x.data(), m, k, cfg);
-  draw_scales(h, cuda::v3::kFmaCodeLo, cuda::v3::kFmaCodeHi, rng);
+  draw_scales(h, cuda::wgmma::kFmaCodeLo, cuda::wgmma::kFmaCodeHi, rng);
   return h;
 }
 
 int main() {
   constexpr int64_t kM = 4096 + 64, kN = 4096, kRow = 144;
   constexpr uint32_t kGot210 = 0xc90aa79fu, kGot2985 = 0x461fce89u;
-  const int64_t k = static_cast<int64_t>(std::ceil(cuda::v3::kFmaMinMacs / (kM * kN) / 128)) * 128;
+  const int64_t k = static_cast<int64_t>(std::ceil(cuda::wgmma::kFmaMinMacs / (kM * kN) / 128)) * 128;
   std::mt19937_64 rng(910);
   for (Format f : {Format::kInt4, Format::kE1M2, Format::kE2M1}) {
     for (BlockShape block : {BlockShape::k1x32, BlockShape::k1x16}) {
@@ -53,7 +53,7 @@ int main() {
         QuantizedTensor ha = operand(kM, k, cfg, rng), hb = operand(kN, k, cfg, rng);
         for (int i = 0; i < 2 * 4096; ++i) rng();  // the test's random outputs
         uint32_t lo = 0, hi = 0;
-        cuda::v3::ue8m0_fold_codes(f, lo, hi);
+        cuda::wgmma::ue8m0_fold_codes(f, lo, hi);
         draw_scales(ha, lo, hi, rng);  // phase "A folded"
         draw_scales(hb, lo, hi, rng);  // phase "B folded"
         if (f != Format::kE2M1 || block != BlockShape::k1x32 || mode != ScaleMode::kMXFloor) continue;

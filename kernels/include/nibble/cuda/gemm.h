@@ -13,36 +13,38 @@
 
 namespace nibble::cuda {
 
-// The numbered kernel versions (llm.c style; both compute the same bits):
-//   kV1  register-staged: CTA 128x128, 8 warps of 64x32, 64 k per stage decoded
-//        into shared memory, one stage prefetched through registers. The
-//        reference version.
-//   kV2  cp.async multistage: 3 stages of 128 k of raw packed codes and scale
-//        codes in shared memory, decoded in registers at the mma; CTA 128x128,
-//        4 warps of 64x64, two CTAs per SM (kernels/src/gemm_v2.cu).
-//   kV3  warpgroup mma (wgmma, sm_90a): v2's stages, each operand decoded
-//        once per CTA while two consumer warpgroups of 64x128 run the mma and
-//        the adds (kernels/src/gemm_v3.cu; on 128x64 tiles, where GemmTiles
-//        says, two of 64x64). E4M3 pairs: a producer
-//        warpgroup decodes B into shared memory with B's scale folded in, and the
-//        consumers decode their A fragments into registers; every other pair:
-//        the producer decodes A and B, and the consumers apply both scales in
-//        the epilogue; UE8M0 pairs whose scale codes allow it (a check per
-//        call) add each block by one FMA, or run the E4M3 pairs' datapath
-//        with B's scales folded (or A's, the operands swapped). Devices other
-//        than compute capability 9.0 run v2.
-// kV3 is the default: the fastest, and it passed the bit-exact device tests
-// (docs/results/kernels.md#correctness).
-enum class GemmKernel : uint8_t { kV1 = 1, kV2 = 2, kV3 = 3 };
-inline constexpr std::array<GemmKernel, 3> kAllGemmKernels = {GemmKernel::kV1, GemmKernel::kV2, GemmKernel::kV3};
-inline constexpr GemmKernel kDefaultGemmKernel = GemmKernel::kV3;
+// The kernels, named by the tensor-core instruction they are built around
+// (both compute the same bits; kernels/README.md says which runs where):
+//   kMmaSync  warp-level mma.sync behind a cp.async multistage pipeline: 3
+//             stages of 128 k of raw packed codes and scale codes in shared
+//             memory, decoded in registers at the mma; CTA 128x128, 4 warps of
+//             64x64, two CTAs per SM (kernels/src/gemm_mma_sync.cu). Runs on
+//             every GPU of compute capability 8.0 and later.
+//   kWgmma    warpgroup mma (wgmma, sm_90a), warp-specialized and persistent:
+//             the mma.sync kernel's raw stages, each operand decoded once per
+//             CTA by a producer warpgroup while two consumer warpgroups of
+//             64x128 run the mma and the adds (kernels/src/gemm_wgmma.cu; on
+//             128x64 tiles, where GemmTiles says, two of 64x64). E4M3 pairs:
+//             the producer decodes B into shared memory with B's scale folded
+//             in, and the consumers decode their A fragments into registers;
+//             every other pair: the consumers apply both scales in the
+//             epilogue; UE8M0 pairs whose scale codes allow it (a check per
+//             call) add each block by one FMA, or run the E4M3 pairs' datapath
+//             with B's scales folded (or A's, the operands swapped). Devices
+//             other than compute capability 9.0 run kMmaSync instead.
+// kWgmma is the default: the fastest where it runs, and it passed the
+// bit-exact device tests (docs/results/kernels.md#correctness).
+enum class GemmKernel : uint8_t { kMmaSync, kWgmma };
+inline constexpr std::array<GemmKernel, 2> kAllGemmKernels = {GemmKernel::kMmaSync, GemmKernel::kWgmma};
+inline constexpr GemmKernel kDefaultGemmKernel = GemmKernel::kWgmma;
+// "mma.sync" or "wgmma": the kernel's name in reports and bench-kernels rows.
 const char* name(GemmKernel kernel);
 
-// The version that `kernel` runs for this operand pair on the current device:
-// kV2 where kV3 does not apply, else `kernel` itself.
+// The kernel that `kernel` runs for this operand pair on the current device:
+// kMmaSync where kWgmma does not apply, else `kernel` itself.
 GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel);
 
-// kV3's output tiles (rows x columns of C per CTA). kAuto (v3::auto_tiles):
+// kWgmma's output tiles (rows x columns of C per CTA). kAuto (wgmma::auto_tiles):
 //   * 128 x 64 half tiles where every half tile finds an SM of its own, as for
 //     a weight gradient of a narrow layer (1024 x 1024 outputs, long K), whose
 //     128 x 128 tiles would leave half the SMs idle, or where C has at most 64
@@ -57,18 +59,18 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 //     half of their rows empty (docs/results/kernels.md#design-choices-measured);
 //   * 128 x 128 otherwise (two consumer warpgroups of 64 x 128).
 // kFull, kHalf and kWide force one (tests, benchmarks); every choice computes
-// the same bits. Other versions have one tile shape each and ignore it.
+// the same bits. kMmaSync has one tile shape (128 x 128) and ignores it.
 enum class GemmTiles : uint8_t { kAuto, kFull, kHalf, kWide };
 
-// The datapath that version computes this pair with on the current device
+// The datapath that kernel computes this pair with on the current device
 // and `tiles`, for reports: "FP16 mma" (E4M3 scales on both operands, folded
-// into FP16 operands) or "INT8 mma" (v1, v2); "FP16 wgmma" (E4M3 pairs) or
+// into FP16 operands) or "INT8 mma" (kMmaSync); "FP16 wgmma" (E4M3 pairs) or
 // "FP16 wgmma, scaled" (every other pair: both scales applied per block in
 // the epilogue), "FP16 wgmma, scaled, FMA" (UE8M0 scales on both operands,
 // every code of which lets each block's scale product and add be one FMA), or
 // "FP16 wgmma, UE8M0 folded" (those, and B's scales folded into its FP16
 // values: the E4M3 pairs' datapath), or "FP16 wgmma, UE8M0 folded into A"
-// (A's folded into A's values) (v3). Where both operands' codes fold, the
+// (A's folded into A's values) (kWgmma). Where both operands' codes fold, the
 // tiles' second operand's are folded (B's; on 64 x 128 tiles, which run the
 // operands swapped, A's); the other operand's only where its order takes no
 // more waves of tiles on the device's SMs, else the FMA. The last three read
@@ -84,8 +86,8 @@ const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, 
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device
 // pointer to M x N floats, row-major. Throws std::invalid_argument where golden
 // gemm does (K differs, operands rotated differently). Asynchronous on `stream`.
-// Allocates no device memory per call, but kV3 on UE8M0 pairs of at least
-// v3::kFmaMinMacs multiply-adds (nibble/cuda/gemm_v3_layout.h) takes a 4-byte
+// Allocates no device memory per call, but kWgmma on UE8M0 pairs of at least
+// wgmma::kFmaMinMacs multiply-adds (nibble/cuda/detail/gemm_wgmma_layout.h) takes a 4-byte
 // word, for the check of the pair's scale codes, from a memory pool the
 // library creates once per device and keeps (with what it has allocated).
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream = nullptr,

@@ -2,6 +2,8 @@
 // host and device: every function here mirrors one golden function (named in
 // its comment) operation by operation, on integers and on binary32 operations
 // whose rounding is spelled out (mul_rn, add_rn, div_rn: never contracted).
+// The block and tensor scales are not mirrored: they are golden's own rules
+// (nibble/scale_rule.h), run with these operations.
 //
 // The kernels call these in device code; tests/kernels/quant_math_test.cpp
 // compiles the same header with the host compiler and checks every function
@@ -29,6 +31,7 @@
 #include "nibble/fp32.h"
 #include "nibble/quantize.h"
 #include "nibble/scale.h"
+#include "nibble/scale_rule.h"
 
 #if defined(__CUDACC__)
 #define NIBBLE_HD __host__ __device__ __forceinline__
@@ -38,27 +41,17 @@
 
 namespace nibble::cuda::math {
 
-inline constexpr float kFltMax = 3.40282346638528859812e+38f;
+// Bit patterns and the scale rules' helpers: golden's, for host and device.
+using scale_rule::bits_of;
+using scale_rule::canonical;
+using scale_rule::exp2_f32;
+using scale_rule::float_of;
+using scale_rule::floor_log2;
+using scale_rule::is_finite;
+using scale_rule::kFltMax;
+using scale_rule::min_finite;
 
 // ---- binary32 operations, one rounding each -------------------------------
-NIBBLE_HD uint32_t bits_of(float x) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(x);
-#else
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-NIBBLE_HD float float_of(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(u);
-#else
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
-}
 NIBBLE_HD float mul_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fmul_rn(a, b);
@@ -124,26 +117,7 @@ NIBBLE_HD int msb_index32(uint32_t v) {  // v != 0
   return 31 - __builtin_clz(v);
 #endif
 }
-NIBBLE_HD bool is_finite(float x) { return (bits_of(x) & 0x7F800000u) != 0x7F800000u; }
 NIBBLE_HD float abs_of(float x) { return float_of(bits_of(x) & 0x7FFFFFFFu); }
-NIBBLE_HD float min_finite(float a) { return a > kFltMax ? kFltMax : a; }  // golden scale.cpp min_finite
-
-// 2^k for k in [-149, 127] (golden exp2_f32).
-NIBBLE_HD float exp2_f32(int k) {
-  return k >= -126 ? float_of(static_cast<uint32_t>(k + 127) << 23) : float_of(1u << (k + 149));
-}
-
-// floor(log2 x) for finite x > 0 (golden scale.cpp floor_log2).
-NIBBLE_HD int floor_log2(float x) {
-  const uint32_t u = bits_of(x);
-  const uint32_t biased = (u >> 23) & 0xFFu;
-  const uint32_t frac = u & 0x7FFFFFu;
-  return biased == 0 ? -149 + msb_index32(frac) : static_cast<int>(biased) - 127;
-}
-
-// golden canonical(): every NaN the kernels output is 0x7FC00000 (a GPU's own
-// default NaN is 0x7FFFFFFF, so results are canonicalized where they are stored).
-NIBBLE_HD float canonical(float x) { return x != x ? float_of(kCanonicalNaN) : x; }
 
 // golden round_to_bf16.
 NIBBLE_HD float round_to_bf16(float x) {
@@ -616,52 +590,38 @@ NIBBLE_HD float decode_scale_code(ScaleFormat f, uint32_t code) {
   return with_listed<kAllScaleFormats>(f, DecodeScaleCode{code});
 }
 
-// The facts of one scale mode and element format the block-scale rule needs.
-struct ScaleFacts {
-  ScaleMode mode;
-  ScaleFormat format;
-  float gmax;      // golden max_value(format)
-  float inv_gmax;  // fl(1 / gmax), as golden's nvfp4 block scale computes it
-  int emax;        // golden emax(format)
-};
-inline constexpr ScaleFacts scale_facts(ScaleMode m, Format f) {
-  const float gmax = grid_value(max_units(f), lsb_exp(f));
-  return {m, scale_format(m), gmax, 1.0f / gmax, msb_index(max_units(f)) + lsb_exp(f)};
-}
-
-struct TensorScaleValue {
-  float encode;
-  float decode;
-};
-// golden tensor_scale (a NaN amax, under the propagate policy, gives NaN; +Inf gives 1).
-NIBBLE_HD TensorScaleValue tensor_scale(const ScaleFacts& s, float amax_tensor) {
-  if (s.mode != ScaleMode::kNVFP4) return {1.0f, 1.0f};
-  float s_enc = min_finite(div_rn(mul_rn(kE4M3Max, s.gmax), amax_tensor));
-  if (amax_tensor == 0.0f || s_enc == 0.0f) s_enc = 1.0f;
-  return {canonical(s_enc), canonical(div_rn(1.0f, s_enc))};
-}
-
-struct BlockScaleValue {
-  uint32_t code;
-  float decode;
-  float encode;
+// ---- block and tensor scales: golden's rules (nibble/scale_rule.h) ------------------
+// The binary32 operations the kernels compute golden's scale rules with, each
+// the correctly rounded result golden's host operator gives: the division by
+// gmax by div_by_constant_rn (with fl(1 / gmax) from the facts), the
+// reciprocal by rcp_rn, and the E4M3 conversions above.
+struct ScaleOps {
+  NIBBLE_HD static float mul(float a, float b) { return mul_rn(a, b); }
+  NIBBLE_HD static float div(float a, float b) { return div_rn(a, b); }
+  NIBBLE_HD static float div_by_gmax(float amax, const scale_rule::ScaleFacts& s) {
+    return div_by_constant_rn(amax, s.gmax, s.inv_gmax);
+  }
+  NIBBLE_HD static float reciprocal(float x) { return rcp_rn(x); }
+  NIBBLE_HD static uint32_t encode_e4m3(float x) { return math::encode_e4m3(x); }
+  NIBBLE_HD static float decode_e4m3(uint32_t code) { return decode_scale_code_of<ScaleFormat::kE4M3>(code); }
 };
 
-// UE8M0's code range, 2^-127..2^127 (golden power_of_two_scale).
-inline constexpr int kUe8m0Bias = info(ScaleFormat::kUE8M0).bias;
-NIBBLE_HD BlockScaleValue power_of_two_scale(int k) {
-  k = k < -kUe8m0Bias ? -kUe8m0Bias : (k > kUe8m0Bias ? kUe8m0Bias : k);
-  return {static_cast<uint32_t>(k + kUe8m0Bias), exp2_f32(k), exp2_f32(-k)};
+using scale_rule::ScaleFacts;
+using scale_rule::scale_facts;
+
+// golden tensor_scale.
+NIBBLE_HD TensorScale tensor_scale(const ScaleFacts& s, float amax_tensor) {
+  return scale_rule::tensor_scale<ScaleOps>(s, amax_tensor);
 }
 
 // golden block_scale for nvfp4 in two halves, so that the quantize kernel can
 // take the second from a table of the 256 codes: the E4M3 code of a block of
 // amax (t_enc_over_gmax = fl(S_enc * fl(1 / gmax))), and the encode factor of a code.
 NIBBLE_HD uint32_t nvfp4_scale_code(float amax, float t_enc_over_gmax) {
-  return encode_e4m3(mul_rn(amax, t_enc_over_gmax));
+  return scale_rule::nvfp4_scale_code<ScaleOps>(amax, t_enc_over_gmax);
 }
 NIBBLE_HD float nvfp4_encode_of_code(uint32_t code, float t_decode) {
-  return min_finite(div_rn(1.0f, mul_rn(decode_scale_code(ScaleFormat::kE4M3, code), t_decode)));
+  return scale_rule::nvfp4_encode<ScaleOps>(ScaleOps::decode_e4m3(code), t_decode);
 }
 
 // Whether every element of a finite block, scaled by its block's encode factor
@@ -679,34 +639,13 @@ NIBBLE_HD float nvfp4_encode_of_code(uint32_t code, float t_decode) {
 // quant_math_test checks the bound in every binade of amax and each format.
 NIBBLE_HD constexpr bool products_within_grid(ScaleMode m) { return m == ScaleMode::kFP32; }
 
-// golden block_scale (finite blocks).
-NIBBLE_HD BlockScaleValue block_scale(const ScaleFacts& s, float amax, const TensorScaleValue& t) {
-  switch (s.mode) {
-    case ScaleMode::kFP32: {
-      const float d = div_by_constant_rn(amax, s.gmax, s.inv_gmax);
-      return {bits_of(d), d, min_finite(rcp_rn(d))};
-    }
-    case ScaleMode::kNVFP4: {
-      const uint32_t code = nvfp4_scale_code(amax, mul_rn(t.encode, s.inv_gmax));
-      return {code, decode_scale_code(ScaleFormat::kE4M3, code), nvfp4_encode_of_code(code, t.decode)};
-    }
-    case ScaleMode::kMXFloor:
-      return power_of_two_scale(amax == 0.0f ? -kUe8m0Bias : floor_log2(amax) - s.emax);
-    case ScaleMode::kMXCeil:
-    default: {
-      if (amax == 0.0f) return power_of_two_scale(-kUe8m0Bias);
-      // Smallest k with amax <= gmax * 2^k: k0 or k0 + 1; gmax * 2^k0 is exact in double.
-      const int k0 = floor_log2(amax) - s.emax;
-      uint64_t pow_bits = static_cast<uint64_t>(k0 + 1023) << 52;
-      double pow2;
-#if defined(__CUDA_ARCH__)
-      pow2 = __longlong_as_double(static_cast<long long>(pow_bits));
-#else
-      std::memcpy(&pow2, &pow_bits, sizeof pow2);
-#endif
-      return power_of_two_scale(static_cast<double>(amax) <= static_cast<double>(s.gmax) * pow2 ? k0 : k0 + 1);
-    }
-  }
+// golden block_scale of a finite amax (the quantize kernels' common case: no
+// NaN or infinity tests), and of any amax (the non-finite policy 'propagate').
+NIBBLE_HD BlockScale block_scale(const ScaleFacts& s, float amax, const TensorScale& t) {
+  return scale_rule::finite_block_scale<ScaleOps>(s, amax, t);
+}
+NIBBLE_HD BlockScale propagate_block_scale(const ScaleFacts& s, float amax, const TensorScale& t) {
+  return scale_rule::block_scale<ScaleOps>(s, amax, t);
 }
 
 struct NanScaleCode {
@@ -716,23 +655,6 @@ struct NanScaleCode {
   }
 };
 NIBBLE_HD uint32_t nan_scale_code(ScaleFormat f) { return with_listed<kAllScaleFormats>(f, NanScaleCode{}); }
-
-// ---- the non-finite policy 'propagate' (golden scale.h) ------------------------------
-// golden block_scale for any amax: block_scale above for a finite one; a NaN
-// amax gives the NaN code and NaN factors; +Inf gives FP32 the scale +Inf with
-// encode 0, UE8M0 the code 254 (k clamped to 127), E4M3 448 (nvfp4_scale_code
-// saturates it).
-NIBBLE_HD BlockScaleValue propagate_block_scale(const ScaleFacts& s, float amax, const TensorScaleValue& t) {
-  if (!(amax == amax)) return {nan_scale_code(s.format), quiet_nan(), quiet_nan()};
-  if (is_finite(amax) || s.mode == ScaleMode::kNVFP4) {
-    BlockScaleValue b = block_scale(s, amax, t);
-    b.decode = canonical(b.decode);
-    b.encode = canonical(b.encode);
-    return b;
-  }
-  if (s.mode == ScaleMode::kFP32) return {0x7F800000u, float_of(0x7F800000u), 0.0f};
-  return power_of_two_scale(kUe8m0Bias);
-}
 
 // golden quantizer_code's signed-zero policy on a group's packed codes (group_codes):
 // where x[j] is negative, bit 3 of a minifloat code is set, which turns a zero

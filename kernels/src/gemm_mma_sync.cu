@@ -1,29 +1,57 @@
-// GEMM version 2: the same arithmetic as version 1 (gemm.cu, whose header
-// comment states the bit-exactness argument), with the data movement rebuilt
-// to hide latency. Version 1 waits on memory every 64-k stage: one stage of
-// register prefetch, one CTA per SM, decode on the critical path.
+// The mma.sync GEMM: the bit-exact block-scaled GEMM on warp-level mma.sync, its operands
+// staged raw in shared memory by a cp.async pipeline and decoded in registers
+// at the mma. Reference: golden dot_rows / gemm.
 //
-// Data movement (layout and index math in nibble/cuda/gemm_v2_layout.h,
-// checked on the host by quant_math_test):
-//   * a 3-stage cp.async pipeline of 128 k per stage (= 6 of v1's stages in
-//     flight): raw packed codes (64 B per row per stage, 16-byte copies,
-//     zero-filled past the last row / past codes_ld) and raw scale codes
+// Per output (m, n) and per k-block beta in increasing k, golden computes
+//   P = sum qa*qb (exact integer), s = fl(sa*sb), r = fl(P * 2^u * s), acc = fl(acc + r)
+// with u = lsb_a + lsb_b. Here (the INT8 path):
+//   * codes are decoded to int8 in each format's own units (|q| <= 12) (a
+//     16-entry table per format, built on the host from golden decode, applied
+//     with two byte-permutes per 4 codes);
+//   * one INT8 mma.sync per (16x8 tile, k-block) gives P exactly: m16n8k32 for
+//     32-wide blocks, m16n8k16 for 16-wide. Within a block the k order does not
+//     matter (an exact integer sum), so each thread takes 8 (or 4) consecutive
+//     k of a row for its fragment registers, the same k for A and B;
+//   * the accumulator input of that mma is the integer bit pattern of
+//     M = 1.5 * 2^(23+u), so the tensor core returns the bits of the float
+//     M + P * 2^u (|P| < 2^13 keeps it in M's binade) and one exact subtraction
+//     gives P * 2^u as a float: no int-to-float conversion;
+//   * CUDA cores then do s = __fmul_rn(sa, sb), r = __fmul_rn(P2u, s),
+//     acc = __fadd_rn(acc, r), block after block (FP32 and UE8M0 scales, and
+//     mixed scale formats, whose products may round).
+//
+// With E4M3 scales on both operands (nvfp4) the FP16 path removes the
+// CUDA-core work: every scaled element q * s * 2^lsb has at most 8 significant
+// bits and lies in [2^-11, 2688], so it is exact in FP16; the decode turns the
+// codes into these values and FP16 mma.sync (FP32 accumulate, C = 0) sums one
+// block. All products of a block are integer multiples of 2^u*sa*sb below
+// 2^15 of them and the block sum stays below 2^21 of them, so no alignment step
+// of the tensor core drops a bit: the mma returns r exactly, and the epilogue
+// is acc = __fadd_rn(acc, r). (32-wide blocks chain two k16 mmas, the second
+// adding to the first's exact partial sum.) The bit-exact tests check this on
+// the device for every format pair.
+//
+// Data movement (layout and index math in nibble/cuda/detail/gemm_mma_sync_layout.h,
+// checked on the host by gemm_layout_test):
+//   * a 3-stage cp.async pipeline of 128 k per stage: raw packed codes (64 B
+//     per row per stage, 16-byte copies, zero-filled past the last row / past
+//     codes_ld) and raw scale codes
 //     (the row's 4..32 B window of its scale row: one 4/8/16-byte copy or two
 //     16-byte copies). Nothing is decoded on the way in, so a stage is 4x
-//     smaller than v1's decoded int8 (8x than its FP16) stage.
+//     smaller than one decoded to int8 (8x than one decoded to FP16).
 //   * codes are decoded in registers right before the mma (two byte-permutes
-//     per 4 codes; for E4M3 x E4M3, then to scaled FP16 as in v1); scale codes
+//     per 4 codes; for E4M3 x E4M3, then to scaled FP16); scale codes
 //     through a 256-entry decode table per operand built in shared memory at
 //     kernel start (FP32 scales are read as bits).
 //   * CTA 128 x 128, 4 warps of 64 x 64 (32 mma tiles, 128 accumulators per
-//     thread: twice v1's reuse of each decoded fragment), __launch_bounds__
+//     thread), __launch_bounds__
 //     (128, 2): 98 KiB shared memory and <= 255 registers let two CTAs share an SM.
 //   * one __syncthreads per 128-k stage: wait for stage st, barrier (which also
 //     proves every warp is done with the buffer of stage st - 1), issue the
 //     copies of stage st + 2 into that buffer, compute stage st.
 //
-// Per output and k-block the epilogue is v1's, operation for operation and in
-// increasing k: INT8 path P * 2^u = fl(d - M), s = fl(sa * sb),
+// Per output and k-block the epilogue is golden's, operation for operation
+// and in increasing k: INT8 path P * 2^u = fl(d - M), s = fl(sa * sb),
 // acc = fl(acc + fl(P * 2^u * s)); FP16 path acc = fl(acc + r).
 //
 // Traffic per CTA stage: 2 x 128 rows x 64 B of codes + 2 x 128 x (4..32) B of
@@ -40,18 +68,18 @@
 
 #include "gemm_mma.cuh"
 #include "gemm_stage.cuh"
-#include "gemm_v2.h"
+#include "gemm_mma_sync.h"
 #include "nibble/cuda/check.h"
-#include "nibble/cuda/gemm_v2_layout.h"
+#include "nibble/cuda/detail/gemm_mma_sync_layout.h"
 #include "nibble/cuda/quant_math.h"
 
 namespace nibble::cuda::detail {
 namespace {
 
-using namespace v2;  // tile constants and layout
+using namespace mma_sync;  // tile constants and layout
 
-// One k-block of the INT8 path: exact block sums on the tensor core, the
-// v1 epilogue on the CUDA cores.
+// One k-block of the INT8 path: exact block sums on the tensor core, golden's
+// three roundings on the CUDA cores.
 template <int kStep>
 __device__ __forceinline__ void int8_block(const Args& g, const uint8_t* stage, const uint32_t* lut_a,
                                            const uint32_t* lut_b, int bi, int warp_m, int warp_n, int group,
@@ -68,11 +96,11 @@ __device__ __forceinline__ void int8_block(const Args& g, const uint8_t* stage, 
       const uint32_t lo = load_u32(stage + code_offset(0, r, fb));
       const uint32_t hi = load_u32(stage + code_offset(0, r + 8, fb));
       // [0], [1]: elements 8q..8q+3 (k slots 4q..4q+3); [2], [3]: elements 8q+4..8q+7 (k slots 16+4q..)
-      v2::decode_codes8(lo, g.a.lut, af[mi][0], af[mi][2]);
-      v2::decode_codes8(hi, g.a.lut, af[mi][1], af[mi][3]);
+      mma_sync::decode_codes8(lo, g.a.lut, af[mi][0], af[mi][2]);
+      mma_sync::decode_codes8(hi, g.a.lut, af[mi][1], af[mi][3]);
     } else {
-      af[mi][0] = v2::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut);
-      af[mi][1] = v2::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut);
+      af[mi][0] = mma_sync::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut);
+      af[mi][1] = mma_sync::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut);
       af[mi][2] = 0u;
       af[mi][3] = 0u;
     }
@@ -85,9 +113,9 @@ __device__ __forceinline__ void int8_block(const Args& g, const uint8_t* stage, 
     uint32_t bf[2];
     if constexpr (kStep == 32) {
       const uint32_t w = load_u32(stage + code_offset(1, n, fb));
-      v2::decode_codes8(w, g.b.lut, bf[0], bf[1]);
+      mma_sync::decode_codes8(w, g.b.lut, bf[0], bf[1]);
     } else {
-      bf[0] = v2::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut);
+      bf[0] = mma_sync::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut);
       bf[1] = 0u;
     }
     const int col = warp_n + ni * 8 + 2 * quad;
@@ -131,9 +159,9 @@ __device__ __forceinline__ void half_block(const Args& g, const uint8_t* stage, 
     for (int ch = 0; ch < kChunks; ++ch) {
       const int fb = half_fragment_byte(kStep, bi, ch, quad);
       // a0/a2: row g, k slots 2q,2q+1 / 2q+8,2q+9 = elements 4q,4q+1 / 4q+2,4q+3; a1/a3: row g+8.
-      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut),
+      units_to_scaled_half(mma_sync::decode_codes4(load_u16(stage + code_offset(0, r, fb)), g.a.lut),
                            *reinterpret_cast<const __half2*>(&s_lo), af[ch][mi][0], af[ch][mi][2]);
-      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut),
+      units_to_scaled_half(mma_sync::decode_codes4(load_u16(stage + code_offset(0, r + 8, fb)), g.a.lut),
                            *reinterpret_cast<const __half2*>(&s_hi), af[ch][mi][1], af[ch][mi][3]);
     }
   }
@@ -145,7 +173,7 @@ __device__ __forceinline__ void half_block(const Args& g, const uint8_t* stage, 
 #pragma unroll
     for (int ch = 0; ch < kChunks; ++ch) {
       const int fb = half_fragment_byte(kStep, bi, ch, quad);
-      units_to_scaled_half(v2::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut),
+      units_to_scaled_half(mma_sync::decode_codes4(load_u16(stage + code_offset(1, n, fb)), g.b.lut),
                            *reinterpret_cast<const __half2*>(&s_n), bf[ch][0], bf[ch][1]);
     }
 #pragma unroll
@@ -189,7 +217,7 @@ __global__ void __launch_bounds__(kThreads, 2) multistage_gemm_kernel(const Args
   }
 
   // Scale decode tables (visible after the first barrier in the loop). The
-  // FP16 path stores half2 of dec(s) * 2^lsb (exact: see gemm.cu), the INT8
+  // FP16 path stores half2 of dec(s) * 2^lsb (exact: see the top of this file), the INT8
   // path the binary32 bits of dec(s). FP32 scales do not use them.
   for (int code = tid; code < kLutEntries; code += kThreads) {
     if constexpr (kHalf) {
@@ -248,7 +276,7 @@ void launch(const Args& g, int64_t m, int64_t n, cudaStream_t stream) {
 
 }  // namespace
 
-void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream) {
+void gemm_mma_sync(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream) {
   const Args g = args_of(a, b, c);
   const int step = k_step(a, b);
   if (e4m3_scales(a, b)) {

@@ -1,10 +1,10 @@
-// The shared-memory layout and the 4-bit decode of GEMM version 3
-// (kernels/src/gemm_v3.cu), written once for host and device so that
-// tests/kernels/quant_math_test.cpp checks them without a GPU.
+// The shared-memory layout and the 4-bit decode of the wgmma GEMM
+// (kernels/src/gemm_wgmma.cu), written once for host and device so that
+// tests/kernels/gemm_layout_test.cpp checks them without a GPU.
 //
-// Version 3 keeps version 2's raw stage (nibble/cuda/gemm_v2_layout.h: 128 k of
-// packed codes and scale codes of a 128 x 128 CTA tile) and adds, per stage,
-// B decoded to FP16 for the asynchronous warpgroup mma (wgmma), which reads
+// The wgmma kernel keeps the mma.sync kernel's raw stage
+// (nibble/cuda/detail/gemm_mma_sync_layout.h: 128 k of packed codes and scale
+// codes of a 128 x 128 CTA tile) and adds, per stage, B decoded to FP16 for the asynchronous warpgroup mma (wgmma), which reads
 // it from shared memory, K-major, in its 128-byte swizzled layout (A comes
 // from registers, below): per stage, two atoms of 64 k (k 0..63, then
 // 64..127), each 16 groups of 8 rows x 128 B (1 KiB per group); in row r of
@@ -25,12 +25,12 @@
 #include <cstdint>
 
 #include "nibble/cuda/gemm.h"
-#include "nibble/cuda/gemm_v2_layout.h"
+#include "nibble/cuda/detail/gemm_mma_sync_layout.h"
 #include "nibble/cuda/quant_math.h"
 
-namespace nibble::cuda::v3 {
+namespace nibble::cuda::wgmma {
 
-inline constexpr int kProducerThreads = v2::kBM;           // one warpgroup, a row of A and B each
+inline constexpr int kProducerThreads = mma_sync::kBM;           // one warpgroup, a row of A and B each
 inline constexpr int kConsumerThreads = 256;                // two warpgroups of 64 rows
 inline constexpr int kThreads = kProducerThreads + kConsumerThreads;
 // A CTA's two consumer warpgroups run a tile of kBM x kBN outputs or, where
@@ -38,18 +38,19 @@ inline constexpr int kThreads = kProducerThreads + kConsumerThreads;
 // below); the producer warpgroup and the stages are the same.
 inline constexpr int kGroupRows = 64;                       // a consumer warpgroup's rows
 inline constexpr int kSliceK = 16;                          // one wgmma k step
-inline constexpr int kSlices = v2::kBK / kSliceK;           // 8 per stage
+inline constexpr int kSlices = mma_sync::kBK / kSliceK;           // 8 per stage
 inline constexpr int kAtomK = 64;                           // k per 128-byte row of an atom
 inline constexpr int kGroupBytes = 8 * 128;                 // 8 rows of an atom
-inline constexpr int kAtomBytes = v2::kBN * 128;            // 16 KiB: 128 rows x 64 k
-inline constexpr int kDecodedBytes = (v2::kBK / kAtomK) * kAtomBytes;  // 32 KiB: B of one stage
+inline constexpr int kAtomBytes = mma_sync::kBN * 128;            // 16 KiB: 128 rows x 64 k
+inline constexpr int kDecodedBytes = (mma_sync::kBK / kAtomK) * kAtomBytes;  // 32 KiB: B of one stage
 // Raw stages (the producer copies stage st + 1 and decodes stage st while the
 // consumers read stage st - 1's scales), two buffers of decoded B (the
 // producer writes one while the consumers' wgmmas read the other) and room
 // for two more (the E4M3 datapath's decoded A scales use it), two scale
 // tables, and 1 KiB to align the decoded buffers to the swizzle's 1 KiB period:
 // 227 KiB, all an SM offers one CTA.
-inline constexpr int kSmemBytes = v2::kStages * v2::kStageBytes + 4 * kDecodedBytes + v2::kLutBytes + 1024;
+inline constexpr int kSmemBytes =
+    mma_sync::kStages * mma_sync::kStageBytes + 4 * kDecodedBytes + mma_sync::kLutBytes + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "one CTA per SM must fit");
 
 // The scaled datapath (scale pairs other than E4M3 x E4M3) applies both
@@ -63,22 +64,23 @@ static_assert(kSmemBytes <= 227 * 1024, "one CTA per SM must fit");
 // its pairs i = 2 m and 2 m + 1, so that its 32 scales of a block are eight
 // 16-byte loads at constant offsets from one address per thread
 // (b_scales_offset), with no index arithmetic per load.
-inline constexpr int kMaxBlocksPerStage = v2::kBK / kSliceK;  // 8
+inline constexpr int kMaxBlocksPerStage = mma_sync::kBK / kSliceK;  // 8
 inline constexpr int kBScaleSlotsPerBlock = 32;
-NIBBLE_HD int a_scale_offset(int row, int block) { return v2::scale_offset(0, row) + 4 * block; }
+NIBBLE_HD int a_scale_offset(int row, int block) { return mma_sync::scale_offset(0, row) + 4 * block; }
 // The slot of block b, quad q, pair-of-pairs m, as a byte offset.
 NIBBLE_HD int b_scales_offset(int block, int quad, int m) {
-  return (kBScaleSlotsPerBlock * block + quad + 4 * m) * v2::kRowBytes + v2::kCodeBytesPerRow;
+  return (kBScaleSlotsPerBlock * block + quad + 4 * m) * mma_sync::kRowBytes + mma_sync::kCodeBytesPerRow;
 }
 // The word of column n (i = n / 8, quad = n / 2 % 4, n % 2) in its slot.
 NIBBLE_HD int b_scale_offset(int block, int n) {
   const int i = n / 8;
   return b_scales_offset(block, (n / 2) % 4, i / 2) + 4 * (2 * (i % 2) + n % 2);
 }
-static_assert(4 * kBScaleSlotsPerBlock == v2::kBN, "a block's slots hold one scale per column");
-static_assert(kMaxBlocksPerStage * v2::kBN == (v2::kBM + v2::kBN) * (v2::kRowBytes - v2::kCodeBytesPerRow) / 4,
+static_assert(4 * kBScaleSlotsPerBlock == mma_sync::kBN, "a block's slots hold one scale per column");
+static_assert(kMaxBlocksPerStage * mma_sync::kBN ==
+                  (mma_sync::kBM + mma_sync::kBN) * (mma_sync::kRowBytes - mma_sync::kCodeBytesPerRow) / 4,
               "B's decoded scales fill the code rows' padding");
-static_assert(4 * kMaxBlocksPerStage <= v2::kScaleRowBytes, "A's decoded scales fit the row's scale window");
+static_assert(4 * kMaxBlocksPerStage <= mma_sync::kScaleRowBytes, "A's decoded scales fit the row's scale window");
 
 // Byte offset in a decoded stage of the 8 FP16 of row n, k = 16 slice + 8 half .. +7.
 NIBBLE_HD int decoded_offset(int n, int slice, int half) {
@@ -141,7 +143,7 @@ inline bool half_high_table(Format f, uint32_t (&high)[4], int exp2 = 0) {
 // bytes, four per word, and a byte permute spreads each pair into a half2.
 NIBBLE_HD void decode_codes8_half(uint32_t w, const uint32_t (&high)[4], uint32_t (&h)[4]) {
   uint32_t lo = 0, hi = 0;
-  v2::decode_codes8(w, high, lo, hi);
+  mma_sync::decode_codes8(w, high, lo, hi);
   h[0] = math::byte_perm(lo, 0u, 0x1404u);
   h[1] = math::byte_perm(lo, 0u, 0x3424u);
   h[2] = math::byte_perm(hi, 0u, 0x1404u);
@@ -166,7 +168,7 @@ NIBBLE_HD void decode_codes8_half(uint32_t w, const uint32_t (&high)[4], uint32_
 // A's row `row`, and the byte-permute selector that takes its half from the
 // words of rows g (x) and g + 8 (y).
 NIBBLE_HD int a_fragment_offset(int row, int slice, int quad) {
-  return v2::code_offset(0, row, 8 * slice + 4 * (quad / 2));
+  return mma_sync::code_offset(0, row, 8 * slice + 4 * (quad / 2));
 }
 NIBBLE_HD uint32_t a_fragment_selector(int quad) { return quad % 2 == 0 ? 0x5410u : 0x7632u; }
 
@@ -185,9 +187,9 @@ NIBBLE_HD void decode_a_fragment(uint32_t w, const uint32_t (&high)[4], uint32_t
 // written by the producer): word a_scale_word(block, row), so that a
 // consumer's rows row and row + 8 (row % 16 < 8) are one aligned 8-byte load,
 // and 32 consecutive rows of one block are 32 distinct banks.
-inline constexpr int kAScaleBytes = kMaxBlocksPerStage * v2::kBM * 4;
+inline constexpr int kAScaleBytes = kMaxBlocksPerStage * mma_sync::kBM * 4;
 NIBBLE_HD int a_scale_word(int block, int row) {
-  return block * v2::kBM + (row / 16) * 16 + (row % 8) * 2 + (row / 8) % 2;
+  return block * mma_sync::kBM + (row / 16) * 16 + (row % 8) * 2 + (row / 8) % 2;
 }
 
 // The pair of codes at position j (0..3) of the k-half chunk `half` of a
@@ -205,9 +207,9 @@ NIBBLE_HD int chunk_pair(int half, int j) { return 2 * j + half; }
 // 2^-145 (its lowest bit no lower than the smallest subnormal's, 2^-149) to
 // 2^116 (below 2^128). UE8M0 codes (2^(c - 127)) within [kFmaCodeLo,
 // kFmaCodeHi] on both operands keep s a power of two from 2^-144 to 2^116,
-// exact itself; golden's NaN code 255 is outside. quant_math_test checks the
+// exact itself; golden's NaN code 255 is outside. gemm_layout_test checks the
 // equality over those codes, every format pair and partial sums up to the
-// largest, and that it fails one code past either end. GEMM v3 takes the FMA
+// largest, and that it fails one code past either end. The wgmma GEMM takes the FMA
 // for a whole call when every scale code of both operands lies in the range
 // (a check kernel runs first, on the call's stream).
 inline constexpr uint32_t kFmaCodeLo = 55;   // 2^-72
@@ -250,7 +252,7 @@ inline constexpr double kFmaMinMacs = 0x1p33;
 // fewer than 2^13 of them), and its epilogue fma(P' sb, sa, acc) is the FMA
 // step above, with A's scale its only factor. The codes that fold, for B's
 // format f: [lo, hi], inside [kFmaCodeLo, kFmaCodeHi]; false if none. Where
-// A's codes fold into A's format and B's do not, v3 runs C^T = B A^T the same
+// A's codes fold into A's format and B's do not, the wgmma kernel runs C^T = B A^T the same
 // way: golden's block sums and its product of the two scales do not depend
 // on the operands' order.
 inline bool ue8m0_fold_codes(Format f, uint32_t& lo, uint32_t& hi) {
@@ -286,15 +288,15 @@ inline constexpr int kPartN = 32;
 inline constexpr int kPartRegs = kPartN / 2;
 template <int kColsT>
 struct TileShape {
-  static constexpr int kRows = v2::kBM;
+  static constexpr int kRows = mma_sync::kBM;
   static constexpr int kCols = kColsT;  // the tile's and each warpgroup's
   static constexpr int kParts = kCols / kPartN;
   static constexpr int kAcc = kCols / 2;
-  static constexpr bool kHalf = kCols < v2::kBN;
-  static_assert(kCols == v2::kBN || kCols == v2::kBN / 2, "full or half tiles");
+  static constexpr bool kHalf = kCols < mma_sync::kBN;
+  static_assert(kCols == mma_sync::kBN || kCols == mma_sync::kBN / 2, "full or half tiles");
 };
-using FullTile = TileShape<v2::kBN>;
-using HalfTile = TileShape<v2::kBN / 2>;
+using FullTile = TileShape<mma_sync::kBN>;
+using HalfTile = TileShape<mma_sync::kBN / 2>;
 
 // A consumer thread's place (ctid: its index among the CTA's consumer
 // threads; warpgroup w takes rows 64 w ..): its warp's 16 rows from
@@ -327,7 +329,7 @@ NIBBLE_HD int part_col(const ConsumerPlace& c, int part, int j) {
 NIBBLE_HD constexpr int part_scale_slot(int part) { return part_col0(part) / 16; }
 
 // ---- the persistent schedule ----------------------------------------------------------
-// GEMM v3's CTAs are persistent: CTA b of `ctas` computes the output tiles
+// The wgmma GEMM's CTAs are persistent: CTA b of `ctas` computes the output tiles
 // b, b + ctas, b + 2 ctas, ... (tile_m x tile_n each: a TileShape's kRows x
 // kCols; numbered row by row: n fastest, the order a grid of one
 // CTA per tile starts them in), each `stages` k-stages of kBK, and its
@@ -343,7 +345,7 @@ struct Tiles {
   NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k, int rows, int tile_cols)
       : count(static_cast<int>(((m + rows - 1) / rows) * ((n + tile_cols - 1) / tile_cols))),
         cols(static_cast<int>((n + tile_cols - 1) / tile_cols)),
-        stages(static_cast<int>((k + v2::kBK - 1) / v2::kBK)),
+        stages(static_cast<int>((k + mma_sync::kBK - 1) / mma_sync::kBK)),
         tile_m(rows),
         tile_n(tile_cols) {}
   NIBBLE_HD int64_t m0(int tile) const { return static_cast<int64_t>(tile / cols) * tile_m; }
@@ -399,12 +401,12 @@ inline bool counts_fit(int64_t tiles, int64_t ctas, int64_t stages) {
 }
 
 // The CTA's stage count G, and where it stands in the two rings: decoded
-// buffer buf = G % 2 and raw stage buffer raw = G % v2::kStages.
+// buffer buf = G % 2 and raw stage buffer raw = G % mma_sync::kStages.
 struct Ring {
   int stage = 0;
   int buf = 0;
   int raw = 0;
-  NIBBLE_HD int next_raw() const { return raw == v2::kStages - 1 ? 0 : raw + 1; }
+  NIBBLE_HD int next_raw() const { return raw == mma_sync::kStages - 1 ? 0 : raw + 1; }
   NIBBLE_HD void advance() {
     ++stage;
     buf ^= 1;
@@ -422,4 +424,4 @@ struct Ring {
 NIBBLE_HD bool producer_waits(int stage) { return stage >= 2; }
 NIBBLE_HD bool consumers_hand_back(int stage, int cta_stages) { return stage + 2 < cta_stages; }
 
-}  // namespace nibble::cuda::v3
+}  // namespace nibble::cuda::wgmma

@@ -1,4 +1,4 @@
-// GEMM version 3 (gemm_v3.cu, built for sm_90a), called by nibble::cuda::gemm
+// The wgmma GEMM (gemm_wgmma.cu, built for sm_90a), called by nibble::cuda::gemm
 // (gemm.cu) after it has checked the operands agree.
 #pragma once
 
@@ -10,19 +10,20 @@
 
 namespace nibble::cuda::detail {
 
-// Whether version 3 runs this pair on the current device: a device of compute
+// Whether the wgmma kernel runs this pair on the current device: a device of compute
 // capability 9.0 (wgmma) and a build with its sm_90a object. Every pair of
 // formats, block shapes and scale modes then runs there.
-bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b);
+bool gemm_wgmma_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 
-void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream, GemmTiles tiles);
+void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
+                GemmTiles tiles);
 
 // The tiles that call runs on the current device: `tiles` where it names a
-// shape, else GemmTiles's rule (v3::auto_tiles).
-GemmTiles gemm_v3_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
+// shape, else GemmTiles's rule (wgmma::auto_tiles).
+GemmTiles gemm_wgmma_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
 
-// How version 3 computes this pair on `tiles` on the current device where
-// both have UE8M0 scales (gemm_v3.cu): B's scales folded into B (every code
+// How the wgmma kernel computes this pair on `tiles` on the current device where
+// both have UE8M0 scales (gemm_wgmma.cu): B's scales folded into B (every code
 // in the FMA's range and B's in its fold range), A's folded into A (A's in
 // its fold range), the scaled datapath adding by FMAs (every code in the
 // FMA's range), or golden's three roundings (any other pair too); where both
@@ -30,6 +31,6 @@ GemmTiles gemm_v3_tiles(const DeviceQuantized& a, const DeviceQuantized& b, Gemm
 // kernel (ue8m0_path) the names are of its own operand order, the call's
 // swapped on 64 x 128 tiles.
 enum class Ue8m0Path { kRoundings, kFma, kFolded, kFoldedA };
-Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
+Ue8m0Path gemm_wgmma_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
 
 }  // namespace nibble::cuda::detail

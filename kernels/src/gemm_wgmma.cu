@@ -1,14 +1,13 @@
-// GEMM version 3: version 2's raw-code stages, with the per-block partial
-// sums taken from the asynchronous warpgroup mma (wgmma, sm_90a) instead of
-// mma.sync.
+// The wgmma GEMM: the mma.sync kernel's raw-code stages, with the per-block
+// partial sums taken from the asynchronous warpgroup mma (wgmma, sm_90a)
+// instead of mma.sync, in warp-specialized persistent CTAs.
 //
 // The contract's cost on Hopper is the one binary32 add per output per
 // k-block (docs/results/kernels.md#gemm-the-contracts-own-adds-take-as-long-as-cublass-whole-gemm):
-// those adds alone take about as long as
-// cuBLAS's whole BF16 GEMM. Version 2 spends about 3.3 instructions per add
-// (mma.sync issue, fragment reads and decode of both operands per warp tile);
-// version 3 takes the mma off the issue path and decodes each operand once
-// per CTA:
+// those adds alone take about as long as cuBLAS's whole BF16 GEMM. The
+// mma.sync kernel spends about 3.3 instructions per add (mma.sync issue,
+// fragment reads and decode of both operands per warp tile); this kernel
+// takes the mma off the issue path and decodes each operand once per CTA:
 //   * CTA 128 x 128, one CTA per SM (227 KiB of shared memory), 384 threads:
 //     a producer warpgroup and two consumer warpgroups of 64 x 128 outputs
 //     (of 64 x 64 on half tiles, below);
@@ -17,18 +16,18 @@
 //     tile, so that a tile's first stages are copied and decoded while the
 //     tile before it ends (Tiles). Where those tiles would leave SMs idle,
 //     half tiles of 128 x 64 (two consumer warpgroups of 64 x 64, the same
-//     producer and stages, 64 rows of B) give each SM one (v3::auto_tiles,
-//     v3::TileShape); an output of at most 64 rows with more of those than
+//     producer and stages, 64 rows of B) give each SM one (wgmma::auto_tiles,
+//     wgmma::TileShape); an output of at most 64 rows with more of those than
 //     SMs runs them on the operands swapped (C^T = B A^T: tiles of 64 x 128
 //     of C, every row one of C's, stored transposed: Args::c_transposed);
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
-//     (nibble/cuda/gemm_v3_layout.h); named barriers hand the two decoded
-//     buffers back and forth, so the decode of stage st runs while the
-//     consumers compute stage st - 1;
+//     (nibble/cuda/detail/gemm_wgmma_layout.h); named barriers hand the two
+//     decoded buffers back and forth, so the decode of stage st runs while
+//     the consumers compute stage st - 1;
 //   * the wgmma of a k-block (C = 0, then chained for 32-wide blocks) gives
-//     the block's partial sums exactly, by the argument of gemm.cu's FP16 path
-//     (the products of a block are integer multiples of one power of two, and
+//     the block's partial sums exactly, by the argument of gemm_mma_sync.cu's
+//     FP16 path (the products of a block are integer multiples of one power of two, and
 //     the sum stays below 2^21 of them).
 // Two datapaths:
 //   * E4M3 scales on both operands (kFoldB): A as the FP16 integers q (its
@@ -48,10 +47,10 @@
 //     binary32, into the raw stage; binary32 scales of blocks one k-block
 //     wide need only B's moved, kFp32Scales); the consumers decode their A
 //     fragments and run the E4M3 datapath's n-part pipeline (consume_scaled).
-// UE8M0 scales on both operands whose codes all lie in [v3::kFmaCodeLo,
+// UE8M0 scales on both operands whose codes all lie in [wgmma::kFmaCodeLo,
 // kFmaCodeHi] make s a power of two and r exact, so the product and the add
 // are one FMA, acc = fma(P', s, acc); where B's codes also fold into its FP16
-// values (v3::ue8m0_fold_codes) the pair runs the E4M3 datapath, A and B as
+// values (wgmma::ue8m0_fold_codes) the pair runs the E4M3 datapath, A and B as
 // their values, sb folded into B and sa the epilogue's factor; where A's fold
 // and B's do not, the same with the operands swapped (C^T = B A^T, each output
 // the same sum of the same block products in the same k order), C stored
@@ -74,9 +73,9 @@
 
 #include "gemm_mma.cuh"
 #include "gemm_stage.cuh"
-#include "gemm_v3.h"
+#include "gemm_wgmma.h"
 #include "nibble/cuda/check.h"
-#include "nibble/cuda/gemm_v3_layout.h"
+#include "nibble/cuda/detail/gemm_wgmma_layout.h"
 #include "nibble/cuda/quant_math.h"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -88,15 +87,15 @@
 namespace nibble::cuda::detail {
 namespace {
 
-using v2::kLutEntries;
-using v2::kStageBytes;
-using v2::kStages;
+using mma_sync::kLutEntries;
+using mma_sync::kStageBytes;
+using mma_sync::kStages;
 
 // ---- wgmma ---------------------------------------------------------------------
 
 // D (64 x 32, FP32) = A (64 x 16, four f16x2 registers per thread) * B (16 x
-// 32, FP16 in shared memory, K-major, described by nibble/cuda/gemm_v3_layout.h)
-// [+ D]: one n-part of a consumer of either datapath (v3::TileShape).
+// 32, FP16 in shared memory, K-major, described by nibble/cuda/detail/gemm_wgmma_layout.h)
+// [+ D]: one n-part of a consumer of either datapath (wgmma::TileShape).
 // kAccumulate = false: D = A * B (scale-d 0: D is only written); true:
 // D += A * B. D is a read-write operand either way: each partial-sum array
 // then keeps one set of registers from wgmma to wgmma, which is what lets
@@ -137,7 +136,7 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
 // 0; 1: pass pass0 alone, where two threads share the row), per 16-k slice
 // two chunks of 8 codes (the k-halves), through B's FP16 table
 // (g.b.half_high), in the k order of A's register fragments
-// (nibble/cuda/gemm_v3_layout.h). E4M3 datapath (kFoldB): as units * sb *
+// (nibble/cuda/detail/gemm_wgmma_layout.h). E4M3 datapath (kFoldB): as units * sb *
 // 2^lsb_b (the slice's scale from lut_b; with UE8M0 scales folded the table
 // is of values and lut_b of sb alone, the same product); scaled datapath: as
 // its values, units * 2^lsb_b. Every slice of the passes is decoded (no
@@ -147,7 +146,7 @@ template <bool kFoldB, int kPasses>
 __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, int n, int pass0, uint8_t* dec,
                                            const uint32_t* lut_b, int slices) {
   constexpr int kOp = 1;  // B
-  constexpr int kPassSlices = v3::kSlices / 2;  // a pass: half the row, 32 raw bytes
+  constexpr int kPassSlices = wgmma::kSlices / 2;  // a pass: half the row, 32 raw bytes
   static_assert(kPasses == 1 || kPasses == 2, "the whole row, or one half");
   const Operand& o = g.b;
 #pragma unroll
@@ -167,7 +166,7 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
 #pragma unroll
       for (int i = 0; i < kPassSlices; ++i) {
         const int s = kPassSlices * pass + i;
-        sb[i] = lut_b[stage[scale_offset(kOp, n) + ((s * v3::kSliceK) >> o.block_cols_log2)]];
+        sb[i] = lut_b[stage[scale_offset(kOp, n) + ((s * wgmma::kSliceK) >> o.block_cols_log2)]];
       }
     }
 #pragma unroll
@@ -177,27 +176,27 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
 #pragma unroll
       for (int word = 0; word < 2; ++word) {
         uint32_t h[4];
-        v3::decode_codes8_half(w[2 * i + word], o.half_high, h);
+        wgmma::decode_codes8_half(w[2 * i + word], o.half_high, h);
 #pragma unroll
         for (int j = 0; j < 4; ++j) pairs[4 * word + j] = kFoldB ? hmul2_bits(h[j], sb[i]) : h[j];
       }
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, half)) =
-            make_uint4(pairs[v3::chunk_pair(half, 0)], pairs[v3::chunk_pair(half, 1)],
-                       pairs[v3::chunk_pair(half, 2)], pairs[v3::chunk_pair(half, 3)]);
+        *reinterpret_cast<uint4*>(dec + wgmma::decoded_offset(n, s, half)) =
+            make_uint4(pairs[wgmma::chunk_pair(half, 0)], pairs[wgmma::chunk_pair(half, 1)],
+                       pairs[wgmma::chunk_pair(half, 2)], pairs[wgmma::chunk_pair(half, 3)]);
       }
     }
   }
   for (int s = kPasses == 2 ? slices : max(slices, kPassSlices * pass0); s < kPassSlices * (pass0 + kPasses); ++s) {
-    *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, 0)) = make_uint4(0u, 0u, 0u, 0u);
-    *reinterpret_cast<uint4*>(dec + v3::decoded_offset(n, s, 1)) = make_uint4(0u, 0u, 0u, 0u);
+    *reinterpret_cast<uint4*>(dec + wgmma::decoded_offset(n, s, 0)) = make_uint4(0u, 0u, 0u, 0u);
+    *reinterpret_cast<uint4*>(dec + wgmma::decoded_offset(n, s, 1)) = make_uint4(0u, 0u, 0u, 0u);
   }
 }
 
 // ---- the scaled datapath (every scale pair but E4M3 x E4M3) ----------------------
 // The producer decodes row t's scales of A and B for every k-block of the
-// stage to binary32, into the raw stage (layout: nibble/cuda/gemm_v3_layout.h),
+// stage to binary32, into the raw stage (layout: nibble/cuda/detail/gemm_wgmma_layout.h),
 // 0 past the last k-block (blocks: those holding data). A row's window is
 // read whole before it is overwritten; B's words land in the code rows'
 // padding, which no other thread reads before the consumers.
@@ -213,14 +212,14 @@ __device__ __forceinline__ void decode_scales(const Args& g, uint8_t* stage, int
   }
 #pragma unroll
   for (int bi = 0; bi < kBlocks; ++bi) {
-    *reinterpret_cast<uint32_t*>(stage + v3::a_scale_offset(t, bi)) = bi < blocks ? sa[bi] : 0u;
-    *reinterpret_cast<uint32_t*>(stage + v3::b_scale_offset(bi, t)) = bi < blocks ? sb[bi] : 0u;
+    *reinterpret_cast<uint32_t*>(stage + wgmma::a_scale_offset(t, bi)) = bi < blocks ? sa[bi] : 0u;
+    *reinterpret_cast<uint32_t*>(stage + wgmma::b_scale_offset(bi, t)) = bi < blocks ? sb[bi] : 0u;
   }
 }
 
 // decode_scales where both operands have binary32 scales and blocks kStep
 // wide (kFp32Scales: one scale per k-block, its word the operand's own): A's
-// window already holds word bi at v3::a_scale_offset(t, bi), so only its
+// window already holds word bi at wgmma::a_scale_offset(t, bi), so only its
 // blocks past the last k-block are zeroed (the last stage); B's window is
 // loaded whole and its words moved to their padding slots (0 past the last
 // k-block).
@@ -239,39 +238,39 @@ __device__ __forceinline__ void fp32_scales(uint8_t* stage, int t, int blocks) {
   }
 #pragma unroll
   for (int bi = 0; bi < kBlocks; ++bi) {
-    *reinterpret_cast<uint32_t*>(stage + v3::b_scale_offset(bi, t)) = bi < blocks ? sb[bi] : 0u;
+    *reinterpret_cast<uint32_t*>(stage + wgmma::b_scale_offset(bi, t)) = bi < blocks ? sb[bi] : 0u;
   }
   if (blocks < kBlocks) {
 #pragma unroll
     for (int bi = 0; bi < kBlocks; ++bi) {
-      if (bi >= blocks) *reinterpret_cast<uint32_t*>(stage + v3::a_scale_offset(t, bi)) = 0u;
+      if (bi >= blocks) *reinterpret_cast<uint32_t*>(stage + wgmma::a_scale_offset(t, bi)) = 0u;
     }
   }
 }
 
 // The binary32 A scales of k-block bi for rows row0 and row0 + 8.
 __device__ __forceinline__ void a_scales_decoded(const uint8_t* stage, int bi, int row0, float (&sa)[2]) {
-  sa[0] = *reinterpret_cast<const float*>(stage + v3::a_scale_offset(row0, bi));
-  sa[1] = *reinterpret_cast<const float*>(stage + v3::a_scale_offset(row0 + 8, bi));
+  sa[0] = *reinterpret_cast<const float*>(stage + wgmma::a_scale_offset(row0, bi));
+  sa[1] = *reinterpret_cast<const float*>(stage + wgmma::a_scale_offset(row0 + 8, bi));
 }
 
 // Decoded buffer buf holds B at buf * kDecodedBytes on both datapaths (A
 // comes from registers); on the E4M3 datapath its decoded A scales go to the
 // room after the two (the scaled datapath keeps both scales in the raw stage).
-__host__ __device__ constexpr int e4m3_a_scales_offset(int buf) { return (2 + buf) * v3::kDecodedBytes; }
-static_assert(v3::kAScaleBytes <= v3::kDecodedBytes, "a stage's A scales fit a decoded buffer's room");
+__host__ __device__ constexpr int e4m3_a_scales_offset(int buf) { return (2 + buf) * wgmma::kDecodedBytes; }
+static_assert(wgmma::kAScaleBytes <= wgmma::kDecodedBytes, "a stage's A scales fit a decoded buffer's room");
 
 // The E4M3 datapath's A scales of a stage, decoded by producer thread t (row
 // t of A): dec(s) * 2^lsb_a per k-block, 0 past the last k-block, into the
-// layout the consumers load in pairs of rows (v3::a_scale_word).
+// layout the consumers load in pairs of rows (wgmma::a_scale_word).
 template <int kChunks>
 __device__ __forceinline__ void decode_a_scales(const Args& g, const uint8_t* stage, int t, const uint32_t* lut_a,
                                                 int blocks, uint8_t* dst) {
-  constexpr int kBlocksPerStage = kBK / (kChunks * v3::kSliceK);
+  constexpr int kBlocksPerStage = kBK / (kChunks * wgmma::kSliceK);
 #pragma unroll
   for (int bi = 0; bi < kBlocksPerStage; ++bi) {
-    const uint32_t word = lut_a[stage[scale_offset(0, t) + ((bi * kChunks * v3::kSliceK) >> g.a.block_cols_log2)]];
-    *reinterpret_cast<uint32_t*>(dst + 4 * v3::a_scale_word(bi, t)) = bi < blocks ? word : 0u;
+    const uint32_t word = lut_a[stage[scale_offset(0, t) + ((bi * kChunks * wgmma::kSliceK) >> g.a.block_cols_log2)]];
+    *reinterpret_cast<uint32_t*>(dst + 4 * wgmma::a_scale_word(bi, t)) = bi < blocks ? word : 0u;
   }
 }
 
@@ -298,13 +297,14 @@ constexpr int kProducer = 5;
 // kFp32Scales runs the same splits. No other role
 // spills. Half tiles take the same splits: their consumers hold half the
 // sums, and no role spills.
-constexpr int kLaunchRegs = 65536 / v3::kThreads / 8 * 8;
+constexpr int kLaunchRegs = 65536 / wgmma::kThreads / 8 * 8;
 template <bool kFoldB, int kStep>
 struct RoleRegs {
   static constexpr bool kScaled16 = !kFoldB && kStep == 16;
   static constexpr int kProducer = kFoldB ? 152 : (kScaled16 ? 104 : 120);
   static constexpr int kConsumer = kFoldB ? 176 : (kScaled16 ? 200 : 192);
-  static_assert(v3::kProducerThreads * kProducer + v3::kConsumerThreads * kConsumer <= v3::kThreads * kLaunchRegs,
+  static_assert(wgmma::kProducerThreads * kProducer + wgmma::kConsumerThreads * kConsumer <=
+                    wgmma::kThreads * kLaunchRegs,
                 "the consumers take no more registers than the producer gives back");
 };
 
@@ -323,19 +323,19 @@ __device__ __forceinline__ void set_max_regs_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
 }
 
-// ---- persistent CTAs (the schedule: nibble/cuda/gemm_v3_layout.h) ---------------------
-using v3::Ring;
-using v3::Tiles;
+// ---- persistent CTAs (the schedule: nibble/cuda/detail/gemm_wgmma_layout.h) ---------------------
+using wgmma::Ring;
+using wgmma::Tiles;
 
 // The consumers' side of Ring: each stage they are done with goes back to
-// the producer (v3::consumers_hand_back). The named barriers count the CTA's
-// threads, v3::kThreads.
+// the producer (wgmma::consumers_hand_back). The named barriers count the CTA's
+// threads, wgmma::kThreads.
 struct ConsumerRing : Ring {
   int cta_stages;
   __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles)
       : cta_stages(tiles.cta_stages(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x))) {}
   __device__ __forceinline__ void hand_back() {
-    if (v3::consumers_hand_back(stage, cta_stages)) bar_arrive(kEmpty + buf, v3::kThreads);
+    if (wgmma::consumers_hand_back(stage, cta_stages)) bar_arrive(kEmpty + buf, wgmma::kThreads);
     advance();
   }
 };
@@ -363,13 +363,13 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 template <class S, int kStep, bool kFoldB, bool kFp32Scales>
 __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8_t* smem, uint8_t* decoded,
                                         const uint32_t* lut_a, const uint32_t* lut_b) {
-  constexpr int kCta = v3::kThreads;
-  constexpr int kChunks = kStep / v3::kSliceK;
+  constexpr int kCta = wgmma::kThreads;
+  constexpr int kChunks = kStep / wgmma::kSliceK;
   constexpr int kBlocksPerStage = kBK / kStep;
-  constexpr int kPasses = 2 * S::kCols / v3::kProducerThreads;  // of each row of B this thread decodes
+  constexpr int kPasses = 2 * S::kCols / wgmma::kProducerThreads;  // of each row of B this thread decodes
   static_assert(!(kFoldB && kFp32Scales), "kFp32Scales is a case of the scaled datapath");
-  using Copies = std::conditional_t<kFoldB || kFp32Scales, StageCopies<v3::kProducerThreads, S::kCols>,
-                                    StageLoads<v3::kProducerThreads, S::kCols>>;
+  using Copies = std::conditional_t<kFoldB || kFp32Scales, StageCopies<wgmma::kProducerThreads, S::kCols>,
+                                    StageLoads<wgmma::kProducerThreads, S::kCols>>;
   const int tid = static_cast<int>(threadIdx.x);
   const int b_row = tid % S::kCols, b_pass0 = kPasses == 2 ? 0 : tid / S::kCols;
   const int stride = static_cast<int>(gridDim.x);
@@ -384,7 +384,7 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
     // what they work out from it); its first stage is already issued.
     const Copies copies(g, tiles.m0(tile), tiles.n0(tile));
     for (int st = 0; st < tiles.stages; ++st) {
-      if (v3::producer_waits(ring.stage)) bar_sync(kEmpty + ring.buf, kCta);
+      if (wgmma::producer_waits(ring.stage)) bar_sync(kEmpty + ring.buf, kCta);
       uint8_t* next = smem + ring.next_raw() * kStageBytes;
       if (st + 1 < tiles.stages) {
         copies.issue(g, next, static_cast<int64_t>(st + 1) * kBK);
@@ -393,10 +393,10 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
       }
       cp_async_commit();
       cp_async_wait<1>();                           // this thread's copies of stage G have landed
-      bar_sync(kProducer, v3::kProducerThreads);  // every producer thread's have
+      bar_sync(kProducer, wgmma::kProducerThreads);  // every producer thread's have
       uint8_t* stage = smem + ring.raw * kStageBytes;
       const int blocks = stage_blocks<kBlocksPerStage>(g, st);
-      decode_row<kFoldB, kPasses>(g, stage, b_row, b_pass0, decoded + ring.buf * v3::kDecodedBytes, lut_b,
+      decode_row<kFoldB, kPasses>(g, stage, b_row, b_pass0, decoded + ring.buf * wgmma::kDecodedBytes, lut_b,
                                   blocks * kChunks);
       if constexpr (kFoldB) {
         decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(ring.buf));
@@ -413,14 +413,14 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
   cp_async_wait<0>();
 }
 
-using v3::ConsumerPlace;
-using v3::FullTile;
-using v3::HalfTile;
-using v3::kPartRegs;
+using wgmma::ConsumerPlace;
+using wgmma::FullTile;
+using wgmma::HalfTile;
+using wgmma::kPartRegs;
 
 // This thread's place among the consumers.
 __device__ __forceinline__ ConsumerPlace consumer_thread() {
-  return v3::consumer_place(static_cast<int>(threadIdx.x) - v3::kProducerThreads);
+  return wgmma::consumer_place(static_cast<int>(threadIdx.x) - wgmma::kProducerThreads);
 }
 
 // A consumer thread's outputs of tile `tile` (store_outputs), where the call's
@@ -440,20 +440,20 @@ __device__ __forceinline__ void store_tile(const Args& g, const Tiles& tiles, in
 // ---- the E4M3 datapath's consumers -------------------------------------------------
 // A consumer thread's A fragments of k-block bi: one per 16-k slice, gathered
 // from the raw stage (one word of each of its two rows, one permute) and
-// decoded to A's FP16 units in registers (nibble/cuda/gemm_v3_layout.h).
+// decoded to A's FP16 units in registers (nibble/cuda/detail/gemm_wgmma_layout.h).
 template <int kChunks>
 __device__ __forceinline__ void a_fragments(const Args& g, const uint8_t* stage, int row0, int quad, int bi,
                                             uint32_t (&a)[kChunks][4]) {
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int slice = bi * kChunks + c;
-    const uint32_t x = load_u32(stage + v3::a_fragment_offset(row0, slice, quad));
-    const uint32_t y = load_u32(stage + v3::a_fragment_offset(row0 + 8, slice, quad));
-    v3::decode_a_fragment(math::byte_perm(x, y, v3::a_fragment_selector(quad)), g.a.half_high, a[c]);
+    const uint32_t x = load_u32(stage + wgmma::a_fragment_offset(row0, slice, quad));
+    const uint32_t y = load_u32(stage + wgmma::a_fragment_offset(row0 + 8, slice, quad));
+    wgmma::decode_a_fragment(math::byte_perm(x, y, wgmma::a_fragment_selector(quad)), g.a.half_high, a[c]);
   }
 }
 
-// The n-part pipeline (v3::TileShape: kParts n-parts) keeps kParts - 1 of them
+// The n-part pipeline (wgmma::TileShape: kParts n-parts) keeps kParts - 1 of them
 // in flight while the CUDA cores add another.
 template <int kParts>
 inline constexpr int kDepth = kParts - 1;
@@ -477,8 +477,8 @@ __device__ __forceinline__ void wgmma_wait_for(int pending) {
 template <int kChunks>
 __device__ __forceinline__ void issue_part(float (&q)[kPartRegs], const uint32_t (&a)[kChunks][4], uint64_t desc_b,
                                            int bi) {
-  wgmma_rs<false>(q, a[0], desc_b + v3::slice_step(bi * kChunks));
-  if constexpr (kChunks == 2) wgmma_rs<true>(q, a[1], desc_b + v3::slice_step(bi * kChunks + 1));
+  wgmma_rs<false>(q, a[0], desc_b + wgmma::slice_step(bi * kChunks));
+  if constexpr (kChunks == 2) wgmma_rs<true>(q, a[1], desc_b + wgmma::slice_step(bi * kChunks + 1));
   wgmma_commit();
 }
 
@@ -516,10 +516,10 @@ template <int kChunks, int kParts>
 __device__ __forceinline__ void start_stage(const Args& g, const uint8_t* stage, uint32_t dec_base, int buf,
                                             const ConsumerPlace& c, uint32_t (&a)[2][kChunks][4],
                                             float (&q)[kParts][kPartRegs], uint64_t (&desc)[kParts]) {
-  const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * v3::kDecodedBytes);
+  const uint32_t dec_b = dec_base + static_cast<uint32_t>(buf * wgmma::kDecodedBytes);
 #pragma unroll
-  for (int p = 0; p < kParts; ++p) desc[p] = v3::rows_descriptor(dec_b, v3::part_col0(p));
-  bar_sync(kFull + buf, v3::kThreads);
+  for (int p = 0; p < kParts; ++p) desc[p] = wgmma::rows_descriptor(dec_b, wgmma::part_col0(p));
+  bar_sync(kFull + buf, wgmma::kThreads);
   a_fragments<kChunks>(g, stage, c.row0, c.quad, 0, a[0]);
 #pragma unroll
   for (int t = 0; t < kDepth<kParts>; ++t) {
@@ -554,14 +554,14 @@ __device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, con
 constexpr int kPartScales = kPartRegs / 2;
 
 // The B scales of n-part `part` of k-block bi for this thread's columns:
-// sb[2 i' + e] of column v3::part_col(c, part, 4 i' + e), one 16-byte load
-// per 16 columns (v3::part_scale_slot).
+// sb[2 i' + e] of column wgmma::part_col(c, part, 4 i' + e), one 16-byte load
+// per 16 columns (wgmma::part_scale_slot).
 __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, int part, const ConsumerPlace& c,
                                                  float (&sb)[kPartScales]) {
-  const int m0 = v3::part_scale_slot(part);
+  const int m0 = wgmma::part_scale_slot(part);
 #pragma unroll
   for (int h = 0; h < kPartScales / 4; ++h) {
-    const float4 w = *reinterpret_cast<const float4*>(stage + v3::b_scales_offset(bi, c.quad, m0 + h));
+    const float4 w = *reinterpret_cast<const float4*>(stage + wgmma::b_scales_offset(bi, c.quad, m0 + h));
     sb[4 * h] = w.x;
     sb[4 * h + 1] = w.y;
     sb[4 * h + 2] = w.z;
@@ -572,7 +572,7 @@ __device__ __forceinline__ void b_scales_of_part(const uint8_t* stage, int bi, i
 // Golden's three roundings per output and block, for one n-part: s =
 // fl(sa * sb), r = fl(P' * s) (P' = P * 2^(lsb_a + lsb_b), exact from the
 // wgmma of the operands' values), acc = fl(acc + r); kFma (UE8M0 scales
-// whose codes all pass v3::fma_scale_code): r is exact, and the step is
+// whose codes all pass wgmma::fma_scale_code): r is exact, and the step is
 // acc = fma(P', s, acc). Element j of the part is row row0 + 8 ((j / 2) % 2),
 // column 8 (j / 4) + 2 quad + j % 2 of the part.
 template <bool kFma, int kAcc>
@@ -615,7 +615,7 @@ template <class S, int kStep, bool kFma>
 __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                                const uint8_t* decoded) {
   constexpr int kParts = S::kParts;
-  constexpr int kChunks = kStep / v3::kSliceK;
+  constexpr int kChunks = kStep / wgmma::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
   // 16-wide blocks load each step's scales a step ahead, so that the shared
   // loads' latency hides behind a step (faster for FP32 1x16). A 32-wide
@@ -691,7 +691,7 @@ template <class S, int kStep>
 __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, const uint8_t* smem,
                                              const uint8_t* decoded) {
   constexpr int kParts = S::kParts;
-  constexpr int kChunks = kStep / v3::kSliceK;
+  constexpr int kChunks = kStep / wgmma::kSliceK;
   constexpr int kSteps = kBK / kStep * kParts;
   static_assert(kDepth<kParts> < kParts, "a step's buffer is free again when it is issued");
   const ConsumerPlace c = consumer_thread();
@@ -718,7 +718,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       for (int t = 0; t < kSteps; ++t) {
         const int bi = t / kParts, part = t % kParts;
         if (part == 0) {
-          const float2 s2 = *reinterpret_cast<const float2*>(a_scales + 4 * v3::a_scale_word(bi, c.row0));
+          const float2 s2 = *reinterpret_cast<const float2*>(a_scales + 4 * wgmma::a_scale_word(bi, c.row0));
           sa[0] = s2.x;
           sa[1] = s2.y;
         }
@@ -741,17 +741,17 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
 
 // The verdict fma_check_kernel writes for a UE8M0 pair: the bits of what
 // fails, 0 where every code of both operands lies in the FMA's range and
-// every code of each operand folds (v3::ue8m0_fold_codes).
+// every code of each operand folds (wgmma::ue8m0_fold_codes).
 constexpr uint32_t kOutsideFma = 1u;
 constexpr uint32_t kOutsideFoldB = 2u;
 constexpr uint32_t kOutsideFoldA = 4u;
 
-// The datapath v3 takes for a verdict on g's operands: golden's three
+// The datapath the wgmma kernel takes for a verdict on g's operands: golden's three
 // roundings outside the FMA's range; inside it, B's scales folded where B's
 // codes fold, else A's where A's do and `fold_a` (the operands swapped, C
 // stored transposed: the launch allows it where that order's tiles take no
 // more waves), else the scaled datapath adding by FMAs. The kernel and
-// gemm_v3_ue8m0_path both ask here.
+// gemm_wgmma_ue8m0_path both ask here.
 __host__ __device__ constexpr Ue8m0Path ue8m0_path(uint32_t verdict, bool fold_a) {
   return (verdict & kOutsideFma) != 0u               ? Ue8m0Path::kRoundings
          : (verdict & kOutsideFoldB) == 0u           ? Ue8m0Path::kFolded
@@ -765,11 +765,11 @@ __host__ __device__ constexpr Ue8m0Path ue8m0_path(uint32_t verdict, bool fold_a
 // epilogue), on tiles of shape S.
 template <class S, int kStep, bool kFoldB, bool kFp32Scales, bool kFmaAdds, bool kUe8m0>
 __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
-  constexpr int kCta = v3::kThreads;
+  constexpr int kCta = wgmma::kThreads;
   // Decoded stages [buffer][A, B], aligned to the swizzle's 1 KiB period.
   const uint32_t raw_end = static_cast<uint32_t>(__cvta_generic_to_shared(smem + kStages * kStageBytes));
   uint8_t* decoded = smem + kStages * kStageBytes + ((1024u - raw_end % 1024u) % 1024u);
-  uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * v3::kDecodedBytes);
+  uint32_t* lut_a = reinterpret_cast<uint32_t*>(decoded + 4 * wgmma::kDecodedBytes);
   uint32_t* lut_b = lut_a + kLutEntries;
   const Tiles tiles(g.a.rows, g.b.rows, g.k, S::kRows, S::kCols);
   // A grid of half tiles sized for the call's other operand order
@@ -780,7 +780,7 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   }
 
   // Scale tables. E4M3 datapath: A's as binary32 dec(s) * 2^lsb_a (the
-  // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm.cu);
+  // epilogue's factor), B's as half2 of dec(s) * 2^lsb_b (exact: see gemm_mma_sync.cu);
   // with UE8M0 scales (kUe8m0) the operands' tables are their values, and the
   // scales' tables dec(s) alone. Scaled datapath: the binary32 dec(s) of each
   // operand's scale format, which the producer reads (FP32 scales do not use
@@ -799,7 +799,7 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
   }
   __syncthreads();
 
-  if (threadIdx.x < v3::kProducerThreads) {
+  if (threadIdx.x < wgmma::kProducerThreads) {
     set_max_regs_dec<RoleRegs<kFoldB, kStep>::kProducer>();
     produce<S, kStep, kFoldB, kFp32Scales>(g, tiles, smem, decoded, lut_a, lut_b);
   } else {
@@ -813,12 +813,12 @@ __device__ __forceinline__ void gemm_cta(const Args& g, uint8_t* smem) {
 }
 
 template <class S, int kStep, bool kFoldB, bool kFp32Scales>
-__global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args g) {
+__global__ void __launch_bounds__(wgmma::kThreads, 1) wgmma_gemm_kernel(const Args g) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
   gemm_cta<S, kStep, kFoldB, kFp32Scales, false, false>(g, smem);
 #else
-  __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
+  __trap();  // no wgmma in this build; gemm_wgmma_runs keeps every call away
 #endif
 }
 
@@ -829,7 +829,7 @@ __global__ void __launch_bounds__(v3::kThreads, 1) wgmma_gemm_kernel(const Args 
 // datapath's kernel, gemm_cta's kUe8m0), A's folded (the same on gt), the
 // scaled datapath adding by FMAs, or golden's three roundings.
 template <class S, int kStep>
-__global__ void __launch_bounds__(v3::kThreads, 1)
+__global__ void __launch_bounds__(wgmma::kThreads, 1)
     wgmma_gemm_kernel_ue8m0(const Args g, const Args gt, const uint32_t* outside, bool fold_a) {
 #if NIBBLE_WGMMA
   extern __shared__ __align__(128) uint8_t smem[];
@@ -840,7 +840,7 @@ __global__ void __launch_bounds__(v3::kThreads, 1)
     case Ue8m0Path::kRoundings: gemm_cta<S, kStep, false, false, false, false>(g, smem); break;
   }
 #else
-  __trap();  // no wgmma in this build; gemm_v3_runs keeps every call away
+  __trap();  // no wgmma in this build; gemm_wgmma_runs keeps every call away
 #endif
 }
 
@@ -859,21 +859,21 @@ int sm_count() {
 template <class S, class... Params, class... Rest>
 void launch_persistent(void (*kernel)(Params...), const Args& g, const Args* swapped, int sms, cudaStream_t stream,
                        const Rest&... rest) {
-  NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, v3::kSmemBytes));
-  int64_t tiles = v3::tile_count(g.a.rows, g.b.rows, S::kRows, S::kCols);
+  NIBBLE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, wgmma::kSmemBytes));
+  int64_t tiles = wgmma::tile_count(g.a.rows, g.b.rows, S::kRows, S::kCols);
   if (swapped != nullptr) {
-    tiles = std::max(tiles, v3::tile_count(swapped->a.rows, swapped->b.rows, S::kRows, S::kCols));
+    tiles = std::max(tiles, wgmma::tile_count(swapped->a.rows, swapped->b.rows, S::kRows, S::kCols));
   }
   if (tiles == 0) return;  // no outputs
   const int64_t ctas = std::min<int64_t>(tiles, sms);
-  if (!v3::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
+  if (!wgmma::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
-  kernel<<<static_cast<unsigned>(ctas), v3::kThreads, v3::kSmemBytes, stream>>>(g, rest...);
+  kernel<<<static_cast<unsigned>(ctas), wgmma::kThreads, wgmma::kSmemBytes, stream>>>(g, rest...);
   NIBBLE_CUDA_CHECK_LAUNCH("wgmma_gemm_kernel");
 }
 
-// half: half tiles (v3::TileShape).
+// half: half tiles (wgmma::TileShape).
 template <int kStep, bool kFoldB, bool kFp32Scales = false>
 void launch(const Args& g, bool half, int sms, cudaStream_t stream) {
   half ? launch_persistent<HalfTile>(&wgmma_gemm_kernel<HalfTile, kStep, kFoldB, kFp32Scales>, g, nullptr, sms, stream)
@@ -883,7 +883,7 @@ void launch(const Args& g, bool half, int sms, cudaStream_t stream) {
 // Whether a UE8M0 call whose kernel takes operands of m and n rows may run
 // them swapped on the device (ue8m0_path's fold_a), on half tiles or full.
 bool fold_a_fits(int64_t m, int64_t n, bool half, int sms) {
-  return half ? v3::other_order_fits<HalfTile>(m, n, sms) : v3::other_order_fits<FullTile>(m, n, sms);
+  return half ? wgmma::other_order_fits<HalfTile>(m, n, sms) : wgmma::other_order_fits<FullTile>(m, n, sms);
 }
 
 // gt: g with its operands swapped (its CTAs pick their datapath on the
@@ -898,7 +898,7 @@ void launch_ue8m0(const Args& g, const Args& gt, const uint32_t* outside, bool h
                                      fold_a);
 }
 
-// ---- the UE8M0 check (v3::fma_scale_code, v3::ue8m0_fold_codes) --------------------------
+// ---- the UE8M0 check (wgmma::fma_scale_code, wgmma::ue8m0_fold_codes) --------------------------
 // One operand's scale codes: `rows` rows of `cols` one-byte codes, `ld` bytes
 // apart (a multiple of 16: fma_candidate), and the codes that fold into its
 // values [fold_lo, fold_hi].
@@ -910,14 +910,14 @@ struct FmaCheckOperand {
   uint32_t fold_lo;
   uint32_t fold_hi;
 };
-// The fold range per format (v3::ue8m0_fold_codes), worked out once: the
+// The fold range per format (wgmma::ue8m0_fold_codes), worked out once: the
 // check runs every call. {1, 0} where no code folds.
 std::pair<uint32_t, uint32_t> fold_range(Format f) {
   static const auto ranges = [] {
     std::array<std::pair<uint32_t, uint32_t>, kAllFormats.size()> r{};
     for (Format format : kAllFormats) {
       auto& [lo, hi] = r[static_cast<size_t>(format)];
-      if (!v3::ue8m0_fold_codes(format, lo, hi)) r[static_cast<size_t>(format)] = {1u, 0u};
+      if (!wgmma::ue8m0_fold_codes(format, lo, hi)) r[static_cast<size_t>(format)] = {1u, 0u};
     }
     return r;
   }();
@@ -947,7 +947,7 @@ __global__ void fma_check_kernel(FmaCheckOperand a, FmaCheckOperand b, uint32_t*
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
       const uint32_t code = (words[j / 4] >> (8 * (j % 4))) & 0xFFu;
-      out_fma = out_fma || (j < codes && !v3::fma_scale_code(code));
+      out_fma = out_fma || (j < codes && !wgmma::fma_scale_code(code));
       out_fold = out_fold || (j < codes && (code < o.fold_lo || code > o.fold_hi));
     }
   }
@@ -962,14 +962,14 @@ __global__ void fma_check_kernel(FmaCheckOperand a, FmaCheckOperand b, uint32_t*
 // scales on both operands (one byte each, rows 16-byte aligned, as
 // allocate_quantized lays them out), a device with stream-ordered memory
 // pools (the verdict's word comes from one: with_fma_check), and at least
-// v3::kFmaMinMacs multiply-adds.
+// wgmma::kFmaMinMacs multiply-adds.
 bool fma_candidate(const DeviceQuantized& a, const DeviceQuantized& b) {
   for (const DeviceQuantized* q : {&a, &b}) {
     if (scale_format(q->config.scale) != ScaleFormat::kUE8M0 || q->scale_bytes != 1 || q->scales_ld % 16 != 0) {
       return false;
     }
   }
-  if (static_cast<double>(a.rows) * static_cast<double>(b.rows) * static_cast<double>(a.cols) < v3::kFmaMinMacs) {
+  if (static_cast<double>(a.rows) * static_cast<double>(b.rows) * static_cast<double>(a.cols) < wgmma::kFmaMinMacs) {
     return false;
   }
   int device = 0, pools = 0;
@@ -1030,8 +1030,8 @@ void with_fma_check(const DeviceQuantized& a, const DeviceQuantized& b, cudaStre
 
 }  // namespace
 
-bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
-#ifndef NIBBLE_GEMM_V3_BUILT
+bool gemm_wgmma_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
+#ifndef NIBBLE_GEMM_WGMMA_BUILT
   return false;  // this nvcc has no sm_90a (kernels/CMakeLists.txt)
 #endif
   int device = 0, major = 0, minor = 0;
@@ -1043,7 +1043,7 @@ bool gemm_v3_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
 
 namespace {
 
-// The launch gemm_v3 makes for a pair (the caller has checked gemm_v3_runs).
+// The launch gemm_wgmma makes for a pair (the caller has checked gemm_wgmma_runs).
 enum class Launch { kE4m3, kFp32, kUe8m0, kScaled };
 Launch launch_of(const DeviceQuantized& a, const DeviceQuantized& b) {
   if (e4m3_scales(a, b)) return Launch::kE4m3;
@@ -1055,8 +1055,8 @@ Launch launch_of(const DeviceQuantized& a, const DeviceQuantized& b) {
   return fma_candidate(a, b) ? Launch::kUe8m0 : Launch::kScaled;
 }
 
-// How v3 runs a call on a and b: its tiles (`tiles` where it names a shape,
-// else v3::auto_tiles), and the operands in the kernel's order, swapped on
+// How the wgmma kernel runs a call on a and b: its tiles (`tiles` where it names a shape,
+// else wgmma::auto_tiles), and the operands in the kernel's order, swapped on
 // 64 x 128 tiles (C then stored transposed).
 struct Plan {
   GemmTiles shape;
@@ -1066,19 +1066,19 @@ struct Plan {
   bool half() const { return shape != GemmTiles::kFull; }
 };
 Plan plan_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, int sms) {
-  const GemmTiles shape = tiles != GemmTiles::kAuto ? tiles : v3::auto_tiles(a.rows, b.rows, sms);
+  const GemmTiles shape = tiles != GemmTiles::kAuto ? tiles : wgmma::auto_tiles(a.rows, b.rows, sms);
   const bool swapped = shape == GemmTiles::kWide;
   return {shape, swapped, swapped ? b : a, swapped ? a : b};
 }
 
 }  // namespace
 
-GemmTiles gemm_v3_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
+GemmTiles gemm_wgmma_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
   return plan_for(a, b, tiles, sm_count()).shape;
 }
 
-Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
-  if (!gemm_v3_runs(a, b) || !fma_candidate(a, b)) return Ue8m0Path::kRoundings;
+Ue8m0Path gemm_wgmma_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
+  if (!gemm_wgmma_runs(a, b) || !fma_candidate(a, b)) return Ue8m0Path::kRoundings;
   const int sms = sm_count();
   const Plan p = plan_for(a, b, tiles, sms);
   uint32_t outside = kOutsideFma;
@@ -1092,8 +1092,8 @@ Ue8m0Path gemm_v3_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b,
   return path == Ue8m0Path::kFolded ? Ue8m0Path::kFoldedA : path == Ue8m0Path::kFoldedA ? Ue8m0Path::kFolded : path;
 }
 
-void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
-             GemmTiles tiles) {
+void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
+                GemmTiles tiles) {
   const int sms = sm_count();
   const Plan p = plan_for(a, b, tiles, sms);
   const bool half = p.half();
@@ -1106,8 +1106,8 @@ void gemm_v3(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr
     return;
   }
   // The scaled datapath multiplies the operands' values.
-  if (!v3::half_high_table(p.first.config.format, g.a.half_high, lsb_exp(p.first.config.format)) ||
-      !v3::half_high_table(p.second.config.format, g.b.half_high, lsb_exp(p.second.config.format))) {
+  if (!wgmma::half_high_table(p.first.config.format, g.a.half_high, lsb_exp(p.first.config.format)) ||
+      !wgmma::half_high_table(p.second.config.format, g.b.half_high, lsb_exp(p.second.config.format))) {
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
   }
   if (how == Launch::kFp32) {

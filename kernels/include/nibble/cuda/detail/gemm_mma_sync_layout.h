@@ -1,6 +1,6 @@
-// The shared-memory layout, copy plan and fragment mapping of GEMM version 2
-// (kernels/src/gemm_v2.cu), written once for host and device so that
-// tests/kernels/quant_math_test.cpp can check the index arithmetic (bounds,
+// The shared-memory layout, copy plan and fragment mapping of the mma.sync GEMM
+// (kernels/src/gemm_mma_sync.cu), written once for host and device so that
+// tests/kernels/gemm_layout_test.cpp can check the index arithmetic (bounds,
 // alignment, bank conflicts, coverage, the k permutation shared by A and B)
 // and the 4-bit decode on the host, without a GPU.
 //
@@ -22,7 +22,7 @@
 
 #include "nibble/cuda/quant_math.h"
 
-namespace nibble::cuda::v2 {
+namespace nibble::cuda::mma_sync {
 
 inline constexpr int kBM = 128;
 inline constexpr int kBN = 128;
@@ -53,7 +53,7 @@ NIBBLE_HD int scale_offset(int op, int row) { return kCodeBytes + (op * kBM + ro
 
 // The i-th 16-byte code copy of thread tid of `threads`: operand, row in the
 // tile, chunk. The copies run over A's rows, then B's: a stage of b_rows rows
-// of B (GEMM v3's half tiles: 64) takes the first code_copies(threads, b_rows)
+// of B (the wgmma GEMM's half tiles: 64) takes the first code_copies(threads, b_rows)
 // of each thread.
 struct CodeCopy {
   int op;
@@ -131,4 +131,4 @@ NIBBLE_HD void decode_codes8(uint32_t w, const uint32_t (&lut)[4], uint32_t& lo,
   hi = decode_selected4(sel >> 16, sign_bytes_high(w), lut);
 }
 
-}  // namespace nibble::cuda::v2
+}  // namespace nibble::cuda::mma_sync

@@ -1,4 +1,4 @@
-// GEMM version 2 (gemm_v2.cu), called by nibble::cuda::gemm (gemm.cu) after
+// The mma.sync GEMM (gemm_mma_sync.cu), called by nibble::cuda::gemm (gemm.cu) after
 // it has checked the operands agree.
 #pragma once
 
@@ -9,6 +9,6 @@
 
 namespace nibble::cuda::detail {
 
-void gemm_v2(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream);
+void gemm_mma_sync(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream);
 
 }  // namespace nibble::cuda::detail
