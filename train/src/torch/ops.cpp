@@ -33,6 +33,12 @@
 namespace nibble::train {
 namespace {
 
+// Error messages carry numbers as text made here (std::to_string), never through
+// an iostream: inside a Python process an integer streamed by c10::str from this
+// library crashed (PyTorch 2.11 wheel), while strings stream safely.
+std::string text(uint64_t v) { return std::to_string(v); }
+std::string text(int64_t v) { return std::to_string(v); }
+
 template <class T>
 T named(const std::optional<T>& v, const std::string& key, const std::string& value) {
   TORCH_CHECK_VALUE(v.has_value(), "nibble.quantized_gemm: unknown ", key, " '", value, "'");
@@ -44,7 +50,7 @@ uint64_t number(const std::string& key, const std::string& value, uint64_t max) 
   char* end = nullptr;
   const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
   TORCH_CHECK_VALUE(!value.empty() && value[0] != '-' && end == value.c_str() + value.size() && errno == 0 && v <= max,
-                    "nibble.quantized_gemm: ", key, " must be an integer in 0..", max, ", got '", value, "'");
+                    "nibble.quantized_gemm: ", key, " must be an integer in 0..", text(max), ", got '", value, "'");
   return v;
 }
 
@@ -96,16 +102,17 @@ QuantConfig parse_config(const std::string& text) {
 }
 
 GemmOperand operand(const torch::Tensor& x, bool transposed, const std::string& config, const char* which) {
-  TORCH_CHECK_VALUE(x.dim() == 2, "nibble.quantized_gemm: ", which, " must be 2-D, got ", x.dim(), "-D");
+  TORCH_CHECK_VALUE(x.dim() == 2, "nibble.quantized_gemm: ", which, " must be 2-D, got ", text(x.dim()), "-D");
   TORCH_CHECK_VALUE(x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kBFloat16,
-                    "nibble.quantized_gemm: ", which, " must be float32 or bfloat16, got ", x.scalar_type());
+                    "nibble.quantized_gemm: ", which, " must be float32 or bfloat16, got ",
+                    std::string(c10::toString(x.scalar_type())));
   return {x.contiguous(), transposed, parse_config(config)};
 }
 
 // The reduction lengths of op(a) and op(b) must agree; golden refuses the rest.
 void check_shapes(const GemmOperand& a, const GemmOperand& b) {
   const int64_t ka = a.src.size(a.transposed ? 0 : 1), kb = b.src.size(b.transposed ? 0 : 1);
-  TORCH_CHECK_VALUE(ka == kb, "nibble.quantized_gemm: op(a) reduces over ", ka, " and op(b) over ", kb);
+  TORCH_CHECK_VALUE(ka == kb, "nibble.quantized_gemm: op(a) reduces over ", text(ka), " and op(b) over ", text(kb));
 }
 
 torch::Tensor run(GemmBackend& backend, std::mutex& lock, const torch::Tensor& a, bool a_transposed,
