@@ -850,7 +850,10 @@ void run_levels(const AreaArgs& a, bool given_configs, bool given_tile) {
   const Level level = parse_level(a.level);
   if (a.units != "dpu") throw UsageError("--unit: --level composes its own units (leave --unit out)");
   if (a.breakdown) throw UsageError("--breakdown: not with --level (the lane level is the breakdown's decoders and lanes)");
-  if (a.sta) throw UsageError("--sta: not with --level (it times single netlists; use it without --level)");
+  if (a.sta || a.strict) {
+    throw UsageError(fmt::format("{}: not with --level (it times single netlists; use it without --level)",
+                                 a.sta ? "--sta" : "--strict"));
+  }
   if (given_tile && level < Level::kArray) throw UsageError("--tile: applies to --level array and tensor-core");
   std::vector<const Config*> configs = parse_configs(given_configs ? a.configs : "e2m1,all");
   // every level is compared with E2M1 alone: its row comes first

@@ -703,7 +703,7 @@ def levels_cli():
                 ["--level", "lane", "--tile", "2x2"], ["--rf-depth", "4"], ["--level", "dpu", "--gemm-k", "64"],
                 ["--level", "tensor-core", "--gemm-k", "24"], ["--level", "tensor-core", "--rf-depth", "1"],
                 ["--level", "dpu", "--breakdown"], ["--level", "dpu", "--lane-design", "all"],
-                ["--level", "array", "--tile", "0x2"]):
+                ["--level", "array", "--tile", "0x2"], ["--level", "dpu", "--strict"]):
         r = subprocess.run([cli, "area"] + bad, capture_output=True, text=True)
         check(r.returncode == 2 and r.stderr.startswith("nibble: error:"),
               "bad input %s: exit 2 with 'nibble: error:' (%s)" % (bad, r.stderr.strip()[:100]))
