@@ -6,7 +6,9 @@
 // areas in NAND2 gate equivalents, by default; --liberty FILE for a real library, areas in
 // um^2), and prints area, cells, flops and depth with each configuration's increment over
 // E2M1-only, beside MixFP4's published +3.1%. --breakdown adds the DPU's area per sub-block
-// from a hierarchical synthesis. The flow itself is rtl/synth/nibble_synth.py
+// from a hierarchical synthesis. --level composes the format overhead at every level from one
+// lane up to a tensor core out of separately synthesized parts (run_levels). The flow itself is
+// rtl/synth/nibble_synth.py
 // (docs/area-energy.md); this command runs it per configuration and tabulates.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
