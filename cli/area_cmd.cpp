@@ -6,7 +6,9 @@
 // areas in NAND2 gate equivalents, by default; --liberty FILE for a real library, areas in
 // um^2), and prints area, cells, flops and depth with each configuration's increment over
 // E2M1-only, beside MixFP4's published +3.1%. --breakdown adds the DPU's area per sub-block
-// from a hierarchical synthesis. The flow itself is rtl/synth/nibble_synth.py
+// from a hierarchical synthesis. --level composes the format overhead at every level from one
+// lane up to a tensor core out of separately synthesized parts (run_levels). The flow itself is
+// rtl/synth/nibble_synth.py
 // (docs/area-energy.md); this command runs it per configuration and tabulates.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -131,6 +133,9 @@ struct AreaArgs {
   bool strict = false;   // --sta: a netlist that misses --clock-ns is an error
   std::string sta_bin;   // the OpenSTA executable
   double clock_ns = 10;  // the clock the slack is reported against
+  std::string level;     // --level: the levels table up to this level instead of the unit table
+  int rf_depth = 8;      // --level tensor-core: entries per operand register file
+  int gemm_k = 256;      // --level tensor-core: the reduction length per output tile
 };
 
 // The DPU's sub-blocks in a hierarchical synthesis (nibble_synth.py --hier): name, area.
@@ -368,6 +373,39 @@ std::vector<const Unit*> parse_units(const std::string& text) {
   return out;
 }
 
+// The flow's executables and driver, checked before any synthesis; the --keep and --cache
+// directories made and probed.
+struct FlowTools {
+  std::string yosys, python;
+  fs::path driver;
+};
+
+FlowTools flow_tools(const AreaArgs& a) {
+  if (!a.liberty.empty() && !fs::is_regular_file(a.liberty)) {
+    throw UsageError(fmt::format("--liberty: no such file: {}", a.liberty));
+  }
+  FlowTools t;
+  t.yosys = find_executable(a.yosys.empty() ? default_yosys() : a.yosys);
+  if (t.yosys.empty()) {
+    throw UsageError(fmt::format(
+        "yosys not found ('{}'): install Yosys (Debian: apt-get install yosys) or pass "
+        "--yosys PATH / set NIBBLE_YOSYS",
+        a.yosys.empty() ? default_yosys() : a.yosys));
+  }
+  t.python = find_executable(a.python.empty() ? "python3" : a.python);
+  if (t.python.empty()) throw UsageError("python3 not found (the flow's driver is a Python script); pass --python PATH");
+  const std::string synth_dir = a.synth_dir.empty() ? default_synth_dir() : a.synth_dir;
+  t.driver = fs::path(synth_dir) / "nibble_synth.py";
+  if (!fs::is_regular_file(t.driver)) {
+    throw UsageError(fmt::format("flow driver not found: {} (pass --synth-dir DIR or set "
+                                 "NIBBLE_SOURCE_DIR to the source tree)",
+                                 t.driver.string()));
+  }
+  if (!a.keep.empty()) prepare_directory(a.keep, "--keep");
+  if (!a.cache.empty()) prepare_directory(a.cache, "--cache");
+  return t;
+}
+
 // given_configs / given_lanes: the option was on the command line (not its default).
 void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool given_designs, bool given_scales) {
   const std::vector<const Unit*> units = parse_units(a.units);
@@ -416,27 +454,10 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       throw UsageError(fmt::format("--tile: want MxN with 1 <= M, N <= 16, got '{}'", a.tile));
     }
   }
-  if (!a.liberty.empty() && !fs::is_regular_file(a.liberty)) {
-    throw UsageError(fmt::format("--liberty: no such file: {}", a.liberty));
-  }
-  const std::string yosys = find_executable(a.yosys.empty() ? default_yosys() : a.yosys);
-  if (yosys.empty()) {
-    throw UsageError(fmt::format(
-        "yosys not found ('{}'): install Yosys (Debian: apt-get install yosys) or pass "
-        "--yosys PATH / set NIBBLE_YOSYS",
-        a.yosys.empty() ? default_yosys() : a.yosys));
-  }
-  const std::string python = find_executable(a.python.empty() ? "python3" : a.python);
-  if (python.empty()) throw UsageError("python3 not found (the flow's driver is a Python script); pass --python PATH");
-  const std::string synth_dir = a.synth_dir.empty() ? default_synth_dir() : a.synth_dir;
-  const fs::path driver = fs::path(synth_dir) / "nibble_synth.py";
-  if (!fs::is_regular_file(driver)) {
-    throw UsageError(fmt::format("flow driver not found: {} (pass --synth-dir DIR or set "
-                                 "NIBBLE_SOURCE_DIR to the source tree)",
-                                 driver.string()));
-  }
-  if (!a.keep.empty()) prepare_directory(a.keep, "--keep");
-  if (!a.cache.empty()) prepare_directory(a.cache, "--cache");
+  const FlowTools tools = flow_tools(a);
+  const std::string& yosys = tools.yosys;
+  const std::string& python = tools.python;
+  const fs::path& driver = tools.driver;
 
   const fs::path tmp = fs::temp_directory_path() /
                        fmt::format("nibble_area_{}", static_cast<long>(::getpid()));
@@ -785,6 +806,305 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   }
 }
 
+// --level: the format overhead at every level from one lane up to a tensor core. Each part is
+// synthesized once by the same flow (per format mask where it has one) and the levels are sums
+// of the parts' areas with the multiplicities below, so every figure comes from a netlist:
+//   lane         the 2 element decoders and the lane multiplier of one lane: (all decoders +
+//                all lanes) / Lanes in the hierarchical synthesis of nibble_dpu
+//   DPU          nibble_dpu, flattened (decoders, lanes, adder tree, scale decode and multiply,
+//                rounding, FP32 accumulator)
+//   array        nibble_tile R x C, flattened: R * C DPU cores with their FP32 accumulators,
+//                one set of decoders per A row and per B column, the output buffer and its
+//                flow control
+//   + staging    the array plus R + C operand register files (nibble_operand_rf, flops)
+//   tensor core  the above plus a share of one quantizer and one RHT unit: the array emits
+//                R * C results every K / Lanes cycles, a Lanes-wide quantizer takes Lanes per
+//                cycle, so it is busy R * C / K of the time (the RHT feeds the quantizer)
+// One netlist of a whole tensor core is not synthesized: the quantizer and RHT alone take
+// minutes each here, and a fractional share of them has no netlist.
+enum class Level { kLane, kDpu, kArray, kTensorCore };
+
+struct LevelName {
+  const char* name;
+  Level level;
+};
+constexpr std::array<LevelName, 4> kLevelNames = {{
+    {"lane", Level::kLane}, {"dpu", Level::kDpu}, {"array", Level::kArray}, {"tensor-core", Level::kTensorCore}}};
+
+Level parse_level(const std::string& text) {
+  for (const LevelName& l : kLevelNames) {
+    if (text == l.name) return l.level;
+  }
+  throw UsageError(fmt::format("--level: unknown level '{}' (known: lane, dpu, array, tensor-core)", text));
+}
+
+// One synthesized part: per configuration (a unit with format masks) or once.
+struct Part {
+  std::string name, top, what;
+  std::vector<std::pair<std::string, std::string>> params;  // without FormatMask
+  bool masks = true;
+  bool hier = false;
+  double count = 1;  // instances in the tensor core
+  std::vector<nlohmann::json> records;  // per configuration (one when !masks)
+};
+
+void run_levels(const AreaArgs& a, bool given_configs, bool given_tile) {
+  const Level level = parse_level(a.level);
+  if (a.units != "dpu") throw UsageError("--unit: --level composes its own units (leave --unit out)");
+  if (a.breakdown) throw UsageError("--breakdown: not with --level (the lane level is the breakdown's decoders and lanes)");
+  if (a.sta || a.strict) {
+    throw UsageError(fmt::format("{}: not with --level (it times single netlists; use it without --level)",
+                                 a.sta ? "--sta" : "--strict"));
+  }
+  if (given_tile && level < Level::kArray) throw UsageError("--tile: applies to --level array and tensor-core");
+  std::vector<const Config*> configs = parse_configs(given_configs ? a.configs : "e2m1,all");
+  // every level is compared with E2M1 alone: its row comes first
+  const Config* base = &baseline_config();
+  configs.erase(std::remove(configs.begin(), configs.end(), base), configs.end());
+  configs.insert(configs.begin(), base);
+  const std::vector<const power::LaneDesignInfo*> designs = parse_lane_designs(a.lane_designs, "--lane-design");
+  if (designs.size() != 1) throw UsageError("--lane-design: --level takes one lane design");
+  const std::vector<const ScaleConfig*> scale_sets = parse_scale_configs(a.scales, "--scales");
+  if (scale_sets.size() != 1) throw UsageError("--scales: --level takes one scale-format set");
+  if (a.lanes != "16" && a.lanes != "32") throw UsageError(fmt::format("--lanes: must be 16 or 32, got '{}'", a.lanes));
+  const int lanes = std::stoi(a.lanes);
+  // 2 x 2 DPUs of 16 lanes: 64 MACs per cycle, as many as one Volta tensor core's 4x4x4 FMAs
+  // per cycle; larger arrays (--tile) take tens of minutes per mask to synthesize flattened.
+  int rows = 2, cols = 2;
+  if (!a.tile.empty()) {
+    char x = 0;
+    std::istringstream ts(a.tile);
+    std::string rest;
+    if (!(ts >> rows >> x >> cols) || (x != 'x' && x != 'X') || (ts >> rest) || rows < 1 || cols < 1 || rows > 16 ||
+        cols > 16) {
+      throw UsageError(fmt::format("--tile: want MxN with 1 <= M, N <= 16, got '{}'", a.tile));
+    }
+  }
+  if (a.rf_depth < 2 || a.rf_depth > 256) {
+    throw UsageError(fmt::format("--rf-depth: want 2 to 256 entries, got {}", a.rf_depth));
+  }
+  if (a.gemm_k < lanes || a.gemm_k % lanes != 0) {
+    throw UsageError(fmt::format("--gemm-k: want a positive multiple of the {} lanes, got {}", lanes, a.gemm_k));
+  }
+  const FlowTools tools = flow_tools(a);
+  const double share = static_cast<double>(rows * cols) / a.gemm_k;
+
+  const power::LaneDesignInfo* design = designs.front();
+  const ScaleConfig* scales = scale_sets.front();
+  // The DPU's and tile's parameters in the order `nibble area` passes them (the same cache keys).
+  std::vector<std::pair<std::string, std::string>> dpu_params = {{"Lanes", a.lanes},
+                                                                 {"LaneDesign", fmt::format("{}", static_cast<unsigned>(design->id))}};
+  if (std::string(scales->name) != "all") dpu_params.push_back({"ScaleFormatMask", scales->mask});
+  std::vector<std::pair<std::string, std::string>> tile_params = dpu_params;
+  tile_params.push_back({"Rows", std::to_string(rows)});
+  tile_params.push_back({"Cols", std::to_string(cols)});
+
+  std::vector<Part> parts;
+  parts.push_back({"lane", "nibble_dpu", "element decoders + lane multipliers of the hierarchical DPU, / lanes",
+                   dpu_params, true, true, 1.0 / lanes, {}});
+  if (level >= Level::kDpu) parts.push_back({"dpu", "nibble_dpu", "the DPU, flattened", dpu_params, true, false, 1, {}});
+  if (level >= Level::kArray) {
+    parts.push_back({"array", "nibble_tile", fmt::format("{}x{} DPU array, flattened", rows, cols), tile_params, true,
+                     false, 1, {}});
+  }
+  if (level >= Level::kTensorCore) {
+    parts.push_back({"staging", "nibble_operand_rf",
+                     fmt::format("operand register file, {} entries of {} codes + scale", a.rf_depth, lanes),
+                     {{"Lanes", a.lanes}, {"Depth", std::to_string(a.rf_depth)}}, false, false,
+                     static_cast<double>(rows + cols), {}});
+    parts.push_back({"quantizer", "nibble_quantizer", fmt::format("block quantizer, {} lanes", lanes),
+                     {{"Lanes", a.lanes}}, true, false, share, {}});
+    parts.push_back({"rht16", "nibble_rht16", "16-point RHT unit", {}, false, false, share, {}});
+  }
+
+  const fs::path tmp = fs::temp_directory_path() / fmt::format("nibble_area_{}", static_cast<long>(::getpid()));
+  fs::create_directories(tmp);
+  auto synthesize = [&](const Part& p, const Config* c) {
+    const fs::path rec = tmp / "part.json";
+    std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {}", shell_quote(tools.python),
+                                  shell_quote(tools.driver.string()), p.top, shell_quote(tools.yosys),
+                                  shell_quote(rec.string()));
+    if (c != nullptr) cmd += " --param " + shell_quote(fmt::format("FormatMask={}", c->mask));
+    for (const auto& [k, v] : p.params) cmd += " --param " + shell_quote(fmt::format("{}={}", k, v));
+    if (p.hier) cmd += " --hier";
+    if (!a.liberty.empty()) cmd += " --liberty " + shell_quote(fs::absolute(a.liberty).string());
+    if (!a.keep.empty()) {
+      const std::string dir = p.name + (p.hier ? "_hier" : "") + (c != nullptr ? "_" + c->name : "");
+      cmd += " --work " + shell_quote((fs::absolute(a.keep) / dir).string());
+    }
+    if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
+    fmt::print(stderr, "nibble area: synthesizing {} {}{} ...\n", p.top, c != nullptr ? c->label : "",
+               p.hier ? " hierarchically" : "");
+    std::string out;
+    const int rc = run_command(cmd, out);
+    if (rc != 0 || !fs::exists(rec)) {
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+      throw UsageError(fmt::format("synthesis of {} {} failed (exit {}):\n{}", p.top, c != nullptr ? c->label : "", rc, out));
+    }
+    nlohmann::json j = io::read_json_file(rec.string());
+    fs::remove(rec);
+    return j;
+  };
+  for (Part& p : parts) {
+    if (p.masks) {
+      for (const Config* c : configs) p.records.push_back(synthesize(p, c));
+    } else {
+      p.records.push_back(synthesize(p, nullptr));
+    }
+  }
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+
+  // A part's area for configuration i (its one record when it has no format mask); the lane
+  // part reads the decoders and lanes out of the hierarchical record.
+  auto area_of = [&](const Part& p, size_t i) {
+    const nlohmann::json& r = p.records[p.masks ? i : 0];
+    if (p.hier) {
+      const nlohmann::json& m = r.at("modules");
+      double sum = 0;
+      for (const char* mod : {"nibble_decode", "nibble_lane"}) {
+        if (!m.contains(mod)) throw UsageError(fmt::format("the hierarchical DPU record has no {}", mod));
+        sum += m.at(mod).at("area").get<double>();
+      }
+      return sum;
+    }
+    return r.at("area").get<double>();
+  };
+  auto part = [&](const char* name) -> const Part& {
+    for (const Part& p : parts) {
+      if (p.name == name) return p;
+    }
+    throw std::logic_error("no such part");
+  };
+  struct LevelRow {
+    std::string name, includes;
+    std::vector<std::pair<const Part*, double>> terms;  // part, instances
+    std::vector<double> area;                           // per configuration
+  };
+  std::vector<LevelRow> levels;
+  levels.push_back({"lane", "2 element decoders + 1 lane multiplier (1/" + a.lanes + " of the DPU's)",
+                    {{&part("lane"), part("lane").count}}, {}});
+  if (level >= Level::kDpu) {
+    levels.push_back({"DPU", fmt::format("{} lanes, adder tree, scale decode + multiply, rounding, FP32 accumulator", lanes),
+                      {{&part("dpu"), 1.0}}, {}});
+  }
+  if (level >= Level::kArray) {
+    levels.push_back({fmt::format("array {}x{}", rows, cols),
+                      fmt::format("{} DPU cores, decoders per A row / B column, output buffer", rows * cols),
+                      {{&part("array"), 1.0}}, {}});
+  }
+  if (level >= Level::kTensorCore) {
+    levels.push_back({"array + staging",
+                      fmt::format("+ {} operand register files of {} entries (flops)", rows + cols, a.rf_depth),
+                      {{&part("array"), 1.0}, {&part("staging"), part("staging").count}}, {}});
+    levels.push_back({"tensor core",
+                      fmt::format("+ {:.4g} of a quantizer and of an RHT16 unit (K = {})", share, a.gemm_k),
+                      {{&part("array"), 1.0}, {&part("staging"), part("staging").count},
+                       {&part("quantizer"), share}, {&part("rht16"), share}},
+                      {}});
+  }
+  for (LevelRow& l : levels) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      double sum = 0;
+      for (const auto& [p, n] : l.terms) sum += n * area_of(*p, i);
+      l.area.push_back(sum);
+    }
+  }
+
+  const bool ge = parts.front().records.front().at("area_unit").get<std::string>() == "GE";
+  const std::string unit = ge ? "kGE" : "um^2";
+  // three decimals of a kGE: one lane is about 0.1 kGE
+  auto shown = [&](double v) { return ge ? fmt::format("{:.3f}", v / 1000.0) : fmt::format("{:.0f}", v); };
+  auto pct = [](double v, double b) { return 100.0 * (v - b) / b; };
+  fmt::print("format overhead by level: lane design {}, {}, {} lanes{} ({}; liberty {})\n", design->name,
+             scales->label, lanes,
+             level >= Level::kArray ? fmt::format(", {}x{} DPUs", rows, cols) : "",
+             ge ? "generic NAND2-equivalent cells" : "user library",
+             a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty);
+  size_t w = 16;
+  for (const LevelRow& l : levels) w = std::max(w, l.name.size());
+  std::vector<size_t> cw;
+  for (const Config* c : configs) cw.push_back(std::max<size_t>(12, c->label.size() + 1 + unit.size()));
+  fmt::print("{:<{}}", "level", w);
+  for (size_t i = 0; i < configs.size(); ++i) fmt::print(" {:>{}}", configs[i]->label + " " + unit, cw[i]);
+  for (size_t i = 1; i < configs.size(); ++i) fmt::print(" {:>{}}", "vs E2M1", std::max<size_t>(8, 0));
+  fmt::print("  includes\n");
+  for (const LevelRow& l : levels) {
+    fmt::print("{:<{}}", l.name, w);
+    for (size_t i = 0; i < configs.size(); ++i) fmt::print(" {:>{}}", shown(l.area[i]), cw[i]);
+    for (size_t i = 1; i < configs.size(); ++i) fmt::print(" {:>8}", fmt::format("{:+.1f}%", pct(l.area[i], l.area[0])));
+    fmt::print("  {}\n", l.includes);
+  }
+  fmt::print("vs E2M1: against the same level built for E2M1 alone\n");
+  fmt::print("published: MixFP4 (arXiv 2605.31035) adding E1M2 next to E2M1 in a tensor core: +{:.1f}% area\n",
+             kMixFp4AreaPercent);
+  fmt::print("\ncomposed of (each part synthesized once per format mask, or once where it has none):\n");
+  fmt::print("{:<10} {:<18} {:>9}", "part", "top", "count");
+  for (size_t i = 0; i < configs.size(); ++i) fmt::print(" {:>{}}", configs[i]->label + " " + unit, cw[i]);
+  fmt::print(" {:>7} {:>8}  {}\n", "flops", "synth s", "what");
+  for (const Part& p : parts) {
+    fmt::print("{:<10} {:<18} {:>9.4g}", p.name, p.top, p.count);
+    for (size_t i = 0; i < configs.size(); ++i) fmt::print(" {:>{}}", shown(area_of(p, i)), cw[i]);
+    const nlohmann::json& r = p.records.back();
+    double seconds = 0;
+    for (const nlohmann::json& rec : p.records) seconds += rec.at("seconds").get<double>();
+    fmt::print(" {:>7} {:>8.1f}  {}{}\n", r.contains("flops") ? std::to_string(r.at("flops").get<long>()) : "-",
+               seconds, p.what, p.masks ? "" : " (no format parameter)");
+  }
+  fmt::print("flops: of the last configuration's netlist; synth s: the part's syntheses together (as recorded in "
+             "the cache)\n");
+  if (level >= Level::kTensorCore) {
+    fmt::print("tensor core = array + {} x staging + {:.4g} x (quantizer + rht16): the array emits {} results per "
+               "{} cycles of K = {}, a {}-lane quantizer takes {} per cycle\n",
+               rows + cols, share, rows * cols, a.gemm_k / lanes, a.gemm_k, lanes, lanes);
+  }
+
+  if (!a.json_out.empty()) {
+    nlohmann::json j;
+    j["level"] = a.level;
+    j["lane_design"] = design->name;
+    j["scale_formats"] = scales->name;
+    j["lanes"] = lanes;
+    j["rows"] = rows;
+    j["cols"] = cols;
+    j["rf_depth"] = a.rf_depth;
+    j["gemm_k"] = a.gemm_k;
+    j["quantizer_share"] = share;
+    j["liberty"] = a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty;
+    j["area_unit"] = parts.front().records.front().at("area_unit");
+    j["mixfp4_area_percent"] = kMixFp4AreaPercent;
+    for (const Config* c : configs) j["configs"].push_back({{"config", c->name}, {"label", c->label}, {"format_mask", c->mask}});
+    for (const Part& p : parts) {
+      nlohmann::json e = {{"part", p.name}, {"top", p.top}, {"count", p.count}, {"hier", p.hier}, {"format_masks", p.masks}};
+      for (const auto& [k, v] : p.params) e["params"][k] = v;
+      for (size_t i = 0; i < configs.size(); ++i) e["area"][configs[i]->name] = area_of(p, i);
+      j["parts"].push_back(e);
+    }
+    for (const LevelRow& l : levels) {
+      nlohmann::json e = {{"level", l.name}, {"includes", l.includes}};
+      for (const auto& [p, n] : l.terms) e["terms"].push_back({{"part", p->name}, {"count", n}});
+      for (size_t i = 0; i < configs.size(); ++i) {
+        e["area"][configs[i]->name] = l.area[i];
+        e["percent_vs_e2m1"][configs[i]->name] = pct(l.area[i], l.area[0]);
+      }
+      j["levels"].push_back(e);
+    }
+    write_output(a.json_out, "--json", j.dump(2) + "\n");
+  }
+  if (!a.csv_out.empty()) {
+    std::ofstream out = open_output(a.csv_out, "--csv");
+    out << "level,config,format_mask,area,area_unit,percent_vs_e2m1\n";
+    for (const LevelRow& l : levels) {
+      for (size_t i = 0; i < configs.size(); ++i) {
+        out << fmt::format("{},{},{},{},{},{:.3f}\n", l.name, configs[i]->name, configs[i]->mask, l.area[i],
+                           parts.front().records.front().at("area_unit").get<std::string>(), pct(l.area[i], l.area[0]));
+      }
+    }
+    finish_output(out, a.csv_out);
+  }
+}
+
 }  // namespace
 
 void add_area_command(CLI::App& app) {
@@ -831,7 +1151,26 @@ void add_area_command(CLI::App& app) {
   sub->add_option("--clock-ns", args->clock_ns, "the clock period --sta reports the slack against")->capture_default_str();
   sub->add_option("--sta-bin", args->sta_bin, "the OpenSTA executable (default: sta on PATH)");
   sub->add_flag("--strict", args->strict, "with --sta: exit 2 if a netlist misses --clock-ns");
-  sub->callback([args, configs, lanes, designs, scales] {
+  CLI::Option* tile = sub->get_option("--tile");
+  sub->add_option("--level", args->level,
+                  "the format overhead at each level up to this one: lane, dpu, array (nibble_tile, --tile, "
+                  "default 2x2) or tensor-core (+ operand register files and a share of the quantizer and RHT "
+                  "unit), composed from separately synthesized parts");
+  CLI::Option* rf_depth = sub->add_option("--rf-depth", args->rf_depth,
+                  "--level tensor-core: k-blocks per operand register file (two panels for double buffering)")
+      ->capture_default_str();
+  CLI::Option* gemm_k = sub->add_option("--gemm-k", args->gemm_k,
+                  "--level tensor-core: elements of K per output tile; the quantizer and RHT share is "
+                  "rows x cols / K")
+      ->capture_default_str();
+  sub->callback([args, configs, lanes, designs, scales, tile, rf_depth, gemm_k] {
+    if ((rf_depth->count() > 0 || gemm_k->count() > 0) && args->level != "tensor-core") {
+      throw UsageError(fmt::format("{}: applies to --level tensor-core", rf_depth->count() > 0 ? "--rf-depth" : "--gemm-k"));
+    }
+    if (!args->level.empty()) {
+      run_levels(*args, configs->count() > 0, tile->count() > 0);
+      return;
+    }
     run_area(*args, configs->count() > 0, lanes->count() > 0, designs->count() > 0, scales->count() > 0);
   });
 }

@@ -72,6 +72,10 @@ UNITS = [
     "nibble_e4m3_encode.sv", "nibble_block_scale.sv", "nibble_elem_quant.sv",
     "nibble_quantizer.sv", "nibble_rht16.sv",
 ]
+# The tensor core's operand staging (nibble_operand_rf), on its own so that adding it changes
+# no DPU, tile or quantizer cache key.
+STAGING = ["pkg/nibble_f32_pkg.sv", "pkg/nibble_pkg.sv", "nibble_operand_rf.sv"]
+STAGING_TOPS = ("nibble_operand_rf",)
 UNIT_TOPS = ("nibble_quantizer", "nibble_rht16", "nibble_block_scale", "nibble_elem_quant",
              "nibble_f32_div", "nibble_grid_round", "nibble_e4m3_encode")
 
@@ -79,7 +83,9 @@ UNIT_TOPS = ("nibble_quantizer", "nibble_rht16", "nibble_block_scale", "nibble_e
 def rtl_files(top):
     """The RTL files a top is synthesized from: UNITS for the quantizer, the RHT unit and
     their submodules, DATAPATH otherwise (so the DPU's and tile's netlists do not depend on
-    the quantizer's files)."""
+    the quantizer's files); STAGING for the operand register file."""
+    if top in STAGING_TOPS:
+        return STAGING
     return UNITS if top in UNIT_TOPS else DATAPATH
 
 
@@ -131,7 +137,9 @@ def cache_key(top, params, lib_text, sources, hier=False):
         sorted(os.path.join(HERE, "twins", f) for f in os.listdir(os.path.join(HERE, "twins")))
     files = own + (sources or [os.path.join(RTL_DIR, f) for f in rtl_files(top)])
     for p in files:
-        h.update(p.encode() if sources is None else b"")
+        # the path inside the source tree, not the checkout's: a cache copied to another
+        # checkout of the same sources still hits
+        h.update(os.path.relpath(p, RTL_DIR).encode() if sources is None else b"")
         with open(p, "rb") as f:
             h.update(f.read())
     h.update(lib_text.encode())

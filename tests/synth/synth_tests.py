@@ -692,6 +692,120 @@ def area_cli():
     return 0
 
 
+def levels_cli():
+    # nibble area --level: every level is a sum of synthesized parts. The quantizer and RHT
+    # records (minutes of synthesis each) are planted in a scratch cache under the flow's own
+    # keys with areas no synthesis would give, so the tensor-core figure must carry them
+    # through; every other part is synthesized (small shapes) or reused from CACHE.
+    import random
+    cli = os.environ["NIBBLE_CLI"]
+    for bad in (["--level", "die"], ["--level", "tensor-core", "--unit", "quantizer"],
+                ["--level", "lane", "--tile", "2x2"], ["--rf-depth", "4"], ["--level", "dpu", "--gemm-k", "64"],
+                ["--level", "tensor-core", "--gemm-k", "24"], ["--level", "tensor-core", "--rf-depth", "1"],
+                ["--level", "dpu", "--breakdown"], ["--level", "dpu", "--lane-design", "all"],
+                ["--level", "array", "--tile", "0x2"], ["--level", "dpu", "--strict"]):
+        r = subprocess.run([cli, "area"] + bad, capture_output=True, text=True)
+        check(r.returncode == 2 and r.stderr.startswith("nibble: error:"),
+              "bad input %s: exit 2 with 'nibble: error:' (%s)" % (bad, r.stderr.strip()[:100]))
+    lanes, rows, cols, depth, k = 16, 1, 1, 2, 16
+    design = str(package_value_enum("DefaultLaneDesign"))
+    masks = [MASK_BASELINE, MASK_ALL]
+    lib_text = nibble_synth.liberty_text(nibble_synth.GENERIC_LIB)
+    rng = random.Random(2026)
+    with tempfile.TemporaryDirectory() as d:
+        cache = os.path.join(d, "cache")
+        os.makedirs(cache)
+        if CACHE and os.path.isdir(CACHE):
+            for f in os.listdir(CACHE):
+                os.symlink(os.path.join(CACHE, f), os.path.join(cache, f))
+        planted = {}
+        for top, params in [("nibble_quantizer", [("FormatMask", sv_mask(m)), ("Lanes", str(lanes))]) for m in masks] + \
+                           [("nibble_rht16", [])]:
+            key = nibble_synth.cache_key(top, params, lib_text, None)
+            area = round(rng.uniform(1e4, 1e5), 3)
+            planted[(top, tuple(params))] = area
+            for suffix in (".json", ".netlist.json"):
+                path = os.path.join(cache, key + suffix)
+                if os.path.lexists(path):
+                    os.remove(path)
+            with open(os.path.join(cache, key + ".json"), "w") as f:
+                json.dump({"top": top, "params": dict(params), "liberty": nibble_synth.GENERIC_LIB, "area": area,
+                           "area_unit": "GE", "cells": 1, "flops": 0, "depth": 1.0, "depth_unit": "levels",
+                           "cells_by_type": {}, "seconds": 0.0}, f)
+            with open(os.path.join(cache, key + ".netlist.json"), "w") as f:
+                f.write("{}\n")
+        js, csv = os.path.join(d, "l.json"), os.path.join(d, "l.csv")
+        cmd = [cli, "area", "--level", "tensor-core", "--tile", "%dx%d" % (rows, cols), "--rf-depth", str(depth),
+               "--gemm-k", str(k), "--configs", "e2m1,all", "--cache", cache, "--json", js, "--csv", csv]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        print(r.stdout)
+        check(r.returncode == 0, "nibble area --level tensor-core exits 0 (%s)" % r.stderr[-500:])
+        if r.returncode != 0:
+            return 1
+        with open(js) as f:
+            j = json.load(f)
+
+        def rec(top, params, hier=False):
+            # the flow's record for this part: a cache hit on what the command synthesized
+            return nibble_synth.run_flow(top, params, nibble_synth.GENERIC_LIB, yosys=YOSYS, cache=cache, hier=hier)
+
+        dpu = [("Lanes", str(lanes)), ("LaneDesign", design)]
+        want = {}
+        for m, name in zip(masks, ("e2m1", "all")):
+            fm = [("FormatMask", sv_mask(m))]
+            h = rec("nibble_dpu", fm + dpu, hier=True)["modules"]
+            want[name] = {
+                # all 2 x Lanes decoders and Lanes lanes; the lane level is 1/Lanes of them
+                "lane": h["nibble_decode"]["area"] + h["nibble_lane"]["area"],
+                "dpu": rec("nibble_dpu", fm + dpu)["area"],
+                "array": rec("nibble_tile", fm + dpu + [("Rows", str(rows)), ("Cols", str(cols))])["area"],
+                "staging": rec("nibble_operand_rf", [("Lanes", str(lanes)), ("Depth", str(depth))])["area"],
+                "quantizer": planted[("nibble_quantizer", (("FormatMask", sv_mask(m)), ("Lanes", str(lanes))))],
+                "rht16": planted[("nibble_rht16", ())],
+            }
+        share = rows * cols / k
+        check(abs(j["quantizer_share"] - share) < 1e-12, "quantizer share = rows x cols / K = %g" % share)
+        parts = {p["part"]: p for p in j["parts"]}
+        check(sorted(parts) == sorted(want["e2m1"]), "one part each: %s" % sorted(parts))
+        for name in ("e2m1", "all"):
+            for p, area in want[name].items():
+                check(abs(parts[p]["area"][name] - area) <= 1e-9 * area,
+                      "%s %s: %.3f = the flow's record (%.3f)" % (p, name, parts[p]["area"][name], area))
+        check(parts["staging"]["count"] == rows + cols and parts["quantizer"]["count"] == share and
+              parts["lane"]["count"] == 1.0 / lanes,
+              "multiplicities: 1/%d of the lanes, %d register files, %g quantizer" % (lanes, rows + cols, share))
+        w = want
+        levels = {l["level"]: l for l in j["levels"]}
+        check(list(levels) == ["lane", "DPU", "array %dx%d" % (rows, cols), "array + staging", "tensor core"],
+              "the five levels in order (%s)" % list(levels))
+        for name in ("e2m1", "all"):
+            expect = {
+                "lane": w[name]["lane"] / lanes, "DPU": w[name]["dpu"], "array %dx%d" % (rows, cols): w[name]["array"],
+                "array + staging": w[name]["array"] + (rows + cols) * w[name]["staging"],
+                "tensor core": w[name]["array"] + (rows + cols) * w[name]["staging"] +
+                share * (w[name]["quantizer"] + w[name]["rht16"]),
+            }
+            for lv, area in expect.items():
+                check(abs(levels[lv]["area"][name] - area) <= 1e-9 * area,
+                      "%s, %s: %.3f = the sum of its parts (%.3f)" % (lv, name, levels[lv]["area"][name], area))
+        for lv, l in levels.items():
+            pct = 100.0 * (l["area"]["all"] - l["area"]["e2m1"]) / l["area"]["e2m1"]
+            check(abs(l["percent_vs_e2m1"]["all"] - pct) < 1e-9 and l["percent_vs_e2m1"]["e2m1"] == 0,
+                  "%s: %+.2f%% vs E2M1" % (lv, pct))
+        # the staging stores 4-bit codes, the same in every format
+        check(w["e2m1"]["staging"] == w["all"]["staging"], "the register file does not depend on the format mask")
+        rf = rec("nibble_operand_rf", [("Lanes", str(lanes)), ("Depth", str(depth))])
+        entry = lanes * package_value("CodeWidth") + 32  # the codes + a binary32-wide scale slot
+        check(rf["flops"] == (depth + 1) * entry, "register file: %d flops = %d entries + the read register of "
+              "%d bits" % (rf["flops"], depth, entry))
+        check(w["e2m1"]["array"] > w["e2m1"]["dpu"], "a %dx%d array (with its output buffer) is larger than one DPU" % (rows, cols))
+        check(j["mixfp4_area_percent"] > 0 and "MixFP4" in r.stdout, "MixFP4's published figure beside ours")
+        with open(csv) as f:
+            lines = f.read().strip().splitlines()
+        check(len(lines) == 1 + 2 * len(levels), "CSV: header + one line per level and configuration")
+    return 0
+
+
 def sta_cli():
     # nibble area --sta: the E2M1-only DPU mapped to SKY130 HD and timed by OpenSTA.
     cli = os.environ["NIBBLE_CLI"]
@@ -736,7 +850,8 @@ def main():
     what = sys.argv[1]
     rc = {"calibration": calibration, "sky130": sky130, "tree_twin": tree_twin, "lane_miter": lane_miter,
           "dpu_monotonic": dpu_monotonic, "netlists": netlists, "cells": cells, "energy_cli": energy_cli,
-          "units": units, "units_full": units_full, "area_cli": area_cli, "sta_cli": sta_cli}[what]()
+          "units": units, "units_full": units_full, "area_cli": area_cli, "sta_cli": sta_cli,
+          "levels_cli": levels_cli}[what]()
     if rc == 77:
         return 77
     if FAILS:
