@@ -42,8 +42,8 @@ endforeach()
 # and 32 lanes at the default 4 x 4.
 list(APPEND configs "nibble_tile|-GRows=8|-GCols=8" "nibble_tile|-GRows=16|-GCols=8"
                     "nibble_tile|-GLanes=32")
-# The 16-point RHT and the quantizer's helpers stand alone as well.
-list(APPEND configs "nibble_rht16" "nibble_f32_div" "nibble_e4m3_encode" "nibble_grid_round"
+# The operand register file, the 16-point RHT and the quantizer's helpers stand alone as well.
+list(APPEND configs "nibble_operand_rf" "nibble_rht16" "nibble_f32_div" "nibble_e4m3_encode" "nibble_grid_round"
                     "nibble_block_scale" "nibble_elem_quant")
 # The shared minifloat encoder: its defaults (E2M1's grid) and E4M3's (1 + 4 + 3 bits).
 list(APPEND configs "nibble_minifloat_encode"
