@@ -96,6 +96,18 @@ def test_a_layer_trains_the_same_bits_on_the_gpu(name, rng, cases):
         cases.equal(v, u, f"{name} {what}: CUDA kernels vs golden")
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not CUDA, reason="no GPU"))])
+def test_quantize_dequantize_is_goldens(device, rng, cases):
+    for i, cfg in enumerate(configs()):
+        x = torch.from_numpy((rng.standard_normal((32 + 16 * (i % 3), 64)) * 3).astype(np.float32))
+        if i % 4 == 3:
+            x = x.to(torch.bfloat16)
+        want = nibble.dequantize(nibble.quantize(np.ascontiguousarray(x.float().numpy()), cfg))
+        got = nt.OPS.quantize_dequantize(x.to(device), nt.config_text(cfg))
+        cases.check(got.device.type == device and got.dtype == torch.float32, f"{got.device} {got.dtype}")
+        cases.equal(got.cpu().numpy(), want, f"{device} {cfg}")
+
+
 def test_bad_input(cases):
     a = torch.zeros(16, 32)
     ok = nt.config_text(nibble.QuantConfig())

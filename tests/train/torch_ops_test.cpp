@@ -1,7 +1,8 @@
-// torch.ops.nibble.quantized_gemm (train/src/torch/ops.cpp) through PyTorch's
-// dispatcher, as Python calls it: on CPU tensors bit for bit golden's quantize
-// and GEMM; on CUDA tensors bit for bit the CPU operator; bad configurations
-// refused as ValueError. Random operands from a printed seed.
+// torch.ops.nibble (train/src/torch/ops.cpp) through PyTorch's dispatcher, as
+// Python calls it: quantized_gemm and quantize_dequantize on CPU tensors bit for
+// bit golden's quantize, GEMM and dequantize; on CUDA tensors bit for bit the
+// CPU operators; bad configurations refused as ValueError. Random operands from
+// a printed seed.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -46,6 +47,14 @@ torch::Tensor call(const torch::Tensor& a, bool a_t, const std::string& ca, cons
   static const c10::OperatorHandle op =
       c10::Dispatcher::singleton().findSchemaOrThrow("nibble::quantized_gemm", "");
   std::vector<c10::IValue> stack{a, a_t, ca, b, b_t, cb, bf16_out};
+  op.callBoxed(&stack);
+  return stack.at(0).toTensor();
+}
+
+torch::Tensor call_qdq(const torch::Tensor& x, const std::string& config) {
+  static const c10::OperatorHandle op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("nibble::quantize_dequantize", "");
+  std::vector<c10::IValue> stack{x, config};
   op.callBoxed(&stack);
   return stack.at(0).toTensor();
 }
@@ -164,6 +173,32 @@ TEST(TorchOps, CudaOperatorIsTheCpuOperator) {
     }
   }
   EXPECT_GE(compared, cfgs.size());
+}
+
+TEST(TorchOps, QuantizeDequantizeIsGoldenOnTheCpuAndTheGpu) {
+  const std::vector<QuantConfig> cfgs = configs();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(kSeed + 2);
+  const bool gpu = torch::cuda::is_available();
+  size_t compared = 0;
+  for (size_t i = 0; i < cfgs.size(); ++i) {
+    const QuantConfig& c = cfgs[i];
+    SCOPED_TRACE(config_text(c) + " seed " + std::to_string(kSeed + 2));
+    const auto type = i % 4 == 3 ? torch::kBFloat16 : torch::kFloat32;
+    const torch::Tensor x = (torch::randn({32 + 16 * static_cast<int64_t>(i % 3), 64}, gen) * 3).to(type);
+    const torch::Tensor xf = x.to(torch::kFloat32).contiguous();
+    const std::vector<float> want = nibble::dequantize(nibble::quantize(xf.data_ptr<float>(), xf.size(0), xf.size(1), c));
+    const torch::Tensor cpu = call_qdq(x, config_text(c));
+    EXPECT_TRUE(same_bits(cpu, want));
+    if (gpu) {
+      const torch::Tensor cuda = call_qdq(x.to(torch::Device(torch::kCUDA, 0)), config_text(c));
+      EXPECT_TRUE(cuda.is_cuda());
+      EXPECT_TRUE(same_bits(cuda, want)) << "CUDA";
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, cfgs.size());
+  EXPECT_THROW(call_qdq(torch::zeros({4, 4, 4}), config_text(QuantConfig{})), c10::ValueError);
+  EXPECT_THROW(call_qdq(torch::zeros({4, 16}), "block=2x2"), c10::ValueError);
 }
 
 TEST(TorchOps, BadConfigurationsAreValueErrors) {

@@ -1,8 +1,8 @@
-// torch.ops.nibble: the training harness's quantized GEMM as a PyTorch operator,
-// so a PyTorch program computes exactly the GEMMs `nibble train` computes. CPU
-// tensors run golden (the specification), CUDA tensors the nibble::cuda kernels;
-// the dispatcher picks by the operands' device. Loaded by nibble.torch
-// (python/nibble/torch.py) from beside the Python package.
+// torch.ops.nibble: the training harness's quantized GEMM and the quantizer as
+// PyTorch operators, so a PyTorch program computes exactly what `nibble train`
+// computes. CPU tensors run golden (the specification), CUDA tensors the
+// nibble::cuda kernels; the dispatcher picks by the operands' device. Loaded by
+// nibble.torch (python/nibble/torch.py) from beside the Python package.
 //
 //   quantized_gemm(Tensor a, bool a_transposed, str a_config,
 //                  Tensor b, bool b_transposed, str b_config, bool bf16_out=False) -> Tensor
@@ -12,9 +12,15 @@
 // "key=value,..." with the keys of nibble.QuantConfig.to_dict() (format, block,
 // scale, rounding, sr_bits, rht, rht_bf16, seed, stream, zero, nonfinite; a key
 // left out keeps golden's default). C is FP32, or BF16 rounded to nearest even.
+//
+//   quantize_dequantize(Tensor x, str config) -> Tensor
+//
+// x (2-D, FP32 or BF16) quantized along its last axis by the configuration and
+// decoded again: golden's dequantize(quantize(x)) in FP32, on x's device.
 #include <torch/library.h>
 #include <torch/torch.h>
 #if NIBBLE_TRAIN_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #endif
 
@@ -26,6 +32,10 @@
 #include <string>
 
 #include "backend.h"
+#if NIBBLE_TRAIN_CUDA
+#include "nibble/cuda/check.h"
+#include "nibble/cuda/quantize.h"
+#endif
 #include "nibble/formats.h"
 #include "nibble/quantize.h"
 #include "nibble/scale.h"
@@ -41,7 +51,7 @@ std::string text(int64_t v) { return std::to_string(v); }
 
 template <class T>
 T named(const std::optional<T>& v, const std::string& key, const std::string& value) {
-  TORCH_CHECK_VALUE(v.has_value(), "nibble.quantized_gemm: unknown ", key, " '", value, "'");
+  TORCH_CHECK_VALUE(v.has_value(), "torch.ops.nibble: unknown ", key, " '", value, "'");
   return *v;
 }
 
@@ -50,7 +60,7 @@ uint64_t number(const std::string& key, const std::string& value, uint64_t max) 
   char* end = nullptr;
   const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
   TORCH_CHECK_VALUE(!value.empty() && value[0] != '-' && end == value.c_str() + value.size() && errno == 0 && v <= max,
-                    "nibble.quantized_gemm: ", key, " must be an integer in 0..", text(max), ", got '", value, "'");
+                    "torch.ops.nibble: ", key, " must be an integer in 0..", text(max), ", got '", value, "'");
   return v;
 }
 
@@ -63,7 +73,7 @@ QuantConfig parse_config(const std::string& text) {
     const std::string item = text.substr(at, end - at);
     at = end + 1;
     const size_t eq = item.find('=');
-    TORCH_CHECK_VALUE(eq != std::string::npos, "nibble.quantized_gemm: '", item, "' is not key=value");
+    TORCH_CHECK_VALUE(eq != std::string::npos, "torch.ops.nibble: '", item, "' is not key=value");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     if (key == "format") {
       c.format = named(parse_format(value), key, value);
@@ -79,7 +89,7 @@ QuantConfig parse_config(const std::string& text) {
       c.rht.size = static_cast<int>(number(key, value, 1 << 20));
     } else if (key == "rht_bf16") {
       TORCH_CHECK_VALUE(value == "True" || value == "False" || value == "1" || value == "0",
-                        "nibble.quantized_gemm: rht_bf16 must be True, False, 1 or 0, got '", value, "'");
+                        "torch.ops.nibble: rht_bf16 must be True, False, 1 or 0, got '", value, "'");
       c.rht.round_bf16 = value == "True" || value == "1";
     } else if (key == "seed") {
       c.seed = number(key, value, UINT64_MAX);
@@ -90,21 +100,21 @@ QuantConfig parse_config(const std::string& text) {
     } else if (key == "nonfinite") {
       c.policy.nonfinite = named(parse_nonfinite_policy(value), key, value);
     } else {
-      TORCH_CHECK_VALUE(false, "nibble.quantized_gemm: unknown configuration key '", key, "'");
+      TORCH_CHECK_VALUE(false, "torch.ops.nibble: unknown configuration key '", key, "'");
     }
   }
   try {
     validate(c);
   } catch (const std::invalid_argument& e) {
-    TORCH_CHECK_VALUE(false, "nibble.quantized_gemm: ", e.what());
+    TORCH_CHECK_VALUE(false, "torch.ops.nibble: ", e.what());
   }
   return c;
 }
 
 GemmOperand operand(const torch::Tensor& x, bool transposed, const std::string& config, const char* which) {
-  TORCH_CHECK_VALUE(x.dim() == 2, "nibble.quantized_gemm: ", which, " must be 2-D, got ", text(x.dim()), "-D");
+  TORCH_CHECK_VALUE(x.dim() == 2, "torch.ops.nibble: ", which, " must be 2-D, got ", text(x.dim()), "-D");
   TORCH_CHECK_VALUE(x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kBFloat16,
-                    "nibble.quantized_gemm: ", which, " must be float32 or bfloat16, got ",
+                    "torch.ops.nibble: ", which, " must be float32 or bfloat16, got ",
                     std::string(c10::toString(x.scalar_type())));
   return {x.contiguous(), transposed, parse_config(config)};
 }
@@ -112,13 +122,13 @@ GemmOperand operand(const torch::Tensor& x, bool transposed, const std::string& 
 // The reduction lengths of op(a) and op(b) must agree; golden refuses the rest.
 void check_shapes(const GemmOperand& a, const GemmOperand& b) {
   const int64_t ka = a.src.size(a.transposed ? 0 : 1), kb = b.src.size(b.transposed ? 0 : 1);
-  TORCH_CHECK_VALUE(ka == kb, "nibble.quantized_gemm: op(a) reduces over ", text(ka), " and op(b) over ", text(kb));
+  TORCH_CHECK_VALUE(ka == kb, "torch.ops.nibble: op(a) reduces over ", text(ka), " and op(b) over ", text(kb));
 }
 
 torch::Tensor run(GemmBackend& backend, std::mutex& lock, const torch::Tensor& a, bool a_transposed,
                   const std::string& a_config, const torch::Tensor& b, bool b_transposed, const std::string& b_config,
                   bool bf16_out) {
-  TORCH_CHECK_VALUE(a.device() == b.device(), "nibble.quantized_gemm: a and b are on different devices");
+  TORCH_CHECK_VALUE(a.device() == b.device(), "torch.ops.nibble: a and b are on different devices");
   const GemmOperand ga = operand(a, a_transposed, a_config, "a");
   const GemmOperand gb = operand(b, b_transposed, b_config, "b");
   check_shapes(ga, gb);
@@ -128,7 +138,7 @@ torch::Tensor run(GemmBackend& backend, std::mutex& lock, const torch::Tensor& a
   try {
     return backend.gemm(ga, gb, bf16_out ? torch::kBFloat16 : torch::kFloat32);
   } catch (const std::invalid_argument& e) {
-    TORCH_CHECK_VALUE(false, "nibble.quantized_gemm: ", e.what());
+    TORCH_CHECK_VALUE(false, "torch.ops.nibble: ", e.what());
   }
 }
 
@@ -149,17 +159,60 @@ torch::Tensor gemm_cuda(const torch::Tensor& a, bool a_transposed, std::string a
 }
 #endif
 
+torch::Tensor quantize_dequantize_cpu(const torch::Tensor& x, std::string config) {
+  const GemmOperand op = operand(x, false, config, "x");
+  const torch::Tensor xf = op.src.to(torch::kFloat32).contiguous();
+  QuantizedTensor q;
+  try {
+    q = nibble::quantize(xf.data_ptr<float>(), xf.size(0), xf.size(1), op.config);
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, "torch.ops.nibble: ", e.what());
+  }
+  std::vector<float> d = nibble::dequantize(q);
+  return torch::from_blob(d.data(), {xf.size(0), xf.size(1)}, torch::kFloat32).clone();
+}
+
+#if NIBBLE_TRAIN_CUDA
+torch::Tensor quantize_dequantize_cuda(const torch::Tensor& x, std::string config) {
+  const c10::cuda::CUDAGuard on_device(x.device());
+  const GemmOperand op = operand(x, false, config, "x");
+  const int64_t rows = op.src.size(0), cols = op.src.size(1);
+  try {
+    cuda::validate_gpu_config(op.config, rows, cols);
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, "torch.ops.nibble: ", e.what());
+  }
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream().stream();
+  cuda::DeviceQuantized q = cuda::allocate_quantized(rows, cols, op.config);
+  NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());  // allocate_quantized zeroes the scales on the legacy stream
+  const cuda::InputType type =
+      op.src.scalar_type() == torch::kBFloat16 ? cuda::InputType::kBFloat16 : cuda::InputType::kFloat32;
+  cuda::quantize(op.src.data_ptr(), type, rows, cols, op.config, &q, nullptr, stream);
+  torch::Tensor out = torch::empty({rows, cols}, op.src.options().dtype(torch::kFloat32));
+  cuda::dequantize(q, out.data_ptr<float>(), stream);
+  NIBBLE_CUDA_CHECK(cudaStreamSynchronize(stream));  // before q's buffers are freed
+  return out;
+}
+#endif
+
 }  // namespace
 
 TORCH_LIBRARY(nibble, m) {
   m.def("quantized_gemm(Tensor a, bool a_transposed, str a_config, Tensor b, bool b_transposed, str b_config, "
         "bool bf16_out=False) -> Tensor");
+  m.def("quantize_dequantize(Tensor x, str config) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(nibble, CPU, m) { m.impl("quantized_gemm", &gemm_cpu); }
+TORCH_LIBRARY_IMPL(nibble, CPU, m) {
+  m.impl("quantized_gemm", &gemm_cpu);
+  m.impl("quantize_dequantize", &quantize_dequantize_cpu);
+}
 
 #if NIBBLE_TRAIN_CUDA
-TORCH_LIBRARY_IMPL(nibble, CUDA, m) { m.impl("quantized_gemm", &gemm_cuda); }
+TORCH_LIBRARY_IMPL(nibble, CUDA, m) {
+  m.impl("quantized_gemm", &gemm_cuda);
+  m.impl("quantize_dequantize", &quantize_dequantize_cuda);
+}
 #endif
 
 }  // namespace nibble::train
