@@ -1,6 +1,7 @@
 // Block scales: how a block's amax becomes a stored scale code, a decode scale
 // (what the dot product multiplies by) and an encode scale (what the quantizer
-// multiplies elements by before rounding them onto the grid).
+// multiplies elements by before rounding them onto the grid). The rules
+// themselves are written once, for host and device, in scale_rule.h.
 //
 // Scale modes (docs/numerics.md states each formula and its corner cases):
 //   fp32      one level: decode s = fl(amax / gmax) stored as FP32;
