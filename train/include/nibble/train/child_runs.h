@@ -35,6 +35,10 @@ double seconds_until(std::chrono::steady_clock::time_point deadline);
 // Status of a child run that was not started because the deadline had passed.
 constexpr int kNotStarted = -2;
 
+// Exit status of a `nibble` that stopped its run at a checkpoint (its time limit
+// passed): the same command continues it.
+constexpr int kPausedStatus = 3;
+
 // Runs the children, at most one per slot at a time; slot k's child gets
 // CUDA_VISIBLE_DEVICES=slots[k]. Returns their exit statuses in order. With a
 // deadline, each child is given the time left as a trailing `--time-limit S`,
