@@ -15,9 +15,10 @@ set -euo pipefail
 # brings its own headers and NumPy).
 # libboost1.74-dev: the Boost headers and their CMake package (Debian 12's libboost-dev is an
 # empty package that depends on it).
+# libkainjow-mustache-dev: the header-only Mustache that renders `nibble report`'s page.
 packages=(libfmt-dev libfmt9 libcli11-dev nlohmann-json3-dev libeigen3-dev librandom123-dev
           libgtest-dev libgmock-dev libgmp-dev libgmp10 libgmpxx4ldbl zlib1g-dev libboost1.74-dev
-          pybind11-dev)
+          pybind11-dev libkainjow-mustache-dev)
 
 case "${1:-}" in
   download)

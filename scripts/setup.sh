@@ -30,6 +30,7 @@ packages=(
   python3-dev pybind11-dev python3-numpy python3-pytest  # the Python module `nibble` (python/), its tests
   opensta                          # cross-check of the energy estimator (tests/synth)
   gnuplot-nox chromium             # nibble report's figures; its test renders the page headless
+  libkainjow-mustache-dev          # nibble report's page is rendered from Mustache templates (header-only)
   zlib1g-dev xz-utils              # nibble train-data reads gzip/dictzip files, --pack writes .tar.xz
   # English prose for `nibble train-data` (Debian main; train/src/corpus.cpp lists
   # what it reads from each, docs/training.md the licences and sizes):

@@ -1,13 +1,15 @@
-// gnuplot figures (SVG terminal) and the HTML page around them.
+// gnuplot figures (SVG terminal), and the HTML page around them (templates/page.mustache).
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "nibble/io/shell.h"
 #include "nibble/report/report.h"
+#include "templates.h"
 
 namespace nibble::report {
 namespace fs = std::filesystem;
@@ -22,23 +24,6 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-constexpr const char* kStyle = R"(
-body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 1.5em auto; padding: 0 1em; color: #222; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #bbb; padding-bottom: .2em; margin-top: 2em; }
-.source { font-size: .9em; color: #555; background: #f3f3f3; padding: .3em .6em; border-left: 4px solid #888; }
-.source.recorded { border-left-color: #c80; } .source.computed { border-left-color: #080; }
-.source.absent { border-left-color: #c00; }
-figure { margin: 1em 0; } figcaption { font-size: .9em; color: #444; }
-table { border-collapse: collapse; font-size: .85em; margin: .6em 0; }
-th, td { border: 1px solid #ccc; padding: .15em .5em; text-align: left; vertical-align: top; overflow-wrap: break-word; }
-th { background: #eee; } td.n { text-align: right; white-space: nowrap; }
-.wide { overflow-x: auto; }
-caption { text-align: left; font-size: .9em; color: #444; padding-bottom: .3em; }
-.note { color: #555; font-size: .9em; }
-code { background: #f3f3f3; padding: 0 .2em; }
-nav a { margin-right: 1em; }
-)";
-
 // A short cell that reads as a number (right-aligned): 0.99, -0.125, +13.7%, 1.2 ± 0.1, nan.
 bool numeric(const std::string& c) {
   if (c.empty() || c.size() > 40 || c == "-") return false;
@@ -49,6 +34,14 @@ bool numeric(const std::string& c) {
     if (((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) && ch != 'e' && ch != 'E' && ch != 'x') return false;
   }
   return starts;
+}
+
+// Where a section's content came from, from the start of its source line: the page's
+// CSS class for it and the group of the lead paragraph that links it.
+std::string source_class(const std::string& source) {
+  if (source.rfind("recorded", 0) == 0) return "recorded";
+  if (source.rfind("absent", 0) == 0) return "absent";
+  return "computed";
 }
 
 }  // namespace
@@ -98,45 +91,69 @@ std::string run_gnuplot(const Figure& fig, const std::string& out_dir, const std
 
 std::string render_page(const PageMeta& meta, const std::vector<Section>& sections,
                         const std::vector<std::vector<std::string>>& svgs) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" +
-                  html_escape(meta.title) + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
-  h += "<h1>" + html_escape(meta.title) + "</h1>\n";
-  h += "<p class=\"note\">Generated " + html_escape(meta.generated) + " by <code>" + html_escape(meta.command) +
-       "</code>. The data behind every figure and table is in <code>data/</code> beside this file; "
-       "<code>plots/*.gp</code> redraw the figures with gnuplot.</p>\n";
-  h += meta.lead_html;
-  h += "<nav>";
-  for (const Section& s : sections) h += "<a href=\"#" + s.id + "\">" + html_escape(s.title) + "</a>";
-  h += "</nav>\n";
+  using detail::TemplateData;
+  TemplateData page;
+  page.set("generated", meta.generated);
+  page.set("command", meta.command);
+  const TemplateData empty{TemplateData::type::list};
+  std::map<std::string, TemplateData> by_source = {{"computed", empty}, {"recorded", empty}, {"absent", empty}};
+  TemplateData list{TemplateData::type::list};
   for (size_t i = 0; i < sections.size(); ++i) {
     const Section& s = sections[i];
-    const char* cls = s.source.rfind("recorded", 0) == 0 ? "recorded"
-                      : s.source.rfind("absent", 0) == 0 ? "absent"
-                                                         : "computed";
-    h += fmt::format("<section id=\"{}\" data-section=\"{}\">\n<h2>{}</h2>\n", s.id, s.id, html_escape(s.title));
-    h += fmt::format("<p class=\"source {}\" data-source=\"{}\">Source: {}</p>\n", cls, cls, html_escape(s.source));
-    h += s.intro_html;
+    const std::string cls = source_class(s.source);
+    TemplateData link;
+    link.set("id", s.id);
+    link.set("name", s.title.substr(0, s.title.find(':')));
+    link.set("first", by_source[cls].is_empty_list());
+    by_source[cls].push_back(link);
+
+    TemplateData figures{TemplateData::type::list};
     for (size_t f = 0; f < s.figures.size(); ++f) {
       const Figure& fig = s.figures[f];
-      h += fmt::format("<figure data-figure=\"{}\">\n{}\n<figcaption><b>{}</b> {} (data: <code>{}</code>)</figcaption>\n</figure>\n",
-                       fig.id, svgs[i][f], html_escape(fig.title), fig.caption, fig.data_file());
+      TemplateData d;
+      d.set("id", fig.id);
+      d.set("svg", svgs[i][f]);
+      d.set("title", fig.title);
+      d.set("caption_html", fig.caption);
+      d.set("data", fig.data_file());
+      figures.push_back(d);
     }
+    TemplateData tables{TemplateData::type::list};
     for (const Table& t : s.tables) {
-      h += fmt::format("<div class=\"wide\"><table data-table=\"{}\">\n<caption>{}</caption>\n<thead><tr>", t.id, t.caption);
-      for (const std::string& c : t.header) h += "<th>" + html_escape(c) + "</th>";
-      h += "</tr></thead>\n<tbody>\n";
+      TemplateData rows{TemplateData::type::list};
       for (const auto& row : t.rows) {
-        h += "<tr>";
-        for (const std::string& c : row) h += (numeric(c) ? "<td class=\"n\">" : "<td>") + html_escape(c) + "</td>";
-        h += "</tr>\n";
+        TemplateData cells{TemplateData::type::list};
+        for (const std::string& c : row) {
+          TemplateData cell;
+          cell.set("text", c);
+          cell.set("numeric", numeric(c));
+          cells.push_back(cell);
+        }
+        TemplateData r;
+        r.set("cells", cells);
+        rows.push_back(r);
       }
-      h += "</tbody></table></div>\n";
+      TemplateData d;
+      d.set("id", t.id);
+      d.set("caption_html", t.caption);
+      d.set("header", detail::template_list(t.header));
+      d.set("rows", rows);
+      tables.push_back(d);
     }
-    h += s.notes_html;
-    h += "</section>\n";
+    TemplateData d;
+    d.set("id", s.id);
+    d.set("title", s.title);
+    d.set("source", s.source);
+    d.set("source_class", cls);
+    d.set("intro_html", s.intro_html);
+    d.set("figures", figures);
+    d.set("tables", tables);
+    d.set("notes_html", s.notes_html);
+    list.push_back(d);
   }
-  h += "</body></html>\n";
-  return h;
+  page.set("sections", list);
+  for (const auto& [cls, links] : by_source) page.set(cls, links);
+  return detail::render_template("page", page);
 }
 
 }  // namespace nibble::report

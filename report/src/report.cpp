@@ -98,26 +98,8 @@ ReportSummary write_report(const ReportOptions& o) {
   index["data_files"] = w.data_files();
 
   PageMeta meta;
-  meta.title = "Nibble co-design report: E2M1, E1M2 and INT4";
   meta.command = o.command_line;
   meta.generated = generated;
-  std::string lead = "<p>What does first-class E1M2/INT4 support cost in a 4-bit tensor core, and what does it buy? "
-                     "Computed now, on this machine: ";
-  std::string rec, absent, now;
-  for (const Section& s : sections) {
-    const std::string link = "<a href=\"#" + s.id + "\">" + html_escape(s.title.substr(0, s.title.find(':'))) + "</a>";
-    if (s.source.rfind("recorded", 0) == 0) {
-      rec += (rec.empty() ? "" : ", ") + link;
-    } else if (s.source.rfind("absent", 0) == 0) {
-      absent += (absent.empty() ? "" : ", ") + link;
-    } else {
-      now += (now.empty() ? "" : ", ") + link;
-    }
-  }
-  lead += now + ".</p>\n<p>From recorded results (GPU training, Yosys synthesis, GPU kernel runs): " +
-          (rec.empty() ? "none" : rec) +
-          ". Not available in this run: " + (absent.empty() ? "none" : absent) + ".</p>\n";
-  meta.lead_html = lead;
   const std::string html = render_page(meta, sections, svgs);
   w.text("index.html", html);
   summary.seconds = std::chrono::duration<double>(Clock::now() - t0).count();

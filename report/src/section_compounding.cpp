@@ -27,8 +27,8 @@ Section compounding_section(ReportContext& ctx) {
   const TrainingData& training = ctx.training;
   Section s;
   s.id = "compounding";
-  s.title = "2. Compounding across depth";
-  s.source = "computed now (the --chain analysis of nibble quant)";
+  s.title = prose("compounding", "title");
+  s.source = prose("compounding", "source");
   const analysis::ChainShape shape{kChainLayers, kChainWidth, kChainBatch};
   const analysis::ChainProblem problem = analysis::make_chain_problem(shape, o.seed);
   std::vector<analysis::ChainRun> runs;
@@ -57,16 +57,15 @@ Section compounding_section(ReportContext& ctx) {
   }
   w.text("data/chain_eta.csv", csv.text());
   s.figures.push_back(
-      {"chain_eta", "Compounded gain eta across depth.",
-       fmt::format("A batch of {} through {} random linear layers of width {} (W ~ N(0, 1/width)), both GEMM operands "
-                   "quantized (nvfp4 scales, 1x16, RNE); eta_l = &lt;y_q, y_ref&gt; / ||y_ref||^2. E1M2 and INT4 coincide: "
-                   "under the same scale rule they dequantize to bit-identical tensors. Same numbers as "
-                   "<code>nibble quant --chain {}</code> with the options of section 1.",
-                   shape.batch, shape.layers, shape.width, shape.layers),
+      {"chain_eta", prose("compounding", "chain_title"),
+       prose("compounding", "chain_caption",
+             {{"batch", std::to_string(shape.batch)},
+              {"layers", std::to_string(shape.layers)},
+              {"width", std::to_string(shape.width)}}),
        fmt::format("set xlabel 'depth (layers)'\nset ylabel 'eta'\nset key autotitle columnhead\nset xtics 1\n"
                    "plot for [i=2:{}] 'data/chain_eta.csv' using 1:i with linespoints lw 2\n",
                    runs.size() + 1)});
-  Table t{"chain", "eta and cosine at each depth, and the per-layer gain eta_L^(1/L).", {"configuration"}, {}};
+  Table t{"chain", prose("compounding", "chain_table_caption"), {"configuration"}, {}};
   for (int d = 1; d <= shape.layers; ++d) t.header.push_back(fmt::format("eta {}", d));
   t.header.push_back("cosine " + std::to_string(shape.layers));
   t.header.push_back("per-layer gain");
@@ -81,8 +80,7 @@ Section compounding_section(ReportContext& ctx) {
 
   // From training: cum_alpha across the linear layers at the last diagnostic step.
   if (!training.present) {
-    s.notes_html = "<p class=\"note\" data-absent=\"training-diagnostics\">Per-layer attenuation from training: " +
-                   html_escape(training.problem) + ".</p>\n";
+    s.notes_html = prose("compounding", "no_diagnostics", {{"problem", training.problem}, {"period", true}}) + "\n";
     return s;
   }
   const fs::path base = training_dir(o);
@@ -127,18 +125,18 @@ Section compounding_section(ReportContext& ctx) {
       out.add(row);
     }
     w.text("data/training_cum_alpha.csv", out.text());
-    s.source += std::string("; per-layer attenuation ") +
-                (o.training_fresh ? "from the training run now" : "recorded from training") + " (" + run_name + ")";
-    s.figures.push_back({"training_cum_alpha",
-                         "Running product of alpha across the linear layers of the trained model (Fprop).",
-                         html_escape(fmt::format("From {} at step {} of the recorded run {}.", diag_path,
-                                                 static_cast<long long>(last), run_name)),
+    s.source = prose("compounding", "source_training",
+                     {{"source", s.source}, {"fresh", o.training_fresh}, {"run", run_name}});
+    s.figures.push_back({"training_cum_alpha", prose("compounding", "cum_alpha_title"),
+                         prose("compounding", "cum_alpha_caption",
+                               {{"path", diag_path},
+                                {"step", std::to_string(static_cast<long long>(last))},
+                                {"run", run_name}}),
                          "set xlabel 'linear layer (in order of depth)'\nset ylabel 'cumulative alpha'\n"
                          "set key autotitle columnhead\nplot for [i=3:6] 'data/training_cum_alpha.csv' using 1:i "
                          "with linespoints lw 2\n"});
   } catch (const std::exception& e) {
-    s.notes_html = "<p class=\"note\" data-absent=\"training-diagnostics\">Per-layer attenuation from training: " +
-                   html_escape(e.what()) + "</p>\n";
+    s.notes_html = prose("compounding", "no_diagnostics", {{"problem", e.what()}, {"period", false}}) + "\n";
   }
   return s;
 }

@@ -24,13 +24,13 @@ Section cycles_section(ReportContext& ctx) {
   const CycleResults& cyc = *ctx.cycles;  // verification ran the sweep
   Section s;
   s.id = "cycles";
-  s.title = "7. Cycle simulation: GEMM tile sweep";
+  s.title = prose("cycles", "title");
   if (!cyc.available) {
-    s.source = "absent: this build has no SystemC model";
-    s.notes_html = "<p class=\"note\" data-absent=\"cycles\">Not built with SystemC: no cycle sweep.</p>\n";
+    s.source = prose("cycles", "source_absent");
+    s.notes_html = prose("cycles", "absent") + "\n";
     return s;
   }
-  s.source = "computed now on the SystemC cycle model (nibble::sim::SystemCDevice)";
+  s.source = prose("cycles", "source");
   io::CsvTable csv({"rows", "cols", "lanes", "bandwidth", "m", "n", "k", "cycles", "macs", "peak_macs_per_cycle",
                     "utilization", "stall_operand", "stall_output", "stall_pipeline", "formula_cycles", "compared",
                     "mismatches"});
@@ -51,9 +51,8 @@ Section cycles_section(ReportContext& ctx) {
                       fmt::format("{} elements, {} mismatches", p.compared, p.mismatches)});
   }
   const CyclePoint& p0 = cyc.sweep.front();
-  t.caption = fmt::format("A {}x{}x{} GEMM (E2M1 x E2M1, nvfp4 scales, 1x16 blocks), latency 4, no injected stalls, "
-                          "per array shape (rows x cols x lanes) and operand-buffer bandwidth.",
-                          p0.m, p0.n, p0.k);
+  t.caption = prose("cycles", "table_caption",
+                    {{"m", std::to_string(p0.m)}, {"n", std::to_string(p0.n)}, {"k", std::to_string(p0.k)}});
   w.text("data/cycles.csv", csv.text());
   s.tables.push_back(t);
   std::string plot = "set logscale x 2\nset xlabel 'operand bandwidth (bytes/cycle)'\nset ylabel 'MAC utilization "
@@ -65,9 +64,7 @@ Section cycles_section(ReportContext& ctx) {
                         "lw 2 title '{}'",
                         i ? ", " : "", r, c, shapes[i]);
   }
-  s.figures.push_back({"cycles", "MAC utilization against operand bandwidth, per array shape.",
-                       "Larger arrays need more bytes per cycle to stay busy; at low bandwidth every shape is "
-                       "operand-bound.",
+  s.figures.push_back({"cycles", prose("cycles", "utilization_title"), prose("cycles", "utilization_caption"),
                        plot + "\n"});
   return s;
 }

@@ -34,8 +34,8 @@ Section formats_section(ReportContext& ctx) {
   FormatsResult r;
   Section& s = r.section;
   s.id = "formats";
-  s.title = "1. Formats: grids, shrinkage bias, quantization matrix";
-  s.source = "computed now with the golden model (nibble::analysis, the code behind `nibble quant`)";
+  s.title = prose("formats", "title");
+  s.source = prose("formats", "source");
 
   // Grids to scale: every code's value, normalized to the format's largest magnitude.
   io::CsvTable grids({"format_index", "format", "code", "value", "normalized"});
@@ -52,9 +52,7 @@ Section formats_section(ReportContext& ctx) {
   }
   w.text("data/grids.csv", grids.text());
   s.figures.push_back(
-      {"grids", "The three 4-bit grids to scale.",
-       "Every code's value divided by the format's largest magnitude (E2M1 6, E1M2 1.75, INT4 7; INT4's -8 sits "
-       "at -8/7). E2M1's spacing doubles at 2 and 4; E1M2 and INT4 are uniform.",
+      {"grids", prose("formats", "grids_title"), prose("formats", "grids_caption"),
        // One short vertical bar per code, each format on its own row (impulses from y = 0 would merge rows).
        fmt::format("set ytics ({})\nset yrange [-0.6:{}.6]\nset xrange [-1.2:1.2]\nset xlabel 'value / largest "
                    "magnitude'\nset key off\nplot for [i=0:{}] 'data/grids.csv' skip 1 using ($1==i ? $5 : NaN):($1-0.25):"
@@ -93,9 +91,7 @@ Section formats_section(ReportContext& ctx) {
   // Per-level bias: predicted (RNE, flat density) and measured (gaussian, nvfp4 1x16 RNE), relative to the top.
   io::CsvTable pred({"format_index", "format", "level", "normalized_level", "bias", "bias_over_max"});
   io::CsvTable meas({"format_index", "format", "rht", "level", "normalized_level", "count", "bias", "bias_over_max"});
-  Table bias_table{"level_bias", "Predicted per-level bias of RNE, (ell - r)/2 with ell, r the half-gaps of the "
-                                 "level's bucket, in the format's values, and measured on the gaussian input "
-                                 "(nvfp4 scale, 1x16, RNE, no RHT).",
+  Table bias_table{"level_bias", prose("formats", "level_bias_table_caption"),
                    {"format", "level", "predicted bias", "measured bias", "elements"}, {}};
   fi = 0;
   for (Format f : kAllFormats) {
@@ -131,10 +127,7 @@ Section formats_section(ReportContext& ctx) {
   w.text("data/level_bias.csv", pred.text());
   w.text("data/level_bias_measured.csv", meas.text());
   s.figures.push_back(
-      {"level_bias", "Per-level shrinkage bias, relative to the largest magnitude.",
-       "Lines: predicted bias of RNE at each positive level (flat density within the bucket). Points: measured mean "
-       "|q| - |x| of the elements rounded to that level, gaussian input, nvfp4 1x16 RNE without RHT (filled) and "
-       "with RHT16 (open). Negative = rounds magnitudes down.",
+      {"level_bias", prose("formats", "level_bias_title"), prose("formats", "level_bias_caption"),
        fmt::format("set xlabel 'level / largest magnitude'\nset ylabel 'bias / largest magnitude'\n"
                    "plot for [i=0:{0}] 'data/level_bias.csv' skip 1 using ($1==i ? $4 : NaN):6 with linespoints lw 2 "
                    "lc i+1 pt 0 title word('{1}', i+1).' predicted', "
@@ -170,12 +163,10 @@ Section formats_section(ReportContext& ctx) {
   }
   w.text("data/alpha_by_input.csv", alpha.text());
   w.text("data/sqnr_by_input.csv", sqnr.text());
-  s.figures.push_back({"alpha_by_input", "Attenuation alpha = <Q(x),x>/||x||^2 by input.",
-                       "nvfp4 scales, 1x16 blocks, RNE; alpha < 1 shrinks magnitudes. E1M2 and INT4 give "
-                       "bit-identical results under the same scale rule.",
-                       histogram_script("alpha_by_input", 6, "alpha") + ""});
+  s.figures.push_back({"alpha_by_input", prose("formats", "alpha_title"), prose("formats", "alpha_caption"),
+                       histogram_script("alpha_by_input", 6, "alpha")});
   s.figures.back().script = "set yrange [0.985:1.005]\n" + s.figures.back().script;
-  s.figures.push_back({"sqnr_by_input", "SQNR by input.", "nvfp4 scales, 1x16 blocks, RNE.",
+  s.figures.push_back({"sqnr_by_input", prose("formats", "sqnr_title"), prose("formats", "sqnr_caption"),
                        histogram_script("sqnr_by_input", 6, "SQNR (dB)")});
 
   // Relative magnitude error, RNE against SR: nvfp4 1x16, no RHT.
@@ -201,17 +192,17 @@ Section formats_section(ReportContext& ctx) {
     mag.add(mrow);
   }
   w.text("data/mag_error.csv", mag.text());
-  s.figures.push_back({"mag_error", "Relative magnitude error E[|Q| - |x|] / E|x|, RNE against SR, by input.",
-                       "nvfp4 scales, 1x16 blocks, no RHT, in percent. Negative: the quantized tensor is smaller in "
-                       "magnitude than the input.",
+  s.figures.push_back({"mag_error", prose("formats", "mag_error_title"), prose("formats", "mag_error_caption"),
                        histogram_script("mag_error", 6, "relative magnitude error (%)")});
 
   Table mt{"quant_matrix",
-           fmt::format("The <code>nibble quant</code> matrix: {} rows ({} inputs of {}x{}, seed {}); "
-                       "dSQNR RHT is SQNR with the RHT minus without it. Same numbers as "
-                       "<code>nibble quant --input all --scale {} --block 1x16 --rht off,16 --rounding rne,sr "
-                       "--seed {}</code>.",
-                       r.rows.size(), analysis::kAllDistributions.size(), kRows, kCols, o.seed, kScalesList, o.seed),
+           prose("formats", "quant_matrix_caption",
+                 {{"rows", std::to_string(r.rows.size())},
+                  {"inputs", std::to_string(analysis::kAllDistributions.size())},
+                  {"tensor_rows", std::to_string(kRows)},
+                  {"tensor_cols", std::to_string(kCols)},
+                  {"seed", std::to_string(o.seed)},
+                  {"scales", kScalesList}}),
            {"input", "format", "scale", "block", "RHT", "rounding", "SQNR dB", "dSQNR RHT", "alpha", "|q|/|x|-1",
             "H bits", "B_eff"},
            {}};

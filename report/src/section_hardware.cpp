@@ -26,17 +26,16 @@ Section hardware_section(ReportContext& ctx) {
   const AreaData& area = ctx.area;
   Section s;
   s.id = "hardware";
-  s.title = "4. Hardware cost of format support";
+  s.title = prose("hardware", "title");
   if (!area.present) {
-    mark_absent(s, "area", "area/energy results", area.problem,
-                fmt::format("They come from the Yosys flow (<code>nibble area</code>, docs/area-energy.md). "
-                            "Published reference: MixFP4 (arXiv 2605.31035) reports +{:.1f}% area and +{:.1f}% "
-                            "power for adding E1M2 next to E2M1 in a tensor core.",
-                            kMixFp4AreaPercent, kMixFp4PowerPercent));
+    mark_absent(s, "area", prose("hardware", "absent_what"), area.problem,
+                prose("hardware", "absent_how",
+                      {{"area_percent", fmt::format("{:.1f}", kMixFp4AreaPercent)},
+                       {"power_percent", fmt::format("{:.1f}", kMixFp4PowerPercent)}}));
     return s;
   }
-  s.source = "recorded: " + (fs::path(o.results_dir) / "area-energy.json").string() + " (Yosys synthesis; not re-run)";
-  Table t{"area", "Area (and energy per MAC where recorded) per format configuration, against E2M1-only.",
+  s.source = prose("hardware", "source", {{"path", (fs::path(o.results_dir) / "area-energy.json").string()}});
+  Table t{"area", prose("hardware", "area_table_caption"),
           {"table", "config", "label", "area", "unit", "vs E2M1-only", "energy/MAC", "energy unit"}, {}};
   bool any_energy = false;
   io::CsvTable csv({"index", "table", "config", "area", "percent_vs_e2m1", "energy_per_mac"});
@@ -59,17 +58,15 @@ Section hardware_section(ReportContext& ctx) {
   s.tables.push_back(t);
   w.text("data/area.csv", csv.text());
   s.figures.push_back(
-      {"area", "Area of each format configuration relative to E2M1-only.",
-       fmt::format("Bars: synthesized area, percent over E2M1-only. Dashed line: MixFP4's published +{:.1f}% for "
-                   "adding E1M2 next to E2M1.",
-                   area.mixfp4_area_percent),
+      {"area", prose("hardware", "area_title"),
+       prose("hardware", "area_caption", {{"area_percent", fmt::format("{:.1f}", area.mixfp4_area_percent)}}),
        fmt::format("set style fill solid 0.8 border -1\nset boxwidth 0.6\nset xtics ({}) rotate by -25\n"
                    "set ylabel 'area vs E2M1-only (%)'\nset xrange [-0.7:{}]\n"
                    "plot 'data/area.csv' skip 1 using 1:5 with boxes title 'synthesized', {} with lines dt 2 lw 2 "
                    "title 'MixFP4 published'\n",
                    xtics, idx - 0.3, area.mixfp4_area_percent)});
   if (any_energy && area.energy.empty()) {
-    s.figures.push_back({"energy", "Energy per MAC of each format configuration.", "As recorded.",
+    s.figures.push_back({"energy", prose("hardware", "record_energy_title"), prose("hardware", "record_energy_caption"),
                          fmt::format("set style fill solid 0.8 border -1\nset boxwidth 0.6\nset xtics ({}) rotate by "
                                      "-25\nset ylabel 'energy per MAC'\nset xrange [-0.7:{}]\nplot 'data/area.csv' skip 1 "
                                      "using 1:6 with boxes title 'recorded'\n",
@@ -77,9 +74,7 @@ Section hardware_section(ReportContext& ctx) {
                          "area"});
   }
   if (!area.energy.empty()) {
-    Table et{"energy", "Energy per MAC per configuration, element format and operand set (activity from simulated "
-                       "operands through the synthesized netlist), and against E2M1-only running E2M1 on the same "
-                       "operands.",
+    Table et{"energy", prose("hardware", "energy_table_caption"),
              {"library", "config", "format", "operands", "energy/MAC", "unit", "vs E2M1-only"}, {}};
     io::CsvTable ecsv(
         {"index", "library", "config", "format", "operands", "energy_per_mac", "unit", "percent_vs_e2m1_only"});
@@ -98,10 +93,8 @@ Section hardware_section(ReportContext& ctx) {
     s.tables.push_back(et);
     w.text("data/energy.csv", ecsv.text());
     s.figures.push_back(
-        {"energy", "Energy per MAC against E2M1-only, gaussian operands.",
-         fmt::format("Bars: energy per MAC of each configuration running each of its formats, percent over E2M1-only "
-                     "running E2M1 (same library, same operands). Dashed: MixFP4's published +{:.1f}% power.",
-                     area.mixfp4_power_percent),
+        {"energy", prose("hardware", "energy_title"),
+         prose("hardware", "energy_caption", {{"power_percent", fmt::format("{:.1f}", area.mixfp4_power_percent)}}),
          fmt::format("set style fill solid 0.8 border -1\nset boxwidth 0.6\nset xtics ({}) rotate by -35 font ',8'\n"
                      "set ylabel 'energy per MAC vs E2M1-only (%)'\nset xrange [-0.7:{}]\n"
                      "plot 'data/energy.csv' skip 1 using 1:8 with boxes title 'simulated activity', {} with lines "
@@ -109,15 +102,17 @@ Section hardware_section(ReportContext& ctx) {
                      etics, ei - 0.3, area.mixfp4_power_percent)});
   }
   if (!area.commands.empty()) {
-    std::string cl;
+    TemplateData list{TemplateData::type::list};
     for (const auto& [k, v] : area.commands.items()) {
-      cl += "<li>" + html_escape(k) + ": <code>" + html_escape(v.is_string() ? v.get<std::string>() : v.dump()) +
-            "</code></li>";
+      TemplateData item;
+      item.set("name", k);
+      item.set("command", v.is_string() ? v.get<std::string>() : v.dump());
+      list.push_back(item);
     }
-    s.notes_html += "<p>Commands recorded in area-energy.json:</p><ul>" + cl + "</ul>\n";
+    s.notes_html += prose("hardware", "commands", {{"list", list}}) + "\n";
   }
   // Incremental cost of uniform-grid support, per table.
-  std::string inc;
+  TemplateData inc{TemplateData::type::list};
   std::set<std::string> tables;
   for (const auto& r : area.records) tables.insert(r.table);
   for (const std::string& tb : tables) {
@@ -131,11 +126,16 @@ Section hardware_section(ReportContext& ctx) {
       // the configurations that add formats to E2M1
       const std::optional<FormatMask> set = parse_format_set(r.config);
       if (r.table != tb || r.config == baseline || !set || (*set & kBaselineFormatSet) == 0) continue;
-      inc += fmt::format("<li>{}: E2M1-only → {}: +{} {} ({:+.1f}%)</li>", html_escape(tb), html_escape(r.label),
-                         fixed(r.area - base->area, std::fabs(r.area - base->area) >= 100 ? 0 : 2), html_escape(r.unit), 100.0 * (r.area - base->area) / base->area);
+      TemplateData item;
+      item.set("table", tb);
+      item.set("label", r.label);
+      item.set("delta", fixed(r.area - base->area, std::fabs(r.area - base->area) >= 100 ? 0 : 2));
+      item.set("unit", r.unit);
+      item.set("percent", fmt::format("{:+.1f}", 100.0 * (r.area - base->area) / base->area));
+      inc.push_back(item);
     }
   }
-  if (!inc.empty()) s.notes_html += "<p>Incremental cost of uniform-grid support:</p><ul>" + inc + "</ul>\n";
+  if (!inc.is_empty_list()) s.notes_html += prose("hardware", "incremental", {{"list", inc}}) + "\n";
   return s;
 }
 

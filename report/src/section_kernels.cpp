@@ -72,40 +72,25 @@ Section kernels_section(ReportContext& ctx) {
   const KernelData& kd = ctx.kernels;
   Section s;
   s.id = "gpu-kernels";
-  s.title = "8. GPU kernels: the formats on today's hardware";
+  s.title = prose("kernels", "title");
   if (kd.runs.empty()) {
-    mark_absent(s, "gpu-kernels", "GPU kernel runs", kd.problem,
-                "They come from <code>nibble bench-kernels --json FILE</code> on a GPU machine, saved under the "
-                "results directory's <code>kernels/</code> (docs/results/kernels.md).");
+    mark_absent(s, "gpu-kernels", prose("kernels", "absent_what"), kd.problem, prose("kernels", "absent_how"));
     return s;
   }
-  std::string files;
-  for (const std::string& f : kd.files) files += (files.empty() ? "" : ", ") + fs::path(f).filename().string();
-  s.source = "recorded: " + kd.dir + " (" + files + "; nibble bench-kernels --json on a GPU; not re-run)";
-  s.intro_html =
-      "<p>Hopper GPUs have no 4-bit tensor cores, and none of their tensor cores rounds once per block as the "
-      "contract does, so Nibble's CUDA kernels emulate the formats bit for bit: quantization against a device copy "
-      "of the same bytes, and the block-scaled GEMM against cuBLAS BF16 of the same shape. The <i>bound</i> rows "
-      "time the contract's own adds alone (one binary32 add per output per k-block, in k order) on the CUDA cores, "
-      "over 128 × 128 tiles: where those tiles fill the GPU, no bit-exact GEMM on it can be faster, and a tensor "
-      "core that accumulates per block, as the DPU of section 4 does, removes that cost. Ranges are over the "
-      "recorded runs of each GPU.</p>\n";
+  std::vector<std::string> files;
+  for (const std::string& f : kd.files) files.push_back(fs::path(f).filename().string());
+  s.source = prose("kernels", "source", {{"dir", kd.dir}, {"files", template_series(files)}});
+  s.intro_html = prose("kernels", "intro") + "\n";
 
   // The GPUs, in the order the runs name them.
   std::vector<std::string> devices;
   for (const io::KernelBenchRun& run : kd.runs) {
     if (std::find(devices.begin(), devices.end(), run.device.name) == devices.end()) devices.push_back(run.device.name);
   }
-  Table gemm{"kernels_gemm",
-             "GEMM C = A·Bᵀ: cuBLAS BF16, the contract's adds alone, the library's bit-exact GEMM per recipe (its "
-             "default path), and the usual emulation (dequantize to BF16, then cuBLAS; not bit-exact; its range over "
-             "the recipes).",
+  Table gemm{"kernels_gemm", prose("kernels", "gemm_table_caption"),
              {"GPU", "M × N × K", "path", "ms", "vs cuBLAS BF16", "tile"},
              {}};
-  Table quant{"kernels_quantize",
-              "Quantize (the runs' tensor, row-wise output unless named): time, bandwidth against a device copy "
-              "of the input, and the fused RHT16's cost: the time of the RHT16 recipe in the row above over this "
-              "one's, the same recipe without RHT.",
+  Table quant{"kernels_quantize", prose("kernels", "quantize_table_caption"),
               {"GPU", "input", "shape", "recipe", "ms", "vs copy", "RHT16 above / this"},
               {}};
   std::vector<std::string> columns;  // figure columns after the shape: bound, then each recipe, then the emulation
@@ -196,15 +181,11 @@ Section kernels_section(ReportContext& ctx) {
   w.text("data/kernels_gemm.csv", csv.text());
   w.json("data/kernels.json", {{"files", kd.files}, {"gemm", data}});
   s.figures.push_back(
-      {"kernels_gemm",
-       "Throughput against cuBLAS BF16 on " + devices.front() + ", per GEMM shape (M × N × K).",
-       "Bars: the contract's adds alone (16-wide blocks, 128 × 128 tiles: where those fill the GPU, the ceiling of "
-       "any bit-exact GEMM on it), the library's bit-exact GEMM per recipe, and the dequantize + cuBLAS emulation; "
-       "1 = cuBLAS BF16. Mean of the recorded runs.",
+      {"kernels_gemm", prose("kernels", "gemm_title", {{"gpu", devices.front()}}), prose("kernels", "gemm_caption"),
        // noenhanced: the recipes' names hold '^' and '_' as they are
        "set key noenhanced\n" +
            histogram_script("kernels_gemm", static_cast<int>(columns.size()), "throughput vs cuBLAS BF16")});
-  if (!kd.problem.empty()) s.notes_html += "<p class=\"note\">" + html_escape(kd.problem) + "</p>\n";
+  if (!kd.problem.empty()) s.notes_html += prose("kernels", "problem", {{"problem", kd.problem}}) + "\n";
   return s;
 }
 

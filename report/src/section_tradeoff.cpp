@@ -51,11 +51,10 @@ Section tradeoff_section(ReportContext& ctx) {
   const nlohmann::json& chain = ctx.quant["chain"];
   Section s;
   s.id = "tradeoff";
-  s.title = "5. Trade-off: quality against cost";
+  s.title = prose("tradeoff", "title");
   if (!area.present) {
-    s.source = "absent: needs recorded area results (section 4)";
-    s.notes_html = "<p class=\"note\" data-absent=\"tradeoff\">No trade-off plot: " + html_escape(area.problem) +
-                   (gaps.empty() ? "; and no recorded training results (section 3)" : "") + ".</p>\n";
+    s.source = prose("tradeoff", "source_absent");
+    s.notes_html = prose("tradeoff", "no_tradeoff", {{"problem", area.problem}, {"training", !gaps.empty()}}) + "\n";
     return s;
   }
   // The first table of area records (one library/top).
@@ -83,15 +82,14 @@ Section tradeoff_section(ReportContext& ctx) {
     }
     return std::nan("");
   };
-  Table t{"tradeoff", "One point per format configuration and recipe (the configuration must multiply the recipe's "
-                      "element format).",
+  Table t{"tradeoff", prose("tradeoff", "table_caption"),
           {"config", "recipe / run", "format", "area vs E2M1-only (%)", "energy/MAC vs E2M1-only (%)", "quality",
            "quality measure"},
           {}};
   io::CsvTable csv({"series", "config", "recipe", "area_percent", "energy_percent", "quality"});
   int series = 0;
   if (!gaps.empty()) {
-    s.source = "recorded: area-energy.json and the training results of section 3";
+    s.source = prose("tradeoff", "source_training");
     for (const RecipeGap& g : gaps) {
       const std::string f = format_of_recipe(g.recipe);
       if (f.empty()) continue;
@@ -104,7 +102,7 @@ Section tradeoff_section(ReportContext& ctx) {
     }
     series = 1;
   } else {
-    s.source = "recorded area-energy.json; quality from the chain computed now (no recorded training results)";
+    s.source = prose("tradeoff", "source_chain");
   }
   // Quality proxy: attenuation of the 8-layer chain, 1 - eta_8, per format and RHT.
   for (const auto& run : chain["runs"]) {
@@ -128,16 +126,14 @@ Section tradeoff_section(ReportContext& ctx) {
   }
   plot += "'data/tradeoff.csv' skip 1 using ($1==1 ? $4 : NaN):6:3 with labels point pt 6 ps 1.2 offset 0.5,-0.5 "
           "left font ',9' title '|1 - eta_8| (chain)'\n";
-  s.figures.push_back({"tradeoff", "Quality against area, one point per configuration and recipe.",
-                       "Filled: relative loss gap to BF16 from recorded training (where present). Open: attenuation "
-                       "of the 8-layer chain, |1 - eta_8|, computed now.",
-                       plot});
+  s.figures.push_back({"tradeoff", prose("tradeoff", "area_title"), prose("tradeoff", "area_caption"), plot});
   if (std::any_of(recs.begin(), recs.end(), [&](const auto* r) { return std::isfinite(epct(*r, baseline)); })) {
     std::string p2 = "set xlabel 'energy per MAC vs E2M1-only (%)'\nset ylabel 'quality loss (%)'\n"
                      "set offsets graph 0.05, graph 0.3, graph 0.1, graph 0.05\nplot ";
     if (series) p2 += "'data/tradeoff.csv' skip 1 using ($1==0 ? $5 : NaN):6:3 with labels point pt 7 offset 0.5,0.5 left font ',9' title 'loss gap to BF16', ";
     p2 += "'data/tradeoff.csv' skip 1 using ($1==1 ? $5 : NaN):6:3 with labels point pt 6 offset 0.5,-0.5 left font ',9' title '|1 - eta_8|'\n";
-    s.figures.push_back({"tradeoff_energy", "Quality against energy per MAC.", "As above, against energy.", p2, "tradeoff"});
+    s.figures.push_back({"tradeoff_energy", prose("tradeoff", "energy_title"), prose("tradeoff", "energy_caption"), p2,
+                         "tradeoff"});
   }
   return s;
 }

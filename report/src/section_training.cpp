@@ -37,12 +37,9 @@ Section sweep_section(const ReportOptions& o, const Writer& w, const TrainingDat
                       std::vector<RecipeGap>& gaps) {
   Section s;
   s.id = "training";
-  s.title = "3. Training quality";
+  s.title = prose("training", "title");
   if (!training.present) {
-    mark_absent(s, "training", "training results", training.problem,
-                "They come from <code>nibble train-sweep --out docs/results/training</code> on a GPU machine "
-                "(docs/training.md), or from this report itself with <code>--training fresh</code> in a build with "
-                "libtorch on a machine with a GPU.");
+    mark_absent(s, "training", prose("training", "absent_what"), training.problem, prose("training", "absent_how"));
     return s;
   }
   const nlohmann::json& sum = training.summary;
@@ -75,24 +72,21 @@ Section sweep_section(const ReportOptions& o, const Writer& w, const TrainingDat
     }
   }
   if (gpu.empty() && !run_device.empty() && run_device != device) gpu = run_device + " (from run.json)";
-  s.source = o.training_fresh
-                 ? "run now by this report on this machine's GPU: " + (fs::path(training_dir(o)) / "summary.json").string()
-                 : "recorded GPU results: " + (fs::path(training_dir(o)) / "summary.json").string() +
-                       " (not re-run by this report)";
-  s.intro_html = fmt::format(
-      "<p>Device recorded: <b>{}</b>{}. Command recorded: {}.{}</p>\n", html_escape(device.empty() ? "not recorded" : device),
-      gpu.empty() ? "; GPU: not recorded in summary.json or run.json (docs/results/training.md names it)"
-                  : "; GPU: <b>" + html_escape(gpu) + "</b>",
-      command.empty() ? "not recorded in summary.json (docs/results/training.md lists the sweep's command)"
-                      : "<code>" + html_escape(command) + "</code>",
-      training.problem.empty() ? "" : " <span class=\"note\">" + html_escape(training.problem) + "</span>");
+  s.source = prose("training", "source_sweep",
+                   {{"fresh", o.training_fresh}, {"path", (fs::path(training_dir(o)) / "summary.json").string()}});
+  TemplateValues intro = {{"device", device.empty() ? prose("training", "device_not_recorded") : device}};
+  // Absent, not empty, where not recorded: an empty string opens a Mustache section.
+  if (!gpu.empty()) intro["gpu"] = gpu;
+  if (!command.empty()) intro["command"] = command;
+  if (!training.problem.empty()) intro["problem"] = training.problem;
+  s.intro_html = prose("training", "sweep_intro", intro) + "\n";
   const int last_n = sum.contains("metric") && sum["metric"].is_object() && sum["metric"].contains("last_n") &&
                              sum["metric"]["last_n"].is_number()
                          ? sum["metric"]["last_n"].get<int>()
                          : 0;
-  Table t{"training_gap",
-          fmt::format("Relative loss gap to BF16 per recipe, mean ± sample std [min, max] over seeds, in percent{}.",
-                      last_n ? fmt::format(" (mean of |L - L_bf16| / L_bf16 over the last {} steps)", last_n) : ""),
+  TemplateValues gap_caption;
+  if (last_n) gap_caption["last_n"] = std::to_string(last_n);
+  Table t{"training_gap", prose("training", "gap_table_caption", gap_caption),
           {"recipe", "description", "seeds", "loss gap to BF16 (%)", "final loss", "final val loss", "step time vs BF16"},
           {}};
   const fs::path base = training_dir(o);
@@ -133,7 +127,7 @@ Section sweep_section(const ReportOptions& o, const Writer& w, const TrainingDat
             acc[step].second += 1;
           }
         } catch (const std::exception& e) {
-          problems += html_escape(fmt::format("{}: {}; ", (base / rel).string(), e.what()));
+          problems += fmt::format("{}: {}; ", (base / rel).string(), e.what());
         }
       }
     }
@@ -159,14 +153,13 @@ Section sweep_section(const ReportOptions& o, const Writer& w, const TrainingDat
       csv.add(cells);
     }
     w.text("data/training_loss.csv", csv.text());
-    s.figures.push_back({"training_loss", "Training loss per recipe (mean over seeds).",
-                         "Per-step training loss read from each run's loss.csv, averaged over the recorded seeds.",
+    s.figures.push_back({"training_loss", prose("training", "loss_title"), prose("training", "loss_caption"),
                          fmt::format("set xlabel 'step'\nset ylabel 'training loss'\nset logscale y\n"
                                      "set key autotitle columnhead\nplot for [i=2:{}] 'data/training_loss.csv' "
                                      "using 1:i with lines lw 1.5\n",
                                      curve_names.size() + 1)});
   }
-  if (!problems.empty()) s.notes_html += "<p class=\"note\">Unreadable loss files: " + problems + "</p>\n";
+  if (!problems.empty()) s.notes_html += prose("training", "unreadable_loss", {{"problems", problems}}) + "\n";
   return s;
 }
 
@@ -195,21 +188,18 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
     return j.is_object() && j.contains(k) && j[k].is_number_integer() ? j[k].get<int64_t>() : int64_t{0};
   };
   std::vector<std::string> incomplete;
-  Table gaps{"training_study_gap",
-             "Scaling study: signed relative gap of the final validation loss to BF16, g = (L − L_bf16) / L_bf16, "
-             "paired by seed; mean ± 95 % Student-t half-width [interval], in percentage points.",
+  Table gaps{"training_study_gap", prose("training", "study_gap_table_caption"),
              {"size", "recipe", "runs finished / diverged / started", "g (pp)", "g, BF16 forward of the same weights (pp)",
               "cumulative α across depth, Fprop / Dgrad / Wgrad"},
              {}};
   const nlohmann::json boot_meta =
       sum.contains("metric") && sum["metric"].is_object() ? sum["metric"].value("bootstrap", nlohmann::json()) : nlohmann::json();
   Table pairs{"training_study_pairs",
-              "Scaling study: paired differences d = g_a − g_b per seed (pp), the 95 % Student-t interval and the "
-              "percentile bootstrap interval (" +
-                  fmt::format("{} resamples, seed {}", count(boot_meta, "resamples"), count(boot_meta, "seed")) +
-                  "), paired t-test, verdict, and the paper's effect (" +
-                  fmt::format("{:.0f} % of E2M1's gap, {}", 100 * published::kUfp4TrainingEffect, published::kUfp4) +
-                  ") beside the primary comparison.",
+              prose("training", "study_pairs_table_caption",
+                    {{"resamples", std::to_string(count(boot_meta, "resamples"))},
+                     {"seed", std::to_string(count(boot_meta, "seed"))},
+                     {"effect_percent", fmt::format("{:.0f}", 100 * published::kUfp4TrainingEffect)},
+                     {"paper", std::string(published::kUfp4)}}),
               {"size", "d = g_a − g_b", "question", "seeds", "d (pp), t interval", "bootstrap interval", "p",
                "verdict", "paper's d (pp)", "seeds for the CI target"},
               {}};
@@ -276,20 +266,22 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
     }
   }
   const nlohmann::json& runs = sum.value("runs", nlohmann::json::object());
-  s.intro_html += fmt::format(
-      "<p><b>Scaling study</b> (<code>{}</code>, {} sizes): {} runs planned, {} started, {} finished, {} diverged "
-      "(every started run is counted; a diverged run is a result). Complete sizes: {}. Incomplete: {}.</p>\n",
-      html_escape(str(sum, "study")), sum["sizes"].size(), count(runs, "planned"), count(runs, "started"),
-      count(runs, "finished"), count(runs, "diverged"), complete.empty() ? "none" : fmt::format("{}", fmt::join(complete, ", ")),
-      incomplete.empty() ? "none" : fmt::format("{}", fmt::join(incomplete, ", ")));
+  s.intro_html += prose("training", "study_intro",
+                        {{"study", str(sum, "study")},
+                         {"sizes", std::to_string(sum["sizes"].size())},
+                         {"planned", std::to_string(count(runs, "planned"))},
+                         {"started", std::to_string(count(runs, "started"))},
+                         {"finished", std::to_string(count(runs, "finished"))},
+                         {"diverged", std::to_string(count(runs, "diverged"))},
+                         {"complete", template_series(complete)},
+                         {"incomplete", template_series(incomplete)}}) +
+                  "\n";
   s.tables.push_back(gaps);
   s.tables.push_back(pairs);
   if (plotted > 0) {
     w.text("data/training_study_gap.csv", csv.text());
     s.figures.push_back(
-        {"training_study_gap", "Loss gap to BF16 per size (scaling study).",
-         "Mean signed gap g of each quantized recipe at each size, with its 95 % Student-t interval (pp), against the "
-         "parameters of the quantized linears.",
+        {"training_study_gap", prose("training", "study_gap_title"), prose("training", "study_gap_caption"),
          "set key autotitle columnhead\nset logscale x\nset xlabel 'quantized-linear "
          "parameters'\nset ylabel 'g = (L - L_bf16)/L_bf16 (pp)'\nset key outside right\n"
          "plot for [r in 'e2m1 ufp4 e2m1+rht=all ufp4+rht=wgrad nvfp4'] 'data/training_study_gap.csv' "
@@ -311,9 +303,7 @@ Section training_section(ReportContext& ctx) {
   std::vector<std::string> complete;
   if (!study.present) {
     Section s = sweep_section(o, w, training, gaps);
-    s.notes_html += "<p class=\"note\" data-absent=\"training-study\">The scaling study (<code>nibble "
-                    "train-study</code>, docs/training.md) has no recorded summary yet: " +
-                    html_escape(study.problem) + ".</p>\n";
+    s.notes_html += prose("training", "no_study", {{"problem", study.problem}}) + "\n";
     return s;
   }
   Section study_part;
@@ -321,21 +311,16 @@ Section training_section(ReportContext& ctx) {
   Section s;
   if ((complete.empty() || o.training_fresh) && training.present) {
     s = sweep_section(o, w, training, gaps);
-    s.intro_html = study_part.intro_html +
-                   (complete.empty() ? "<p>No size of the study is complete yet, so the earlier 6.4 M-parameter sweep "
-                                       "stays below it (its tables and curves follow the study's).</p>\n"
-                                     : "<p>The 6.4 M-parameter sweep below was run now on request (--training "
-                                       "fresh); the study above replaces it.</p>\n") +
-                   s.intro_html;
-    s.source += "; scaling study: " + study.path;
+    s.intro_html = study_part.intro_html + prose("training", "sweep_below", {{"complete", !complete.empty()}}) +
+                   "\n" + s.intro_html;
+    s.source = prose("training", "source_study_and_sweep", {{"source", s.source}, {"path", study.path}});
   } else {
     s.id = "training";
-    s.title = "3. Training quality";
-    s.source = "recorded GPU results: " + study.path + " (the scaling study; not re-run by this report)";
+    s.title = prose("training", "title");
+    s.source = prose("training", "source_study", {{"path", study.path}});
     s.intro_html = study_part.intro_html;
     if (!complete.empty()) {
-      s.intro_html += "<p>The earlier 6.4 M-parameter sweep (training/summary.json) is retired from this section now "
-                      "that a size of the study is complete; docs/results/training.md keeps its history.</p>\n";
+      s.intro_html += prose("training", "sweep_retired") + "\n";
       // The trade-off takes the gaps of the largest complete size.
       for (const auto& z : study.summary["sizes"]) {
         if (!z.is_object() || z.value("name", "") != complete.back()) continue;

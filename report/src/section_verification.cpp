@@ -30,15 +30,12 @@ Section verification_section(ReportContext& ctx) {
   const CycleResults& cyc = *ctx.cycles;
   Section s;
   s.id = "verification";
-  s.title = "6. Verification status";
+  s.title = prose("verification", "title");
   const fs::path path = fs::path(o.results_dir) / "verification.json";
   std::string problem;
   const nlohmann::json rec = read_recorded(path.string(), "verification counts", problem).value_or(nlohmann::json());
-  s.source = "live check computed now on the SystemC model; case counts recorded in " + path.string() +
-             " (taken from the test suites and docs/results)";
-  Table t{"verification_recorded",
-          "What is checked against the golden model, and how: recorded case counts per layer, with the source of "
-          "each count.",
+  s.source = prose("verification", "source", {{"path", path.string()}});
+  Table t{"verification_recorded", prose("verification", "recorded_table_caption"),
           {"layer", "check", "against", "cases", "status", "source"}, {}};
   if (rec.is_object() && rec.contains("checks") && rec["checks"].is_array()) {
     for (const auto& c : rec["checks"]) {
@@ -49,14 +46,14 @@ Section verification_section(ReportContext& ctx) {
       t.rows.push_back({g("layer"), g("check"), g("against"), g("cases"), g("status"), g("source")});
     }
   } else if (problem.empty()) {
-    problem = path.string() + " has no \"checks\" list";
+    problem = prose("verification", "no_checks", {{"path", path.string()}});
   }
   if (!t.rows.empty()) s.tables.push_back(t);
-  if (!problem.empty()) s.notes_html += "<p class=\"note\">" + html_escape(problem) + "</p>\n";
+  if (!problem.empty()) s.notes_html += prose("verification", "problem", {{"problem", problem}}) + "\n";
 
   nlohmann::json live = nlohmann::json::array();
-  Table lt{"verification_live", "Live check run by this report.", {"check", "GEMMs", "elements compared", "mismatches"},
-           {}};
+  Table lt{"verification_live", prose("verification", "live_table_caption"),
+           {"check", "GEMMs", "elements compared", "mismatches"}, {}};
   if (cyc.available) {
     for (const LiveCheck& l : cyc.live) {
       lt.rows.push_back({l.what, std::to_string(l.gemms), std::to_string(l.compared), std::to_string(l.mismatches)});
@@ -71,17 +68,15 @@ Section verification_section(ReportContext& ctx) {
         fagree += p.formula_cycles == p.cycles;
       }
     }
-    const std::string w1 = fmt::format("SystemC model vs golden gemm on the {} GEMMs of the cycle sweep (section 7)",
-                                       cyc.sweep.size());
+    const std::string w1 = prose("verification", "sweep_check", {{"gemms", std::to_string(cyc.sweep.size())}});
     lt.rows.push_back({w1, std::to_string(cyc.sweep.size()), std::to_string(compared), std::to_string(mism)});
     live.push_back({{"check", w1}, {"gemms", cyc.sweep.size()}, {"compared", compared}, {"mismatches", mism}});
-    const std::string w2 = "SystemC cycle counts vs the closed forms of sim/systemc_device.h (sweep points where they apply)";
+    const std::string w2 = prose("verification", "formula_check");
     lt.rows.push_back({w2, std::to_string(fa), std::to_string(fa) + " cycle counts", std::to_string(fa - fagree)});
     live.push_back({{"check", w2}, {"gemms", fa}, {"compared", fa}, {"mismatches", fa - fagree}});
     s.tables.push_back(lt);
   } else {
-    s.notes_html += "<p class=\"note\" data-absent=\"live-check\">No live check: this build has no SystemC model "
-                    "(configure with SystemC installed).</p>\n";
+    s.notes_html += prose("verification", "no_live") + "\n";
   }
   w.json("data/verification.json", {{"recorded", rec}, {"recorded_path", path.string()}, {"live", live}});
   return s;

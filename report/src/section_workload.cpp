@@ -32,9 +32,9 @@ namespace nibble::report::detail {
 Section workload_section(ReportContext&) {
   Section s;
   s.id = "workload";
-  s.title = "9. A training step on this array";
-  s.source = "absent: this build has no cycle simulator";
-  s.notes_html = "<p class=\"note\" data-absent=\"workload\">Not built with SystemC: no workload simulation.</p>\n";
+  s.title = prose("workload", "title");
+  s.source = prose("workload", "source_absent");
+  s.notes_html = prose("workload", "absent") + "\n";
   return s;
 }
 
@@ -101,19 +101,17 @@ Section workload_section(ReportContext& ctx) {
   const Writer& w = ctx.writer;
   Section s;
   s.id = "workload";
-  s.title = "9. A training step on this array";
+  s.title = prose("workload", "title");
   const std::string arch_path = NIBBLE_REPORT_ARCH;
   if (!ctx.study.present) {
-    mark_absent(s, "workload", "scaling study", ctx.study.problem,
-                "<code>nibble train-study summarize</code> writes <code>training/study/summary.json</code>; this "
-                "section times each of its sizes and recipes on the example array.");
+    mark_absent(s, "workload", prose("workload", "no_study_what"), ctx.study.problem, prose("workload", "no_study_how"));
     return s;
   }
   sim::ArchConfig arch;
   try {
     arch = sim::arch_from_json_file(arch_path);
   } catch (const model::ConfigError& e) {
-    mark_absent(s, "workload", "architecture file", e.what(), "The section times the steps on <code>examples/arch/array16.json</code>.");
+    mark_absent(s, "workload", prose("workload", "no_arch_what"), e.what(), prose("workload", "no_arch_how"));
     return s;
   }
   if (ctx.options.progress) ctx.options.progress("timing a training step per study size and recipe on " + arch_path);
@@ -127,13 +125,13 @@ Section workload_section(ReportContext& ctx) {
   std::optional<sim::EnergyTable> energy;
   std::string energy_note;
   if (!fs::exists(energy_path)) {
-    energy_note = "no recorded " + energy_path + " (nibble energy --actions): energy not given";
+    energy_note = prose("workload", "no_energy_note", {{"path", energy_path}});
   } else {
     try {
       energy = sim::energy_table_from_any_json_file(energy_path, sim::resolve(choice, arch.tile.scale_modes));
       energy_note = energy->source;
     } catch (const model::ConfigError& e) {
-      energy_note = std::string("energy not given: ") + e.what();
+      energy_note = prose("workload", "bad_energy_note", {{"problem", e.what()}});
     }
   }
 
@@ -237,22 +235,20 @@ Section workload_section(ReportContext& ctx) {
     }
   }
   if (t.rows.empty()) {
-    mark_absent(s, "workload", "study size the simulator can run", skipped.empty() ? "the summary lists no sizes" : skipped,
-                "<code>nibble train-study summarize</code> writes the study's sizes.");
+    mark_absent(s, "workload", prose("workload", "no_sizes_what"),
+                skipped.empty() ? prose("workload", "no_sizes_problem") : skipped, prose("workload", "no_sizes_how"));
     return s;
   }
-  s.source = "computed now on the event model (nibble::sim::time_workload, timing only) beside the recorded study: " +
-             ctx.study.path;
-  t.caption = fmt::format(
-      "One training step (batch × ctx tokens; Fprop, Dgrad and Wgrad of every quantized linear) of each study size, "
-      "per recipe and format mask, on {}: {} tiles of {}x{}x{} lanes, {}, clock {} GHz. GEMM time: the GEMMs one "
-      "after another; quantizer: its elements and RHT at the architecture's throughput, not overlapped. BF16 GEMMs "
-      "(the LM head, a recipe's BF16 blocks) are not on the array. DPU energy: block operations × the flow's block "
-      "energy for the GEMM's operand format; SRAM, DRAM and quantizer energy are not priced (the flow has no figure "
-      "for them). Loss gap: the recorded study, mean ± 95 % half-width.",
-      arch_path.substr(arch_path.rfind("examples/") == std::string::npos ? 0 : arch_path.rfind("examples/")), arch.tiles,
-      arch.tile.rows, arch.tile.cols, arch.tile.lanes, name(arch.dataflow),
-      arch.clock_ghz ? fmt::format("{}", *arch.clock_ghz) : std::string("-"));
+  s.source = prose("workload", "source", {{"path", ctx.study.path}});
+  t.caption = prose(
+      "workload", "table_caption",
+      {{"arch", arch_path.substr(arch_path.rfind("examples/") == std::string::npos ? 0 : arch_path.rfind("examples/"))},
+       {"tiles", fmt::format("{}", arch.tiles)},
+       {"rows", fmt::format("{}", arch.tile.rows)},
+       {"cols", fmt::format("{}", arch.tile.cols)},
+       {"lanes", fmt::format("{}", arch.tile.lanes)},
+       {"dataflow", std::string(name(arch.dataflow))},
+       {"clock", arch.clock_ghz ? fmt::format("{}", *arch.clock_ghz) : std::string("-")}});
   s.tables.push_back(t);
   w.text("data/workload.csv", csv.text());
   w.json("data/workload.json", {{"arch", arch_path},
@@ -261,13 +257,11 @@ Section workload_section(ReportContext& ctx) {
                                  {"energy_source", energy_note},
                                  {"study", ctx.study.path},
                                  {"rows", rows}});
-  s.intro_html = fmt::format(
-      "<p>What a training step of each study model costs on the example array, and what the recipe bought in "
-      "quality. Formats do not change the timing (every code is 4 bits); the format mask changes the DPU's energy "
-      "per block. {}</p>\n",
-      html_escape(energy_note));
+  s.intro_html = prose("workload", "intro", {{"energy", energy_note}}) + "\n";
   if (!not_run.empty() || !skipped.empty()) {
-    s.notes_html = "<p class=\"note\">Not run: " + html_escape(not_run + (not_run.empty() || skipped.empty() ? "" : "; ") + skipped) + ".</p>\n";
+    s.notes_html =
+        prose("workload", "not_run", {{"what", not_run + (not_run.empty() || skipped.empty() ? "" : "; ") + skipped}}) +
+        "\n";
   }
   return s;
 }

@@ -21,6 +21,7 @@
 #include "nibble/formats.h"
 #include "nibble/io/csv.h"
 #include "nibble/report/report.h"
+#include "templates.h"
 
 namespace nibble::report::detail {
 namespace fs = std::filesystem;
@@ -82,9 +83,9 @@ inline std::string histogram_script(const std::string& csv, int series, const st
 // A section whose recorded results are missing: why (`problem`), and where they come from (`how_html`).
 inline void mark_absent(Section& s, const char* key, const std::string& what, const std::string& problem,
                         const std::string& how_html) {
-  s.source = "absent: no recorded " + what;
-  s.notes_html = fmt::format("<p class=\"note\" data-absent=\"{}\"><b>No recorded {}.</b> {}. {}</p>\n", key, what,
-                             html_escape(problem), how_html);
+  s.source = prose("common", "absent_source", {{"what", what}});
+  s.notes_html =
+      prose("common", "absent_note", {{"key", key}, {"what", what}, {"problem", problem}, {"how_html", how_html}}) + "\n";
 }
 
 // One recipe's loss gap to BF16, from the training section to the trade-off.

@@ -13,6 +13,8 @@
    counts of the sweep; the trade-off CSV holds the fixture's loss gaps; the
    training step on the array (section 9) is what `nibble workload` gives for
    the same model, recipe, mask and energy file, beside the study's loss gap.
+4. Checks the templates: every prose fragment the report's sources ask for is
+   defined in its template, and no page holds an unrendered tag or text escaped twice.
 Exit 77 (skipped) with a message where chromium or gnuplot is not installed.
 """
 import argparse
@@ -136,6 +138,10 @@ def check_page(chromium, out, expect_sections):
     ok, why = png_is_nontrivial(shot)
     print("screenshot:", why)
     check(ok, f"{out}: screenshot looks blank ({why})")
+    page = open(os.path.join(out, "index.html")).read()
+    check("{{" not in page and "}}" not in page, f"{out}: a template tag was left unrendered")
+    for twice in ("&amp;amp;", "&amp;lt;", "&amp;gt;", "&amp;quot;"):
+        check(twice not in page, f"{out}: text escaped twice ({twice})")
     dom = Dom()
     dom.feed(dom_text)
     figs = [f["id"] for s in report["sections"] for f in s["figures"]]
@@ -382,6 +388,25 @@ def check_kernels(out, results):
     print(f"{out}: {seen} GPU-kernel bars checked against the recorded runs")
 
 
+def check_fragments(source):
+    """Every prose("template", "fragment") of report/src names a fragment its template defines: a rare
+    path (an unreadable energy file, a bad architecture) would otherwise fail only when it happens."""
+    import glob
+    import re
+    templates = {os.path.basename(t)[:-len(".mustache")]: open(t).read()
+                 for t in glob.glob(os.path.join(source, "report", "templates", "*.mustache"))}
+    used = set()
+    for src in glob.glob(os.path.join(source, "report", "src", "*.*")):
+        text = open(src).read()
+        used |= set(re.findall(r'prose\(\s*"([a-z_]+)",\s*"([a-z_]+)"', text))
+        for name in re.findall(r'render_template\(\s*"([a-z_]+)"', text):
+            check(name in templates, f"{src}: no template {name}")
+    check(len(used) > 50, f"only {len(used)} prose fragments found in report/src")
+    for name, fragment in sorted(used):
+        check("{{#" + fragment + "}}" in templates.get(name, ""), f"template {name} has no fragment {fragment}")
+    print(f"prose: {len(used)} fragments used, each defined in its template")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--nibble", required=True)
@@ -397,6 +422,7 @@ def main():
         return 77
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
+    check_fragments(a.source)
     recorded = os.path.join(a.work, "recorded")
     run([a.nibble, "report", "--out", recorded, "--results", os.path.join(a.source, "docs", "results")])
     expect = {"formats": "computed", "compounding": "computed"}

@@ -208,11 +208,11 @@ CycleResults run_cycle_sweep(uint64_t seed, const std::function<void(const std::
 // throws ReportError when gnuplot fails.
 std::string run_gnuplot(const Figure& fig, const std::string& out_dir, const std::string& gnuplot);
 std::string html_escape(const std::string& s);
+// What the page says about its own making; the rest of the page (the title, the lead
+// paragraph) is in templates/page.mustache.
 struct PageMeta {
-  std::string title;
   std::string command;
   std::string generated;
-  std::string lead_html;
 };
 std::string render_page(const PageMeta& meta, const std::vector<Section>& sections,
                         const std::vector<std::vector<std::string>>& svgs);
