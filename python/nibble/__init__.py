@@ -1,5 +1,6 @@
 """Nibble from Python: the golden model on NumPy arrays, the shrinkage-bias
-diagnostics of ``nibble quant``, and the recorded area and energy results.
+diagnostics of ``nibble quant``, the recorded area and energy results, and the
+synthesis flow where Yosys is installed.
 
 Everything numeric is computed by Nibble's C++ libraries (the compiled module
 ``nibble._nibble``): golden quantizes, dequantizes and multiplies; the analysis
@@ -17,7 +18,11 @@ Errors: bad arguments raise ValueError with golden's message (TypeError for a
 wrong type), a defective file raises ``nibble.TensorFileError`` (a ValueError),
 a missing one FileNotFoundError.
 """
+import json
 import os
+import shutil
+import subprocess
+import tempfile
 
 from . import _nibble
 from ._nibble import (  # noqa: F401  (re-exported)
@@ -192,3 +197,72 @@ def area_energy(results_dir=None):
 AreaEnergy.area = property(lambda self: records(self._area), doc="Area per configuration and library.")
 AreaEnergy.energy = property(lambda self: records(self._energy),
                              doc="Energy per MAC per configuration, element format and operand set.")
+
+
+def _cli(executable):
+    if executable is not None:
+        return os.fspath(executable)
+    for c in (os.environ.get("NIBBLE_CLI"), _nibble.build_cli):
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    found = shutil.which("nibble")
+    if found:
+        return found
+    raise FileNotFoundError("the nibble command was not found: pass executable=, set NIBBLE_CLI or put nibble on PATH")
+
+
+def _names(value):
+    return value if isinstance(value, str) else ",".join(value)
+
+
+def _flat_rows(rows):
+    """The rows of `nibble area --json` as records: nested objects become prefix_key fields,
+    and a key some rows lack (percent_vs_e2m1 of a baseline's own row) is None there."""
+    flat = []
+    for r in rows:
+        f = {}
+        for k, v in r.items():
+            if isinstance(v, dict):
+                f.update({f"{k}_{kk}": vv for kk, vv in v.items()})
+            else:
+                f[k] = v
+        flat.append(f)
+    keys = list(dict.fromkeys(k for f in flat for k in f))
+    return records([{k: f.get(k) for k in keys} for f in flat])
+
+
+def synthesize(unit="dpu", configs=("e2m1", "all"), *, lanes=None, lane_design=None, scales=None, tile=None,
+               liberty=None, breakdown=False, sta=False, clock_ns=None, cache=None, executable=None, timeout=None):
+    """Runs the synthesis flow (``nibble area``: Yosys, and OpenSTA with sta=True) and returns its results.
+
+    The arguments are ``nibble area``'s flags (names or lists of names where the
+    flag takes a comma-separated list). The result is the dict ``--json`` writes,
+    its ``configs`` a structured array (one record per synthesized netlist: area,
+    cells, flops, depth, percent_vs_e2m1, ... ; ``sta_*`` and ``sub_blocks_*``
+    fields with sta and breakdown). A run takes minutes per netlist; ``cache``
+    (a directory, shared with ``nibble area --cache``) makes repeated calls
+    instant. The command is ``executable``, else NIBBLE_CLI, else the build
+    tree's, else ``nibble`` on PATH. Bad arguments raise ValueError with the
+    command's message; a failed flow raises RuntimeError.
+    """
+    args = [_cli(executable), "area", "--unit", _names(unit), "--configs", _names(configs)]
+    for flag, value in (("--lanes", lanes), ("--lane-design", lane_design), ("--scales", scales), ("--tile", tile),
+                        ("--liberty", liberty), ("--clock-ns", clock_ns), ("--cache", cache)):
+        if value is not None:
+            args += [flag, _names(value) if flag in ("--lane-design", "--scales") else os.fspath(str(value))]
+    if breakdown:
+        args.append("--breakdown")
+    if sta:
+        args.append("--sta")
+    with tempfile.TemporaryDirectory(prefix="nibble-area-") as tmp:
+        out = os.path.join(tmp, "area.json")
+        proc = subprocess.run(args + ["--json", out], capture_output=True, text=True, timeout=timeout)
+        if proc.returncode == 2:
+            lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("nibble: error:")]
+            raise ValueError(lines[0][len("nibble: error:"):].strip() if lines else proc.stderr.strip())
+        if proc.returncode != 0 or not os.path.isfile(out):
+            raise RuntimeError(f"nibble area failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
+        with open(out) as f:
+            data = json.load(f)
+    data["configs"] = _flat_rows(data.get("configs", []))
+    return data

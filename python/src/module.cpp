@@ -12,6 +12,7 @@ PYBIND11_MODULE(_nibble, m) {
   pybind11::register_exception<nibble::io::TensorFileError>(m, "TensorFileError", PyExc_ValueError);
   m.attr("__version__") = NIBBLE_VERSION;
   m.attr("source_results_dir") = NIBBLE_SOURCE_RESULTS_DIR;
+  m.attr("build_cli") = NIBBLE_BUILD_CLI;  // the build tree's `nibble`, which nibble.synthesize runs
   nibble::python::bind_golden(m);
   nibble::python::bind_analysis(m);
   nibble::python::bind_files(m);
