@@ -458,7 +458,9 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   if (timed && a.liberty.empty()) {
     throw UsageError(fmt::format("{}: needs --liberty (the generic library's unit delays are not a clock)", timed_by));
   }
-  if (!(a.clock_ns > 0) || !std::isfinite(a.clock_ns)) throw UsageError(fmt::format("--clock-ns: want a finite period > 0 ns, got {}", a.clock_ns));
+  if (!(a.clock_ns > 0) || !std::isfinite(a.clock_ns)) {
+    throw UsageError(fmt::format("--clock-ns: want a finite period > 0 ns, got {}", a.clock_ns));
+  }
   const std::string sta = timed ? find_executable(a.sta_bin.empty() ? "sta" : a.sta_bin) : std::string();
   if (timed && sta.empty()) {
     throw UsageError(fmt::format("{}: OpenSTA not found (Debian: apt-get install opensta) or pass --sta-bin PATH",
