@@ -941,9 +941,10 @@ def sta_cli():
             check(r.returncode == rc and (rc == 0 or "--strict" in r.stderr),
                   "--strict at %.1f ns: exit %d (%s)" % (clock, rc, r.stderr.strip()[-160:]))
             check(os.path.exists(js) == (rc == 0), "--strict at %.1f ns: the JSON written only when met" % clock)
-        # --map timing at half the area-mapped path: mapped for that clock, the path is shorter
+        # --map timing at half the area-mapped path (whole ns, so a results run shares the cache):
+        # mapped for that clock, the path is shorter
         # (met or not), and the verdict fields agree with the slack.
-        clock = round(e["critical_path_ns"] / 2, 1)
+        clock = float(round(e["critical_path_ns"] / 2))
         tcmd = [cli, "area", "--liberty", lib, "--configs", "e2m1", "--map", "timing", "--clock-ns", str(clock),
                 "--json", js]
         if CACHE:
