@@ -622,6 +622,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     const fs::path net = tmp / fmt::format("{}.netlist.json", i);
     double seconds = 0;
     Row best;  // --map timing: the first netlist that meets the clock, else the shortest path
+    double last_target = 0, last_path_ps = 0;  // the previous mapping's target and path
     for (double target = timing ? period_ps : 0;;) {
       std::error_code gone;
       fs::remove(rec, gone);  // a failed retry must not read the previous attempt's record
@@ -653,10 +654,23 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       // ABC times the logic between flops and ports at its own loads (no clock-to-Q, no
       // setup, no input drive), and `map -D` lands near its target, not under it: OpenSTA's
       // path can miss a clock ABC was given. A missed clock tightens the target by the miss
-      // (OpenSTA's path - the period) and maps again, up to kMaxMappings targets; a path that
-      // does not shrink ends the search (the unit needs pipelining, not mapping).
-      const double next = std::round(target - (r.crit_ns * 1000.0 - period_ps));
-      if (r.slack_ns >= 0 || r.mappings == kMaxMappings || next <= 0 || best.mappings < r.mappings) break;
+      // divided by how much the path moved per ps of target on the last two mappings (a
+      // secant step; 0.5 before there are two, kept within [0.25, 1]: on the DPU it moved
+      // 0.3-1.0) and maps again, up to kMaxMappings targets. A path that does not shrink, or
+      // ABC's own delay over its target by more than 10%, ends the search: that unit needs
+      // pipelining, not mapping.
+      const double miss_ps = r.crit_ns * 1000.0 - period_ps;
+      double slope = 0.5;
+      if (r.mappings > 1 && last_target > target) {
+        slope = std::clamp((last_path_ps - r.crit_ns * 1000.0) / (last_target - target), 0.25, 1.0);
+      }
+      const double next = std::round(target - miss_ps / slope);
+      if (r.slack_ns >= 0 || r.mappings == kMaxMappings || next <= 0 || best.mappings < r.mappings ||
+          r.depth * 1000.0 > 1.1 * target) {
+        break;
+      }
+      last_target = target;
+      last_path_ps = r.crit_ns * 1000.0;
       target = next;
     }
     if (timing) {
