@@ -105,7 +105,9 @@ def abc_script(delay_target_ps=None):
     if delay_target_ps is None:
         return ABC_SCRIPT
     d = "%d" % round(delay_target_ps)
-    return ("+strash;&get,-n;&fraig,-x;&put;scorr;dc2;dretime;strash;dch,-f;map,-D,%s;"
+    # cleanup: `map` can leave a gate without fanout, on which `buffer` aborts ("node N has no
+    # fanout"; the split-late-sign DPU at all formats, 20 ns)
+    return ("+strash;&get,-n;&fraig,-x;&put;scorr;dc2;dretime;strash;dch,-f;map,-D,%s;cleanup;"
             "buffer;upsize,-D,%s;dnsize,-D,%s;topo;stime,-p" % (d, d, d))
 
 
