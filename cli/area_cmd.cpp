@@ -132,7 +132,8 @@ struct AreaArgs {
   bool sta = false;      // time each mapped netlist with OpenSTA (needs --liberty)
   bool strict = false;   // --sta: a netlist that misses --clock-ns is an error
   std::string sta_bin;   // the OpenSTA executable
-  double clock_ns = 10;  // the clock the slack is reported against
+  double clock_ns = 10;  // the clock the slack is reported against (and --map timing maps for)
+  std::string map = "area";  // ABC's mapping: area (least area) or timing (for --clock-ns)
   std::string level;     // --level: the levels table up to this level instead of the unit table
   int rf_depth = 8;      // --level tensor-core: entries per operand register file
   int gemm_k = 256;      // --level tensor-core: the reduction length per output tile
@@ -159,6 +160,8 @@ struct Row {
   std::vector<SubBlock> blocks;
   // --sta: the worst path of the mapped netlist (arrival + setup), its end points, the slack
   double crit_ns = -1, slack_ns = 0;
+  double delay_target_ps = 0;  // --map timing: the ABC target of the netlist kept
+  int mappings = 0;            // --map timing: the targets tried
   std::string startpoint, endpoint;
 };
 
@@ -189,6 +192,20 @@ bool parse_sta_report(const std::string& out, Row& r) {
   r.startpoint = rest_of_line("Startpoint:");
   r.endpoint = rest_of_line("Endpoint:");
   return true;
+}
+
+// --map: true for timing-driven mapping, false for area; UsageError otherwise.
+bool parse_map(const std::string& text) {
+  if (text == "area") return false;
+  if (text == "timing") return true;
+  throw UsageError(fmt::format("--map: want area or timing, got '{}'", text));
+}
+
+// The fewest pipeline stages whose clock could be the given one: the path cut into equal
+// parts, each no longer than the period. A lower bound: every added register adds its own
+// clock-to-Q and setup, and a real cut rarely falls at equal delays.
+long stages_at_clock(double path_ns, double clock_ns) {
+  return std::max(1L, static_cast<long>(std::ceil(path_ns / clock_ns - 1e-9)));
 }
 
 }  // namespace
@@ -434,14 +451,27 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   if (a.breakdown && (!has_dpu || !a.tile.empty())) {
     throw UsageError("--breakdown: applies to the DPU only (--unit dpu, no --tile)");
   }
-  if (a.strict && !a.sta) throw UsageError("--strict: applies to --sta (the clock a netlist must meet)");
-  if (a.sta && a.liberty.empty()) {
-    throw UsageError("--sta: needs --liberty (the generic library's unit delays are not a clock)");
+  // --map timing maps for the clock and then times the result: it implies --sta.
+  const bool timing = parse_map(a.map);
+  const bool timed = a.sta || timing;
+  const char* timed_by = a.sta ? "--sta" : "--map timing";
+  if (a.strict && !timed) throw UsageError("--strict: applies to --sta or --map timing (the clock a netlist must meet)");
+  if (timed && a.liberty.empty()) {
+    throw UsageError(fmt::format("{}: needs --liberty (the generic library's unit delays are not a clock)", timed_by));
   }
-  if (!(a.clock_ns > 0) || !std::isfinite(a.clock_ns)) throw UsageError("--clock-ns: want a period > 0");
-  const std::string sta = a.sta ? find_executable(a.sta_bin.empty() ? "sta" : a.sta_bin) : std::string();
-  if (a.sta && sta.empty()) {
-    throw UsageError("--sta: OpenSTA not found (Debian: apt-get install opensta) or pass --sta-bin PATH");
+  if (!(a.clock_ns > 0) || !std::isfinite(a.clock_ns)) {
+    throw UsageError(fmt::format("--clock-ns: want a finite period > 0 ns, got {}", a.clock_ns));
+  }
+  const std::string sta = timed ? find_executable(a.sta_bin.empty() ? "sta" : a.sta_bin) : std::string();
+  if (timed && sta.empty()) {
+    throw UsageError(fmt::format("{}: OpenSTA not found (Debian: apt-get install opensta) or pass --sta-bin PATH",
+                                 timed_by));
+  }
+  // ABC's first target is the whole period (see the synthesis loop for the others).
+  const double period_ps = std::round(a.clock_ns * 1000.0);
+  constexpr int kMaxMappings = 4;
+  if (timing && a.breakdown) {
+    throw UsageError("--breakdown: not with --map timing (the hierarchical synthesis maps for area)");
   }
   const bool dpu_only = units.size() == 1 && has_dpu;
   int rows = 0, cols = 0;
@@ -506,7 +536,7 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       }
     }
   }
-  auto synth_command = [&](const Row& r, const fs::path& rec) {
+  auto synth_command = [&](const Row& r, const fs::path& rec, double delay_target_ps = 0) {
     std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {}", shell_quote(python),
                                   shell_quote(driver.string()), r.top, shell_quote(yosys),
                                   shell_quote(rec.string()));
@@ -529,17 +559,34 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       cmd += " --work " + shell_quote((fs::absolute(a.keep) / dir).string());
     }
     if (!a.cache.empty()) cmd += " --cache " + shell_quote(fs::absolute(a.cache).string());
+    if (delay_target_ps > 0) cmd += fmt::format(" --delay-target {:.0f}", delay_target_ps);
     return cmd;
   };
   // --sta: the Liberty file as plain text (OpenSTA reads no .gz), once.
   fs::path sta_lib;
-  if (a.sta) {
+  if (timed) {
     sta_lib = tmp / "sta.lib";
     std::string out;
     const std::string lib = fs::absolute(a.liberty).string();
     const std::string cat = lib.size() > 3 && lib.compare(lib.size() - 3, 3, ".gz") == 0 ? "gunzip -c" : "cat";
     if (run_command(fmt::format("{} {} > {}", cat, shell_quote(lib), shell_quote(sta_lib.string())), out) != 0) {
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
       throw UsageError(fmt::format("--liberty {}: cannot be read: {}", a.liberty, out));
+    }
+    // A clock needs delays: a library without timing arcs (cell_rise tables or the older
+    // intrinsic_rise) would map and time every path as zero.
+    std::ifstream in(sta_lib);
+    std::string line;
+    bool delays = false;
+    while (!delays && std::getline(in, line)) {
+      delays = line.find("cell_rise") != std::string::npos || line.find("intrinsic_rise") != std::string::npos;
+    }
+    if (!delays) {
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+      throw UsageError(fmt::format("{}: --liberty {} has no delays (no cell_rise or intrinsic_rise)", timed_by,
+                                   a.liberty));
     }
   }
   // The worst setup path of a mapped netlist: Yosys writes it as Verilog, OpenSTA times it
@@ -573,25 +620,73 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     Row& r = rows_out[i];
     const fs::path rec = tmp / fmt::format("{}.json", i);
     const fs::path net = tmp / fmt::format("{}.netlist.json", i);
-    const std::string cmd = synth_command(r, rec) + (a.sta ? " --netlist " + shell_quote(net.string()) : "");
-    fmt::print(stderr, "nibble area: synthesizing {} {} ...\n", r.top, r.label);
-    std::string output;
-    const int rc = run_command(cmd, output);
-    if (rc != 0 || !fs::exists(rec)) {
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
-      throw UsageError(fmt::format("synthesis of {} {} failed (exit {}):\n{}", r.top,
-                                   r.config != nullptr ? r.config->label : "", rc, output));
+    double seconds = 0;
+    Row best;  // --map timing: the first netlist that meets the clock, else the shortest path
+    double last_target = 0, last_path_ps = 0;  // the previous mapping's target and path
+    for (double target = timing ? period_ps : 0;;) {
+      std::error_code gone;
+      fs::remove(rec, gone);  // a failed retry must not read the previous attempt's record
+      const std::string cmd =
+          synth_command(r, rec, target) + (timed ? " --netlist " + shell_quote(net.string()) : "");
+      fmt::print(stderr, "nibble area: synthesizing {} {}{} ...\n", r.top, r.label,
+                 target > 0 ? fmt::format(" for {:.0f} ps", target) : "");
+      std::string output;
+      const int rc = run_command(cmd, output);
+      if ((rc != 0 || !fs::exists(rec)) && best.mappings > 0) {
+        // A tighter target than one already mapped can fail inside ABC (seen on nibble_rht16:
+        // no output netlist); the netlists already timed stand, and the report says so.
+        fmt::print(stderr, "nibble area: mapping {} {} for {:.0f} ps failed (exit {}); keeping the {:.0f} ps netlist\n",
+                   r.top, r.label, target, rc, best.delay_target_ps);
+        r.mappings = best.mappings + 1;
+        break;
+      }
+      if (rc != 0 || !fs::exists(rec)) {
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+        throw UsageError(fmt::format("synthesis of {} {} failed (exit {}):\n{}", r.top,
+                                     r.config != nullptr ? r.config->label : "", rc, output));
+      }
+      const nlohmann::json j = io::read_json_file(rec.string());
+      r.area = j.at("area").get<double>();
+      r.cells = j.at("cells").get<long>();
+      r.flops = j.at("flops").get<long>();
+      r.depth = j.at("depth").is_null() ? -1.0 : j.at("depth").get<double>();
+      seconds += j.at("seconds").get<double>();
+      r.area_unit = j.at("area_unit").get<std::string>();
+      r.depth_unit = j.at("depth_unit").get<std::string>();
+      r.delay_target_ps = target;
+      if (timed) time_netlist(r, net, i);
+      if (!timing) break;
+      r.mappings = best.mappings + 1;
+      if (best.mappings == 0 || r.crit_ns < best.crit_ns) best = r;
+      // ABC times the logic between flops and ports at its own loads (no clock-to-Q, no
+      // setup, no input drive), and `map -D` lands near its target, not under it: OpenSTA's
+      // path can miss a clock ABC was given. A missed clock tightens the target by the miss
+      // divided by how much the path moved per ps of target on the last two mappings (a
+      // secant step; 0.5 before there are two, kept within [0.25, 1]: on the DPU it moved
+      // 0.3-1.0) and maps again, up to kMaxMappings targets. A path that does not shrink, or
+      // ABC's own delay over its target by more than 10%, ends the search: that unit needs
+      // pipelining, not mapping.
+      const double miss_ps = r.crit_ns * 1000.0 - period_ps;
+      double slope = 0.5;
+      if (r.mappings > 1 && last_target > target) {
+        slope = std::clamp((last_path_ps - r.crit_ns * 1000.0) / (last_target - target), 0.25, 1.0);
+      }
+      const double next = std::round(target - miss_ps / slope);
+      if (r.slack_ns >= 0 || r.mappings == kMaxMappings || next <= 0 || best.mappings < r.mappings ||
+          r.depth * 1000.0 > 1.1 * target) {
+        break;
+      }
+      last_target = target;
+      last_path_ps = r.crit_ns * 1000.0;
+      target = next;
     }
-    const nlohmann::json j = io::read_json_file(rec.string());
-    r.area = j.at("area").get<double>();
-    r.cells = j.at("cells").get<long>();
-    r.flops = j.at("flops").get<long>();
-    r.depth = j.at("depth").is_null() ? -1.0 : j.at("depth").get<double>();
-    r.seconds = j.at("seconds").get<double>();
-    r.area_unit = j.at("area_unit").get<std::string>();
-    r.depth_unit = j.at("depth_unit").get<std::string>();
-    if (a.sta) time_netlist(r, net, i);
+    if (timing) {
+      const int tried = r.mappings;
+      r = best;
+      r.mappings = tried;
+    }
+    r.seconds = seconds;
     if (a.breakdown) {
       const fs::path hrec = tmp / fmt::format("{}.hier.json", i);
       fmt::print(stderr, "nibble area: synthesizing {} {} hierarchically ...\n", r.top, r.label);
@@ -669,13 +764,18 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
              a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty);
   fmt::print("{:<{}} {:>12} {:>10}{} {:>8} {:>7} {:>8}{} {:>7}\n", dpu_only ? "config" : "unit / config",
              label_width, "area " + unit, "vs E2M1", several_designs ? fmt::format(" {:>12}", "vs min E2M1") : "",
-             "cells", "flops", "depth", a.sta ? fmt::format(" {:>8} {:>9}", "path ns", "Fmax MHz") : "", "synth s");
+             "cells", "flops", "depth",
+             timed ? fmt::format(" {:>8} {:>9} {:>9} {:>6}", "path ns", "Fmax MHz", "slack ns", "stages") : "",
+             "synth s");
   for (const Row& r : rows_out) {
     fmt::print("{:<{}} {:>12.{}f} {:>10}{} {:>8} {:>7} {:>8}{} {:>7.1f}\n", r.label, label_width,
                area_shown(r.area), ge ? 2 : 0, delta(r),
                several_designs ? fmt::format(" {:>12}", r.design != nullptr ? min_delta(r) : "-") : "", r.cells,
                r.flops, r.depth < 0 ? std::string("-") : fmt::format("{:.{}f}", r.depth, ge ? 0 : 2),
-               a.sta ? fmt::format(" {:>8.2f} {:>9.1f}", r.crit_ns, 1000.0 / r.crit_ns) : "", r.seconds);
+               timed ? fmt::format(" {:>8.2f} {:>9.1f} {:>+9.2f} {:>6}", r.crit_ns, 1000.0 / r.crit_ns, r.slack_ns,
+                                   stages_at_clock(r.crit_ns, a.clock_ns))
+                     : "",
+               r.seconds);
   }
   if (several_designs) {
     fmt::print("vs E2M1: against the same lane design's E2M1-only DPU; vs min E2M1: against the smallest "
@@ -708,12 +808,22 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   }
   fmt::print("depth: ABC stime critical path of the mapped logic between flops/ports ({})\n",
              rows_out.front().depth_unit == "levels" ? "cell levels, unit-delay library" : "ns, library delays");
-  if (a.sta) {
-    fmt::print("path ns: OpenSTA's worst setup path of the area-mapped netlist (arrival + setup; ideal clock on clk_i, "
-               "inputs and outputs at the clock edge, no wires); Fmax = 1 / path. Slack against {} ns:",
-               a.clock_ns);
-    for (const Row& r : rows_out) fmt::print(" {:+.2f}", r.slack_ns);
-    fmt::print("\n");
+  if (timed) {
+    fmt::print("path ns: OpenSTA's worst setup path of the {} (arrival + setup; ideal clock on clk_i, inputs and "
+               "outputs at the clock edge, no wires); Fmax = 1 / path; slack against {} ns ({:.1f} MHz); stages: "
+               "pipeline stages the path needs at that clock, at least (path / clock, rounded up)\n",
+               timing ? "netlist mapped for the clock (ABC map -D, then buffer / upsize / dnsize; target ps "
+                        "in the JSON)"
+                      : "area-mapped netlist",
+               a.clock_ns, 1000.0 / a.clock_ns);
+    std::string missed;
+    for (const Row& r : rows_out) {
+      if (r.slack_ns < 0) {
+        missed += fmt::format("{}{} by {:.2f} ns ({:.0f}%)", missed.empty() ? "" : ", ", r.label, -r.slack_ns,
+                              100.0 * -r.slack_ns / a.clock_ns);
+      }
+    }
+    fmt::print("at {} ns: {}\n", a.clock_ns, missed.empty() ? "every netlist meets the clock" : "missed by " + missed);
   }
   if (has_dpu) {
     fmt::print("published: MixFP4 (arXiv 2605.31035) adding E1M2 next to E2M1 in a tensor core: "
@@ -747,6 +857,8 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     j["liberty"] = a.liberty.empty() ? "rtl/synth/nibble_generic.lib" : a.liberty;
     j["area_unit"] = rows_out.front().area_unit;
     j["depth_unit"] = rows_out.front().depth_unit;
+    j["mapping"] = timing ? "timing" : "area";
+    if (timing) j["clock_ns"] = a.clock_ns;
     j["mixfp4_area_percent"] = kMixFp4AreaPercent;
     j["mixfp4_power_percent"] = kMixFp4PowerPercent;
     for (const Row& r : rows_out) {
@@ -762,9 +874,15 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       if (const Row* mb = min_base_of(r); several_designs && r.design != nullptr && mb != nullptr) {
         e["percent_vs_min_e2m1"] = 100.0 * (r.area - mb->area) / mb->area;
       }
-      if (a.sta) {
+      if (timed) {
         e["sta"] = {{"critical_path_ns", r.crit_ns}, {"fmax_mhz", 1000.0 / r.crit_ns}, {"clock_ns", a.clock_ns},
-                    {"slack_ns", r.slack_ns}, {"startpoint", r.startpoint}, {"endpoint", r.endpoint}};
+                    {"slack_ns", r.slack_ns}, {"startpoint", r.startpoint}, {"endpoint", r.endpoint},
+                    {"meets_clock", r.slack_ns >= 0}, {"misses_by_ns", std::max(0.0, -r.slack_ns)},
+                    {"stages_at_clock", stages_at_clock(r.crit_ns, a.clock_ns)}};
+        if (timing) {
+          e["sta"]["delay_target_ps"] = r.delay_target_ps;
+          e["sta"]["mappings"] = r.mappings;
+        }
       }
       if (a.breakdown) {
         e["hier_area"] = r.hier_area;
@@ -852,9 +970,9 @@ void run_levels(const AreaArgs& a, bool given_configs, bool given_tile) {
   const Level level = parse_level(a.level);
   if (a.units != "dpu") throw UsageError("--unit: --level composes its own units (leave --unit out)");
   if (a.breakdown) throw UsageError("--breakdown: not with --level (the lane level is the breakdown's decoders and lanes)");
-  if (a.sta || a.strict) {
+  if (a.sta || a.strict || a.map != "area") {
     throw UsageError(fmt::format("{}: not with --level (it times single netlists; use it without --level)",
-                                 a.sta ? "--sta" : "--strict"));
+                                 a.sta ? "--sta" : a.strict ? "--strict" : "--map"));
   }
   if (given_tile && level < Level::kArray) throw UsageError("--tile: applies to --level array and tensor-core");
   std::vector<const Config*> configs = parse_configs(given_configs ? a.configs : "e2m1,all");
@@ -1148,9 +1266,15 @@ void add_area_command(CLI::App& app) {
   sub->add_flag("--sta", args->sta,
                 "time each mapped netlist with OpenSTA (needs --liberty): the worst path and Fmax, the slack at "
                 "--clock-ns");
-  sub->add_option("--clock-ns", args->clock_ns, "the clock period --sta reports the slack against")->capture_default_str();
+  sub->add_option("--clock-ns", args->clock_ns,
+                  "the clock period --sta reports the slack against and --map timing maps for")
+      ->capture_default_str();
   sub->add_option("--sta-bin", args->sta_bin, "the OpenSTA executable (default: sta on PATH)");
-  sub->add_flag("--strict", args->strict, "with --sta: exit 2 if a netlist misses --clock-ns");
+  sub->add_flag("--strict", args->strict, "with --sta or --map timing: exit 2 if a netlist misses --clock-ns");
+  sub->add_option("--map", args->map,
+                  "ABC's mapping: area (the least area) or timing (for the --clock-ns period: delay-driven "
+                  "mapping and gate sizing; needs --liberty, implies --sta)")
+      ->capture_default_str();
   CLI::Option* tile = sub->get_option("--tile");
   sub->add_option("--level", args->level,
                   "the format overhead at each level up to this one: lane, dpu, array (nibble_tile, --tile, "

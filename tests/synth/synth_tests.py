@@ -20,8 +20,16 @@
                                     (the fixture's netlists), JSON/CSV, the default design's area
                                     per sub-block adding up to its hierarchical total, bad input
   synth_tests.py sta_cli            `nibble area --sta` (NIBBLE_CLI): the E2M1-only DPU on SKY130 HD
-                                    timed by OpenSTA, slack and Fmax consistent, --strict, bad
-                                    input (skips without the PDK or `sta`)
+                                    timed by OpenSTA, slack and Fmax consistent, --strict; the same
+                                    DPU with --map timing at half its area-mapped path: shorter,
+                                    verdict fields consistent; bad input (skips without the PDK or
+                                    `sta`)
+  synth_tests.py timing             timing-driven mapping (nibble_synth.py --delay-target) on SKY130
+                                    HD: an 8x8 multiplier mapped for a tight target is faster than
+                                    the area mapping (ABC's delay and OpenSTA's), one for a loose
+                                    target smaller than the tight one; targets in the cache key;
+                                    bad targets and a unit-delay library refused (skips without
+                                    the PDK)
   synth_tests.py cells              liberty_cells.py: truth tables of the generic cells,
                                     SKY130 HD flops and full adder (SKY130 part skips without it)
   synth_tests.py units              the quantizer's rewrite (rtl/synth/sv_compat.py): E4M3 encoder
@@ -49,6 +57,7 @@ sys.path.insert(0, os.path.join(SRC, "rtl", "synth"))
 import nibble_synth  # noqa: E402
 
 CALIB = os.path.join(HERE, "calib.v")
+CALIB_BLOCKS = os.path.join(SRC, "rtl", "synth", "calib_blocks.v")
 YOSYS = os.environ.get("NIBBLE_YOSYS", "yosys")
 
 
@@ -129,6 +138,80 @@ def sky130():
     check(within(r["area"], 8 * 20.0192), "rca N=8 area %.1f um^2 within 2x of 8 fa_1" % r["area"])
     r = nibble_synth.run_flow("regr", [("N", "8")], lib, [CALIB], yosys=YOSYS)
     check(r["flops"] == 8, "regr on SKY130: 8 flops (%s)" % r["cells_by_type"])
+    return 0
+
+
+def sta_comb_path(netlist, top):
+    """OpenSTA's worst input-to-output delay (ns) of a combinational netlist (Yosys JSON) on
+    SKY130 HD, or None without `sta`."""
+    if shutil.which("sta") is None:
+        return None
+    lib = os.path.join(pdk_dir(), "sky130hd", "sky130_fd_sc_hd__tt_025C_1v80.lib.gz")
+    with tempfile.TemporaryDirectory() as d:
+        plain, v, tcl = (os.path.join(d, f) for f in ("sky.lib", "n.v", "t.tcl"))
+        with nibble_synth.gzip.open(lib, "rt") as f, open(plain, "w") as g:
+            g.write(f.read())
+        subprocess.run([YOSYS, "-q", "-p", "read_json %s; write_verilog -noattr %s" % (netlist, v)], check=True)
+        with open(tcl, "w") as f:
+            f.write("read_liberty %s\nread_verilog %s\nlink_design %s\n"
+                    "create_clock -name v -period 100\n"
+                    "set_input_delay 0 -clock v [all_inputs]\nset_output_delay 0 -clock v [all_outputs]\n"
+                    "report_checks -path_delay max -digits 3\n" % (plain, v, top))
+        out = subprocess.run(["sta", "-no_init", "-no_splash", "-exit", tcl], capture_output=True,
+                             text=True).stdout
+    for line in out.splitlines():
+        if line.strip().endswith("data arrival time"):
+            return float(line.split()[0])
+    check(False, "OpenSTA reported a path (%s)" % out[-300:])
+    return None
+
+
+def timing():
+    lib = os.path.join(pdk_dir(), "sky130hd", "sky130_fd_sc_hd__tt_025C_1v80.lib.gz")
+    # Bad targets and a library without real delays are refused before Yosys runs.
+    for bad in (0, -1, float("nan"), float("inf")):
+        try:
+            nibble_synth.run_flow("calib_mul", [("N", "8")], lib, [CALIB_BLOCKS], yosys=YOSYS,
+                                  delay_target_ps=bad)
+            check(False, "delay target %r refused" % bad)
+        except nibble_synth.FlowError as e:
+            check("delay target" in str(e), "delay target %r refused (%s)" % (bad, e))
+    try:
+        nibble_synth.run_flow("calib_mul", [("N", "8")], nibble_synth.GENERIC_LIB, [CALIB_BLOCKS],
+                              yosys=YOSYS, delay_target_ps=5)
+        check(False, "a delay target on the unit-delay library refused")
+    except nibble_synth.FlowError as e:
+        check("unit delays" in str(e), "a delay target on the unit-delay library refused (%s)" % e)
+    if not os.path.isfile(lib):
+        print("SKIP: no SKY130 HD library at %s (set NIBBLE_PDK_DIR)" % lib)
+        return 77
+    text = nibble_synth.liberty_text(lib)
+    keys = {nibble_synth.cache_key("calib_mul", [("N", "8")], text, [CALIB_BLOCKS], delay_target_ps=t)
+            for t in (None, 1000, 2000)}
+    check(len(keys) == 3, "area mapping and two delay targets have three cache keys")
+    with tempfile.TemporaryDirectory() as d:
+        def one(target):
+            net = os.path.join(d, "%s.json" % target)
+            r = nibble_synth.run_flow("calib_mul", [("N", "8")], lib, [CALIB_BLOCKS], yosys=YOSYS,
+                                      netlist=net, delay_target_ps=target)
+            r["sta"] = sta_comb_path(net, "calib_mul")
+            print("      calib_mul N=8, target %s ps: %.0f um^2, ABC %.3f ns, OpenSTA %s ns" % (
+                target, r["area"], r["depth"], r["sta"]))
+            return r
+        area = one(None)
+        # tight: half the area mapping's delay (not reachable); loose: twice it
+        tight = one(round(area["depth"] * 500))
+        loose = one(round(area["depth"] * 2000))
+    check(tight["depth"] < 0.9 * area["depth"],
+          "mapped for a tight target: ABC's delay %.3f < 0.9 x the area mapping's %.3f ns" % (
+              tight["depth"], area["depth"]))
+    if area["sta"] is not None:
+        check(tight["sta"] < 0.9 * area["sta"],
+              "mapped for a tight target: OpenSTA's path %.3f < 0.9 x the area mapping's %.3f ns" % (
+                  tight["sta"], area["sta"]))
+    check(loose["area"] < tight["area"],
+          "a loose target recovers area: %.0f < %.0f um^2" % (loose["area"], tight["area"]))
+    check(loose["depth"] <= area["depth"] * 2, "a loose target is met (ABC: %.3f ns)" % loose["depth"])
     return 0
 
 
@@ -809,15 +892,32 @@ def levels_cli():
 def sta_cli():
     # nibble area --sta: the E2M1-only DPU mapped to SKY130 HD and timed by OpenSTA.
     cli = os.environ["NIBBLE_CLI"]
-    for bad in (["--sta"], ["--clock-ns", "0"], ["--clock-ns", "-3"], ["--strict"]):
-        r = subprocess.run([cli, "area"] + bad, capture_output=True, text=True)
-        check(r.returncode == 2 and r.stderr.startswith("nibble: error:"),
-              "bad input %s: exit 2 with 'nibble: error:' (%s)" % (bad, r.stderr.strip()[:100]))
+    def refused(args, says):
+        r = subprocess.run([cli, "area"] + args, capture_output=True, text=True)
+        # (after any "synthesizing" progress lines: the unit-delay library is refused by the flow)
+        error = r.stderr[r.stderr.find("nibble: error:"):] if "nibble: error:" in r.stderr else ""
+        check(r.returncode == 2 and error.startswith("nibble: error:") and says in error,
+              "bad input %s: exit 2 with 'nibble: error: ...%s' (%s)" % (args, says, r.stderr.strip()[-160:]))
+    for bad, says in ((["--sta"], "--liberty"), (["--clock-ns", "0"], "--clock-ns"), (["--clock-ns", "-3"], "--clock-ns"),
+                      (["--clock-ns", "nan"], "--clock-ns"), (["--strict"], "--strict"), (["--map", "fast"], "--map"),
+                      (["--map", "timing"], "--liberty"), (["--level", "dpu", "--map", "timing"], "--map")):
+        refused(bad, says)
     lib = os.path.join(pdk_dir(), "sky130hd", "sky130_fd_sc_hd__tt_025C_1v80.lib.gz")
     if not os.path.isfile(lib) or shutil.which("sta") is None:
         print("SKIP: needs the SKY130 HD library (%s) and OpenSTA (`sta`)" % lib)
         return 77
     with tempfile.TemporaryDirectory() as d:
+        # Libraries a clock cannot be timed with: no delays, not readable, unit delays.
+        nodelay, corrupt = os.path.join(d, "nodelay.lib"), os.path.join(d, "corrupt.lib.gz")
+        with open(nodelay, "w") as f:
+            f.write("library (nodelay) {\n  cell (inv) {\n    area : 1 ;\n  }\n}\n")
+        with open(corrupt, "wb") as f:
+            f.write(b"not gzip")
+        timing_args = ["--map", "timing", "--configs", "e2m1", "--liberty"]
+        refused(timing_args + [nodelay], "no delays")
+        refused(timing_args + [corrupt], "cannot be read")
+        refused(timing_args + [nibble_synth.GENERIC_LIB], "unit delays")
+        refused(timing_args + [lib, "--breakdown"], "--breakdown")
         js = os.path.join(d, "a.json")
         cmd = [cli, "area", "--liberty", lib, "--configs", "e2m1", "--sta", "--clock-ns", "25", "--json", js]
         if CACHE:
@@ -843,6 +943,37 @@ def sta_cli():
             check(r.returncode == rc and (rc == 0 or "--strict" in r.stderr),
                   "--strict at %.1f ns: exit %d (%s)" % (clock, rc, r.stderr.strip()[-160:]))
             check(os.path.exists(js) == (rc == 0), "--strict at %.1f ns: the JSON written only when met" % clock)
+        # --map timing at half the area-mapped path (whole ns, so a results run shares the cache):
+        # mapped for that clock, the path is shorter
+        # (met or not), and the verdict fields agree with the slack.
+        clock = float(round(e["critical_path_ns"] / 2))
+        tcmd = [cli, "area", "--liberty", lib, "--configs", "e2m1", "--map", "timing", "--clock-ns", str(clock),
+                "--json", js]
+        if CACHE:
+            tcmd += ["--cache", CACHE]
+        r = subprocess.run(tcmd, capture_output=True, text=True)
+        print(r.stdout)
+        check(r.returncode == 0, "nibble area --map timing exits 0 (%s)" % r.stderr[-500:])
+        if r.returncode != 0:
+            return 1
+        with open(js) as f:
+            doc = json.load(f)
+        t = doc["configs"][0]["sta"]
+        check(doc["mapping"] == "timing" and doc["clock_ns"] == clock and 0 < t["delay_target_ps"] <= clock * 1000,
+              "JSON: mapping timing for %s ns (%s)" % (clock, {k: doc.get(k) for k in ("mapping", "clock_ns")}))
+        check(t["critical_path_ns"] < e["critical_path_ns"],
+              "mapped for %.1f ns: path %.2f < the area mapping's %.2f ns" % (clock, t["critical_path_ns"],
+                                                                               e["critical_path_ns"]))
+        check(abs(t["slack_ns"] - (clock - t["critical_path_ns"])) < 0.01, "slack = clock - path (%s)" % t)
+        check(1 <= t["mappings"] <= 4 and (t["mappings"] > 1 or t["delay_target_ps"] == clock * 1000),
+              "one to four targets, the first the period (%s)" % t)
+        check(t["meets_clock"] == (t["slack_ns"] >= 0) and abs(t["misses_by_ns"] - max(0, -t["slack_ns"])) < 1e-9,
+              "meets_clock / misses_by_ns from the slack (%s)" % t)
+        stages = t["stages_at_clock"]
+        check(stages >= 1 and (stages - 1) * clock < t["critical_path_ns"] <= stages * clock + 1e-9,
+              "stages_at_clock = path / clock rounded up (%s)" % t)
+        r = subprocess.run(tcmd + ["--strict"], capture_output=True, text=True)
+        check(r.returncode == (0 if t["meets_clock"] else 2), "--map timing --strict: exit 0 iff met (%s)" % r.stderr[-160:])
     return 0
 
 
@@ -851,6 +982,7 @@ def main():
     rc = {"calibration": calibration, "sky130": sky130, "tree_twin": tree_twin, "lane_miter": lane_miter,
           "dpu_monotonic": dpu_monotonic, "netlists": netlists, "cells": cells, "energy_cli": energy_cli,
           "units": units, "units_full": units_full, "area_cli": area_cli, "sta_cli": sta_cli,
+          "timing": timing,
           "levels_cli": levels_cli}[what]()
     if rc == 77:
         return 77
