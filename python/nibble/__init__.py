@@ -232,11 +232,13 @@ def _flat_rows(rows):
 
 
 def synthesize(unit="dpu", configs=("e2m1", "all"), *, lanes=None, lane_design=None, scales=None, tile=None,
-               liberty=None, breakdown=False, sta=False, clock_ns=None, cache=None, executable=None, timeout=None):
+               liberty=None, mapping=None, breakdown=False, sta=False, clock_ns=None, cache=None, executable=None,
+               timeout=None):
     """Runs the synthesis flow (``nibble area``: Yosys, and OpenSTA with sta=True) and returns its results.
 
     The arguments are ``nibble area``'s flags (names or lists of names where the
-    flag takes a comma-separated list). The result is the dict ``--json`` writes,
+    flag takes a comma-separated list; mapping is ``--map``: "area" or "timing",
+    the latter against clock_ns on a Liberty with delays). The result is the dict ``--json`` writes,
     its ``configs`` a structured array (one record per synthesized netlist: area,
     cells, flops, depth, percent_vs_e2m1, ... ; ``sta_*`` and ``sub_blocks_*``
     fields with sta and breakdown). A run takes minutes per netlist; ``cache``
@@ -247,7 +249,7 @@ def synthesize(unit="dpu", configs=("e2m1", "all"), *, lanes=None, lane_design=N
     """
     args = [_cli(executable), "area", "--unit", _names(unit), "--configs", _names(configs)]
     for flag, value in (("--lanes", lanes), ("--lane-design", lane_design), ("--scales", scales), ("--tile", tile),
-                        ("--liberty", liberty), ("--clock-ns", clock_ns), ("--cache", cache)):
+                        ("--liberty", liberty), ("--map", mapping), ("--clock-ns", clock_ns), ("--cache", cache)):
         if value is not None:
             args += [flag, _names(value) if flag in ("--lane-design", "--scales") else os.fspath(str(value))]
     if breakdown:

@@ -74,11 +74,11 @@ def fake_area(tmp_path):
 def test_synthesize_passes_the_flags_and_reads_the_results(tmp_path, cases):
     exe, argv = fake_area(tmp_path)
     got = nibble.synthesize("dpu", ["e2m1", "all"], lane_design=["own-unit", "split"], liberty="x.lib", sta=True,
-                            clock_ns=5, cache=tmp_path / "c", executable=exe)
+                            mapping="timing", clock_ns=5, cache=tmp_path / "c", executable=exe)
     args = json.load(open(argv))
     cases.check(args[:5] == ["area", "--unit", "dpu", "--configs", "e2m1,all"], f"arguments {args}")
-    for flag, value in (("--lane-design", "own-unit,split"), ("--liberty", "x.lib"), ("--clock-ns", "5"),
-                        ("--cache", str(tmp_path / "c"))):
+    for flag, value in (("--lane-design", "own-unit,split"), ("--liberty", "x.lib"), ("--map", "timing"),
+                        ("--clock-ns", "5"), ("--cache", str(tmp_path / "c"))):
         cases.check(flag in args and args[args.index(flag) + 1] == value, f"{flag} in {args}")
     cases.check("--sta" in args and "--breakdown" not in args and "--json" in args, f"switches in {args}")
     rows = got["configs"]
