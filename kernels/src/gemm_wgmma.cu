@@ -335,7 +335,18 @@ struct ConsumerRing : Ring {
   __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles)
       : cta_stages(tiles.cta_stages(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x))) {}
   __device__ __forceinline__ void hand_back() {
-    if (wgmma::consumers_hand_back(stage, cta_stages)) bar_arrive(kEmpty + buf, wgmma::kThreads);
+    if (wgmma::consumers_hand_back(stage, cta_stages)) {
+#if NIBBLE_WGMMA_SYNC_HANDBACK
+      // A diagnostic build (-DNIBBLE_WGMMA_SYNC_HANDBACK=1 in CMAKE_CUDA_FLAGS): the
+      // consumers wait at the barrier instead of arriving, a full rendezvous with the
+      // producer's wait for this buffer, so compute-sanitizer's racecheck sees the
+      // hand-back as a synchronization whether or not it models arrive/sync pairs.
+      // Slower, same results; the producer never waits at kFull, so this cannot deadlock.
+      bar_sync(kEmpty + buf, wgmma::kThreads);
+#else
+      bar_arrive(kEmpty + buf, wgmma::kThreads);
+#endif
+    }
     advance();
   }
 };
