@@ -257,6 +257,16 @@ int run_command(const std::string& cmd, std::string& output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+ScratchDir::ScratchDir(const std::string& prefix)
+    : path_(fs::temp_directory_path() / fmt::format("{}_{}", prefix, static_cast<long>(::getpid()))) {
+  fs::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
 std::vector<const Config*> parse_configs(const std::string& text) {
   std::vector<const Config*> out;
   std::stringstream ss(text);
@@ -489,9 +499,8 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
   const std::string& python = tools.python;
   const fs::path& driver = tools.driver;
 
-  const fs::path tmp = fs::temp_directory_path() /
-                       fmt::format("nibble_area_{}", static_cast<long>(::getpid()));
-  fs::create_directories(tmp);
+  const ScratchDir scratch("nibble_area");
+  const fs::path& tmp = scratch.path();
   // The rows to synthesize: every unit with format masks once per configuration, the others once.
   std::vector<Row> rows_out;
   for (const Unit* u : units) {
@@ -570,8 +579,6 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
     const std::string lib = fs::absolute(a.liberty).string();
     const std::string cat = lib.size() > 3 && lib.compare(lib.size() - 3, 3, ".gz") == 0 ? "gunzip -c" : "cat";
     if (run_command(fmt::format("{} {} > {}", cat, shell_quote(lib), shell_quote(sta_lib.string())), out) != 0) {
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
       throw UsageError(fmt::format("--liberty {}: cannot be read: {}", a.liberty, out));
     }
     // A clock needs delays: a library without timing arcs (cell_rise tables or the older
@@ -583,8 +590,6 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       delays = line.find("cell_rise") != std::string::npos || line.find("intrinsic_rise") != std::string::npos;
     }
     if (!delays) {
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
       throw UsageError(fmt::format("{}: --liberty {} has no delays (no cell_rise or intrinsic_rise)", timed_by,
                                    a.liberty));
     }
@@ -641,8 +646,6 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
         break;
       }
       if (rc != 0 || !fs::exists(rec)) {
-        std::error_code ec;
-        fs::remove_all(tmp, ec);
         throw UsageError(fmt::format("synthesis of {} {} failed (exit {}):\n{}", r.top,
                                      r.config != nullptr ? r.config->label : "", rc, output));
       }
@@ -693,8 +696,6 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       std::string hout;
       const int hrc = run_command(synth_command(r, hrec) + " --hier", hout);
       if (hrc != 0 || !fs::exists(hrec)) {
-        std::error_code ec;
-        fs::remove_all(tmp, ec);
         throw UsageError(fmt::format("hierarchical synthesis of {} {} failed (exit {}):\n{}", r.top, r.label, hrc, hout));
       }
       const nlohmann::json h = io::read_json_file(hrec.string());
@@ -702,8 +703,6 @@ void run_area(const AreaArgs& a, bool given_configs, bool given_lanes, bool give
       r.blocks = sub_blocks(h.at("modules"));
     }
   }
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
 
   // Each row against its own unit's E2M1-only row (none for a unit without format masks).
   // (and its own lane design); with several designs, also against the smallest E2M1-only DPU.
@@ -1035,8 +1034,8 @@ void run_levels(const AreaArgs& a, bool given_configs, bool given_tile) {
     parts.push_back({"rht16", "nibble_rht16", "16-point RHT unit", {}, false, false, share, {}});
   }
 
-  const fs::path tmp = fs::temp_directory_path() / fmt::format("nibble_area_{}", static_cast<long>(::getpid()));
-  fs::create_directories(tmp);
+  const ScratchDir scratch("nibble_area");
+  const fs::path& tmp = scratch.path();
   auto synthesize = [&](const Part& p, const Config* c) {
     const fs::path rec = tmp / "part.json";
     std::string cmd = fmt::format("{} {} --top {} --yosys {} --json {}", shell_quote(tools.python),
@@ -1056,8 +1055,6 @@ void run_levels(const AreaArgs& a, bool given_configs, bool given_tile) {
     std::string out;
     const int rc = run_command(cmd, out);
     if (rc != 0 || !fs::exists(rec)) {
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
       throw UsageError(fmt::format("synthesis of {} {} failed (exit {}):\n{}", p.top, c != nullptr ? c->label : "", rc, out));
     }
     nlohmann::json j = io::read_json_file(rec.string());
@@ -1071,8 +1068,6 @@ void run_levels(const AreaArgs& a, bool given_configs, bool given_tile) {
       p.records.push_back(synthesize(p, nullptr));
     }
   }
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
 
   // A part's area for configuration i (its one record when it has no format mask); the lane
   // part reads the decoders and lanes out of the hierarchical record.

@@ -207,15 +207,8 @@ void run_energy(const EnergyArgs& a) {
   if (!a.cache.empty()) prepare_directory(a.cache, "--cache");
   const std::string liberty = a.liberty.empty() ? (synth_dir / "nibble_generic.lib").string() : fs::absolute(a.liberty).string();
 
-  const fs::path tmp = fs::temp_directory_path() / fmt::format("nibble_energy_{}", static_cast<long>(::getpid()));
-  fs::create_directories(tmp);
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{tmp};
+  const ScratchDir scratch("nibble_energy");
+  const fs::path& tmp = scratch.path();
 
   const fs::path cells = tmp / "cells.json";
   std::string output;

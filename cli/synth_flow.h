@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,19 @@ std::string default_yosys();      // NIBBLE_YOSYS, the configure-time path, or "
 std::string default_synth_dir();  // NIBBLE_SOURCE_DIR/rtl/synth or the configure-time source
 // Runs a shell command, returning its exit status and its combined output.
 int run_command(const std::string& cmd, std::string& output);
+// This process's scratch directory for the flow's files (<temp>/<prefix>_<pid>), created on
+// construction and removed with its contents when it goes out of scope, on an error too.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 // "e2m1,e2m1+e1m2,..." -> configurations; UsageError on an unknown name.
 std::vector<const Config*> parse_configs(const std::string& text);
 // "split-late-sign,common-unit" or "all" -> lane designs (power::kLaneDesignTable); UsageError on
