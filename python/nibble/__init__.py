@@ -251,7 +251,7 @@ def synthesize(unit="dpu", configs=("e2m1", "all"), *, lanes=None, lane_design=N
     for flag, value in (("--lanes", lanes), ("--lane-design", lane_design), ("--scales", scales), ("--tile", tile),
                         ("--liberty", liberty), ("--map", mapping), ("--clock-ns", clock_ns), ("--cache", cache)):
         if value is not None:
-            args += [flag, _names(value) if flag in ("--lane-design", "--scales") else os.fspath(str(value))]
+            args += [flag, _names(value) if flag in ("--lane-design", "--scales") else str(value)]
     if breakdown:
         args.append("--breakdown")
     if sta:
