@@ -29,13 +29,34 @@
 
 #include "commands.h"
 #include "nibble/io/json.h"
+#include "nibble/io/shell.h"
 #include "nibble/formats.h"
 #include "nibble/io/tensor_file.h"
 #include "nibble/power/dpu_stream.h"
 #include "nibble/power/gate_sim.h"
-#include "synth_flow.h"
+#include "nibble/power/synth_flow.h"
 
 namespace nibble::cli {
+
+using io::find_executable;
+using io::run_command;
+using io::shell_quote;
+using power::baseline_config;
+using power::Config;
+using power::config_names;
+using power::default_synth_dir;
+using power::default_yosys;
+using power::dpu_sub_block;
+using power::dpu_sub_block_names;
+using power::kConfigs;
+using power::kMixFp4PowerPercent;
+using power::lane_design_names;
+using power::parse_configs;
+using power::parse_lane_designs;
+using power::parse_scale_configs;
+using power::ScaleConfig;
+using power::ScratchDir;
+
 namespace {
 
 namespace fs = std::filesystem;
