@@ -18,7 +18,8 @@ namespace nibble::cli {
 // Bad user input (unknown names, impossible sizes, unusable files). main()
 // prints "nibble: error: MESSAGE" and exits with status 2, as it does for the
 // other exceptions that mean bad input (a malformed command line, a malformed
-// file, a size beyond nibble/limits.h, memory exhausted); a check that found a
+// file, a size beyond nibble/limits.h, memory exhausted, an area or energy
+// flow's power::FlowError); a check that found a
 // difference exits with 1.
 class UsageError : public std::runtime_error {
  public:

@@ -8,10 +8,11 @@
 #include <string>
 
 #include "commands.h"
-#include "synth_flow.h"
 #include "nibble/io/json.h"
 #include "nibble/io/kernel_bench_file.h"
+#include "nibble/io/shell.h"
 #include "nibble/io/tensor_file.h"
+#include "nibble/power/synth_flow.h"
 
 namespace nibble::cli {
 namespace {
@@ -24,7 +25,7 @@ void set_command_line(int argc, char** argv) {
     const std::string arg = argv[i];
     const bool plain = !arg.empty() && arg.find_first_not_of(
         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+@%") == std::string::npos;
-    g_command_line += " " + (plain ? arg : shell_quote(arg));
+    g_command_line += " " + (plain ? arg : io::shell_quote(arg));
   }
 }
 
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     return nibble::cli::fail(nibble::cli::parse_error_message(app, argc, argv, e));
   } catch (const nibble::cli::UsageError& e) {
+    return nibble::cli::fail(e.what());
+  } catch (const nibble::power::FlowError& e) {
     return nibble::cli::fail(e.what());
   } catch (const nibble::cli::Paused& e) {
     nibble::cli::discard_outputs();

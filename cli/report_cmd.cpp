@@ -9,7 +9,7 @@
 #include <string>
 
 #include "commands.h"
-#include "synth_flow.h"
+#include "nibble/io/shell.h"
 #include "nibble/report/report.h"
 
 namespace nibble::cli {
@@ -41,7 +41,7 @@ void run_report(const ReportArgs& a, const std::string& command_line) {
     const char* env = std::getenv("NIBBLE_GNUPLOT");
     gp = env && *env ? env : "gnuplot";
   }
-  o.gnuplot = find_executable(gp);
+  o.gnuplot = io::find_executable(gp);
   if (o.gnuplot.empty()) {
     throw UsageError(fmt::format("gnuplot not found ('{}'); install gnuplot-nox (scripts/setup.sh does) or pass "
                                  "--gnuplot PATH",

@@ -1,18 +1,52 @@
-// Helpers shared by `nibble area` and `nibble energy` (defined in area_cmd.cpp): the format
-// configurations and how the rtl/synth flow is found and run.
+// What the area flow (area_flow.h) and the energy flow (energy_flow.h) share: the format
+// configurations a unit is synthesized for, how rtl/synth/nibble_synth.py is found and run,
+// and the DPU's sub-blocks. The flows report bad input and failed tool runs as FlowError.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <filesystem>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "nibble/format_sets.h"
-#include "nibble/io/shell.h"
 #include "nibble/power/lane_design.h"
-#include "nibble/report/report.h"
+#include "nibble/published.h"
 
-namespace nibble::cli {
+namespace nibble::power {
+
+// Bad input to a flow (unknown names, impossible sizes, unusable files) or a synthesis, timing
+// or simulation run that failed: the message names the option or the run.
+class FlowError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Called with each line of progress (a run started, a result found), without its newline.
+using Progress = std::function<void(const std::string& line)>;
+// Makes a directory the flow writes many files into (--keep, --cache) and checks that it
+// takes new files, throwing where it cannot ("OPTION: ..."): the caller's, so that the
+// directory is checked as the caller checks its other outputs.
+using PrepareDirectory = std::function<void(const std::string& dir, const std::string& option)>;
+
+// How a flow finds and runs its tools, and where it reports; each field is the option of the
+// same name (empty: the default).
+struct FlowOptions {
+  std::string liberty;  // the Liberty library (default: rtl/synth/nibble_generic.lib)
+  std::string yosys, python, synth_dir, cache;
+  Progress progress;
+  PrepareDirectory prepare_directory;  // the flow's output directories, once the tools are found
+};
+
+// A flow's results: its table as printed, and as JSON and CSV.
+struct FlowReport {
+  std::string table;
+  nlohmann::json json;
+  std::string csv;
+};
 
 // An element-format set a unit is built for (golden's kFormatSets).
 struct Config {
@@ -38,19 +72,14 @@ struct ScaleConfig {
   std::string scale_mode;  // golden scale mode of the energy streams
 };
 extern const std::array<ScaleConfig, kScaleFormatSets.size()> kScaleConfigs;
-// "all,fp32,..." -> scale-format sets; UsageError on an unknown or repeated name.
+// "all,fp32,..." -> scale-format sets; FlowError on an unknown or repeated name.
 std::vector<const ScaleConfig*> parse_scale_configs(const std::string& text, const char* option);
 
-using report::kMixFp4AreaPercent;  // MixFP4's published figures, printed beside ours
-using report::kMixFp4PowerPercent;
+using published::kMixFp4AreaPercent;  // MixFP4's published figures, printed beside ours
+using published::kMixFp4PowerPercent;
 
-using io::shell_quote;
-// An executable: a path with a separator is taken as it is; a bare name is looked up on PATH.
-std::string find_executable(const std::string& name);
 std::string default_yosys();      // NIBBLE_YOSYS, the configure-time path, or "yosys"
 std::string default_synth_dir();  // NIBBLE_SOURCE_DIR/rtl/synth or the configure-time source
-// Runs a shell command, returning its exit status and its combined output.
-int run_command(const std::string& cmd, std::string& output);
 // This process's scratch directory for the flow's files (<temp>/<prefix>_<pid>), created on
 // construction and removed with its contents when it goes out of scope, on an error too.
 class ScratchDir {
@@ -64,11 +93,11 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
-// "e2m1,e2m1+e1m2,..." -> configurations; UsageError on an unknown name.
+// "e2m1,e2m1+e1m2,..." -> configurations; FlowError on an unknown name.
 std::vector<const Config*> parse_configs(const std::string& text);
-// "split-late-sign,common-unit" or "all" -> lane designs (power::kLaneDesignTable); UsageError on
-// an unknown name. `option` names the flag in messages.
-std::vector<const power::LaneDesignInfo*> parse_lane_designs(const std::string& text, const char* option);
+// "split-late-sign,common-unit" or "all" -> lane designs (kLaneDesignTable); FlowError on an
+// unknown name. `option` names the flag in messages.
+std::vector<const LaneDesignInfo*> parse_lane_designs(const std::string& text, const char* option);
 // The lane designs' names, comma-separated (for help and error messages).
 std::string lane_design_names();
 
@@ -80,4 +109,4 @@ std::string lane_design_names();
 const std::vector<std::string>& dpu_sub_block_names();
 std::string dpu_sub_block(const std::string& cell, bool flop);
 
-}  // namespace nibble::cli
+}  // namespace nibble::power
