@@ -12,12 +12,16 @@
 //
 // signs_i is the group's sign mask: bit i set = -1 (golden's rht_signs word 0 for n = 16).
 //
-//   stage 1  sign flip, butterfly h = 1    -> s1_y_q
-//   stage 2  butterfly h = 2               -> s2_y_q
-//   stage 3  butterfly h = 4               -> s3_y_q
-//   stage 4  butterfly h = 8, * 2^-2, bf16 -> y_o
+//   stage 1  sign flip, butterfly h = 1    -> gen_level[0].y_q
+//   stage 2  butterfly h = 2               -> gen_level[1].y_q
+//   stage 3  butterfly h = 4               -> gen_level[2].y_q
+//   stage 4  butterfly h = 8               -> gen_level[3].y_q
+//   stage 5  * 2^-2, bf16                  -> y_o
+// Stages 1-4 each hold one binary32 add (stage 1 behind the sign flip's xor), stage 5 the
+// multiply and the rounding: the clock is set by one of these, not by the last butterfly,
+// the multiplier and the rounding in series.
 // Timing: valid only, one group per cycle, no stalls; a group with valid_i in cycle t is in
-// y_o with valid_o in cycle t + RhtLatency (4).
+// y_o with valid_o in cycle t + RhtLatency (5).
 module nibble_rht16
   import nibble_f32_pkg::*;
   import nibble_quant_pkg::*;
@@ -42,10 +46,11 @@ module nibble_rht16
   localparam logic [Bf16Drop-1:0] Bf16QuietBit = Bf16Drop'(1) << (F32ManBits - 1 - Bf16Drop);
 
   // The operands of level l (stage l + 1) and their valid/bf16 bits; level 0 reads the
-  // sign-flipped inputs, level l > 0 the registers of level l - 1.
-  logic [N-1:0][F32Width-1:0] lvl_in  [Levels];
+  // sign-flipped inputs, level l > 0 the registers of level l - 1. Index Levels is the
+  // registered last butterfly level, the input of the normalization stage.
+  logic [N-1:0][F32Width-1:0] lvl_in  [Levels+1];
   logic [N-1:0][F32Width-1:0] lvl_out [Levels];
-  logic [Levels-1:0]          lvl_valid, lvl_bf16;
+  logic [Levels:0]            lvl_valid, lvl_bf16;
 
   always_comb begin
     for (int unsigned i = 0; i < N; i++) begin
@@ -77,34 +82,33 @@ module nibble_rht16
       end
     end
 
-    if (l + 1 < Levels) begin : gen_stage_reg
-      logic                       valid_d, valid_q, bf16_d, bf16_q;
-      logic [N-1:0][F32Width-1:0] y_d, y_q;
+    // The stage register of level l.
+    logic                       valid_d, valid_q, bf16_d, bf16_q;
+    logic [N-1:0][F32Width-1:0] y_d, y_q;
 
-      always_comb begin
-        valid_d = lvl_valid[l];
-        bf16_d  = lvl_valid[l] ? lvl_bf16[l] : bf16_q;
-        y_d     = lvl_valid[l] ? lvl_out[l] : y_q;
-      end
-
-      always_ff @(posedge clk_i or negedge rst_ni) begin
-        if (!rst_ni) begin
-          valid_q <= 1'b0;
-        end else begin
-          valid_q <= valid_d;
-        end
-      end
-
-      // Datapath registers: loaded with valid, never read without it; no reset needed.
-      always_ff @(posedge clk_i) begin
-        bf16_q <= bf16_d;
-        y_q    <= y_d;
-      end
-
-      assign lvl_in[l+1]    = y_q;
-      assign lvl_valid[l+1] = valid_q;
-      assign lvl_bf16[l+1]  = bf16_q;
+    always_comb begin
+      valid_d = lvl_valid[l];
+      bf16_d  = lvl_valid[l] ? lvl_bf16[l] : bf16_q;
+      y_d     = lvl_valid[l] ? lvl_out[l] : y_q;
     end
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        valid_q <= 1'b0;
+      end else begin
+        valid_q <= valid_d;
+      end
+    end
+
+    // Datapath registers: loaded with valid, never read without it; no reset needed.
+    always_ff @(posedge clk_i) begin
+      bf16_q <= bf16_d;
+      y_q    <= y_d;
+    end
+
+    assign lvl_in[l+1]    = y_q;
+    assign lvl_valid[l+1] = valid_q;
+    assign lvl_bf16[l+1]  = bf16_q;
   end
 
   // Normalization and the optional bfloat16 rounding, then the output register.
@@ -112,7 +116,7 @@ module nibble_rht16
 
   for (genvar i = 0; i < N; i++) begin : gen_output
     nibble_f32_mul u_normalize (
-      .a_i  (lvl_out[Levels-1][i]),
+      .a_i  (lvl_in[Levels][i]),
       .b_i  (F32Quarter),
       .f32_o(scaled[i])
     );
@@ -141,8 +145,8 @@ module nibble_rht16
   logic [N-1:0][F32Width-1:0] out_y_d, out_y_q;
 
   always_comb begin
-    out_valid_d = lvl_valid[Levels-1];
-    out_y_d     = lvl_valid[Levels-1] ? (lvl_bf16[Levels-1] ? rounded : scaled) : out_y_q;
+    out_valid_d = lvl_valid[Levels];
+    out_y_d     = lvl_valid[Levels] ? (lvl_bf16[Levels] ? rounded : scaled) : out_y_q;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

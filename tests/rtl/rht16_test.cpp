@@ -1,7 +1,7 @@
 // nibble_rht16 against golden's rht_group(x, 16, signs, bf16): every output bit for bit (NaN
 // by NaN-ness, and the RTL's NaN canonical), with the golden Philox sign vectors of many seeds
 // and random sign masks, bfloat16 rounding on and off, random bubbles, and the documented
-// latency RhtLatency.
+// latency RhtLatency (read from the Verilated nibble_quant_pkg, where it is public).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "Vnibble_rht16.h"
+#include "Vnibble_rht16_nibble_quant_pkg.h"
 #include "nibble/fp32.h"
 #include "nibble/philox.h"
 #include "nibble/rht.h"
@@ -22,7 +23,9 @@ namespace nibble::rtl_test {
 namespace {
 
 constexpr int kN = 16;
-constexpr uint64_t kRhtLatency = 4;  // nibble_quant_pkg::RhtLatency
+// The RTL's own constant, not a copy: a group must come out exactly this many cycles later.
+constexpr uint64_t kRhtLatency = Vnibble_rht16_nibble_quant_pkg::RhtLatency;
+static_assert(kRhtLatency >= 1, "nibble_rht16 registers its outputs");
 
 struct Group {
   std::array<uint32_t, kN> x{};

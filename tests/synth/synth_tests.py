@@ -586,8 +586,8 @@ def units_full():
     # sr_bits 4, scale 32, encode 32, x 512, rand 128 = 714; stage 3 valid, scale 32, codes 64
     # = 97; less the scale code's bit 31 in stages 2 and 3, always 0 (amax >= 0, the NaN codes
     # are positive): 1556.
-    # RHT16: three stage registers of valid, bf16 and 16 x 32 bits, the output valid and 512.
-    want_flops = {"nibble_quantizer": 747 + 714 + 97 - 2, "nibble_rht16": 3 * (2 + 512) + 513}
+    # RHT16: four stage registers of valid, bf16 and 16 x 32 bits, the output valid and 512.
+    want_flops = {"nibble_quantizer": 747 + 714 + 97 - 2, "nibble_rht16": 4 * (2 + 512) + 513}
 
     def one(job):
         top, params = job
