@@ -19,6 +19,16 @@ struct AreaArgs {
 
 }  // namespace
 
+void add_flow_options(CLI::App* sub, power::FlowOptions& flow, std::string& json_out, std::string& csv_out,
+                      const std::string& cache_help) {
+  sub->add_option("--json", json_out, "write the results as JSON");
+  sub->add_option("--csv", csv_out, "write the results as CSV");
+  sub->add_option("--yosys", flow.yosys, "the yosys executable (default: NIBBLE_YOSYS, configure-time, PATH)");
+  sub->add_option("--python", flow.python, "the python3 executable (default: python3 on PATH)");
+  sub->add_option("--synth-dir", flow.synth_dir, "the flow's directory (default: <source>/rtl/synth)");
+  sub->add_option("--cache", flow.cache, cache_help);
+}
+
 void add_area_command(CLI::App& app) {
   auto args = std::make_shared<AreaArgs>();
   CLI::App* sub = app.add_subcommand(
@@ -48,15 +58,10 @@ void add_area_command(CLI::App& app) {
   sub->add_option("--tile", args->flow.tile, "synthesize nibble_tile with M x N DPUs instead (e.g. 2x2)");
   sub->add_option("--liberty", args->flow.liberty,
                   "a Liberty library (.lib or .lib.gz) instead of the generic one: areas in um^2");
-  sub->add_option("--json", args->json_out, "write the results as JSON");
-  sub->add_option("--csv", args->csv_out, "write the results as CSV");
-  sub->add_option("--yosys", args->flow.yosys, "the yosys executable (default: NIBBLE_YOSYS, configure-time, PATH)");
-  sub->add_option("--python", args->flow.python, "the python3 executable (default: python3 on PATH)");
-  sub->add_option("--synth-dir", args->flow.synth_dir, "the flow's directory (default: <source>/rtl/synth)");
+  add_flow_options(sub, args->flow, args->json_out, args->csv_out,
+                   "reuse/store synthesis results in DIR (keyed by RTL, flow, library and parameters; "
+                   "shared with nibble energy)");
   sub->add_option("--keep", args->flow.keep, "keep each run's Yosys script, log and netlist under DIR/<config>");
-  sub->add_option("--cache", args->flow.cache,
-                  "reuse/store synthesis results in DIR (keyed by RTL, flow, library and parameters; "
-                  "shared with nibble energy)");
   sub->add_flag("--sta", args->flow.sta,
                 "time each mapped netlist with OpenSTA (needs --liberty): the worst path and Fmax, the slack at "
                 "--clock-ns");

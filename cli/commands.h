@@ -13,6 +13,10 @@ class App;
 class Validator;
 }  // namespace CLI
 
+namespace nibble::power {
+struct FlowOptions;
+}  // namespace nibble::power
+
 namespace nibble::cli {
 
 // Bad user input (unknown names, impossible sizes, unusable files). main()
@@ -66,6 +70,10 @@ std::string output_defect(const std::string& path, bool probe);
 // A directory a command writes many files into (a flow's --keep or --cache): made where
 // missing, then probed with a file; "OPTION: cannot use directory 'DIR': ..." otherwise.
 void prepare_directory(const std::string& dir, const std::string& option);
+// The options `nibble area` and `nibble energy` share: the results files (--json, --csv) and
+// the flow's tools and directories (--yosys, --python, --synth-dir, --cache; area_cmd.cpp).
+void add_flow_options(CLI::App* sub, power::FlowOptions& flow, std::string& json_out, std::string& csv_out,
+                      const std::string& cache_help);
 
 // Checks of option values (flags.cpp), run by CLI11 while it parses, so that a bad value
 // fails before any command starts ("--OPTION: ..."). writable_file: a file that can be

@@ -60,15 +60,11 @@ void add_energy_command(CLI::App& app) {
   sub->add_option("--seed", args->flow.seed, "seed of the synthetic tensors")->capture_default_str();
   sub->add_option("--clock-ns", args->flow.clock_ns, "clock period for leakage energy (real libraries)")->capture_default_str();
   sub->add_option("--liberty", args->flow.liberty, "a Liberty library (.lib or .lib.gz): energies in pJ");
-  sub->add_option("--json", args->json_out, "write the results as JSON");
-  sub->add_option("--csv", args->csv_out, "write the results as CSV");
+  add_flow_options(sub, args->flow, args->json_out, args->csv_out,
+                   "reuse/store synthesis results in DIR (shared with nibble area --cache)");
   sub->add_option("--actions", args->actions_out,
                   "write the energy per action (DPU block and idle cycle per lane design, scale formats, format "
                   "mask and operands) as JSON for a cycle-level simulator");
-  sub->add_option("--cache", args->flow.cache, "reuse/store synthesis results in DIR (shared with nibble area --cache)");
-  sub->add_option("--yosys", args->flow.yosys, "the yosys executable");
-  sub->add_option("--python", args->flow.python, "the python3 executable");
-  sub->add_option("--synth-dir", args->flow.synth_dir, "the flow's directory (default: <source>/rtl/synth)");
   sub->add_flag("--breakdown", args->flow.breakdown,
                 "also synthesize each DPU hierarchically, run the same streams and print the energy per MAC per "
                 "sub-block");
