@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include <zlib.h>
 
 #include "nibble/io/json.h"
+#include "nibble/io/shell.h"
 #include "nibble/philox.h"
 
 namespace nibble::train {
@@ -102,17 +102,10 @@ std::string strip_brown_tags(const std::string& tagged) {
 bool is_validation_document(size_t i) { return i % kValidationEvery == kValidationEvery - 1; }
 
 std::string sha256_file(const fs::path& path) {
-  std::string quoted = "'";
-  for (char c : path.string()) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  quoted += "'";
-  const std::string cmd = "sha256sum -- " + quoted + " 2>/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) throw DataError("cannot run sha256sum");
-  char buf[128] = {};
-  const size_t n = fread(buf, 1, 64, pipe);
-  const int rc = pclose(pipe);
-  std::string hex(buf, n);
-  if (rc != 0 || n != 64 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
+  std::string out;
+  const int rc = io::run_command("sha256sum -- " + io::shell_quote(path.string()), out);
+  const std::string hex = out.substr(0, 64);
+  if (rc != 0 || hex.size() != 64 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
     throw DataError(fmt::format("sha256sum failed on {}", path.string()));
   }
   return hex;
