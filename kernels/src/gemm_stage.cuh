@@ -98,7 +98,7 @@ __device__ __forceinline__ CodeSource code_source(const Args& g, int i, int tid,
   const Operand& o = cc.op == 0 ? g.a : g.b;
   const int64_t row = (cc.op == 0 ? m0 : n0) + cc.row;
   if (row >= o.rows) return {o.codes, 0u};
-  return {o.codes + row * o.codes_ld + cc.chunk * 16, static_cast<uint32_t>(o.codes_ld - cc.chunk * 16)};
+  return {o.codes + row * o.codes_ld + cc.chunk * 16, mma_sync::code_bytes_left(o.codes_ld, cc.chunk)};
 }
 
 template <int kNumThreads>

@@ -282,6 +282,10 @@ __device__ __forceinline__ void decode_a_scales(const Args& g, const uint8_t* st
 constexpr int kFull = 1;
 constexpr int kEmpty = 3;
 constexpr int kProducer = 5;
+// The diagnostic builds below make one side's bar.arrive a bar.sync, never both.
+#if NIBBLE_WGMMA_SYNC_HANDBACK && NIBBLE_WGMMA_SYNC_READY
+#error "NIBBLE_WGMMA_SYNC_HANDBACK and NIBBLE_WGMMA_SYNC_READY together deadlock"
+#endif
 // Registers per thread after the split (setmaxnreg). Both datapaths: the
 // producer decodes B, the consumers hold acc, kParts partial sums of 16 and
 // two blocks' A fragments (about 160); the producer also holds its copies'
@@ -417,7 +421,15 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
         decode_scales<kStep>(g, stage, tid, lut_a, lut_b, blocks);
       }
       fence_proxy_async();  // the decoded stage, written by ordinary stores, visible to the consumers' wgmmas
+#if NIBBLE_WGMMA_SYNC_READY
+      // The other diagnostic build (-DNIBBLE_WGMMA_SYNC_READY=1): the producer waits at
+      // kFull with the consumers instead of arriving, so racecheck sees the ready signal
+      // as a rendezvous too. Not with NIBBLE_WGMMA_SYNC_HANDBACK: both waiting deadlocks
+      // (the consumers wait at stage G's hand-back while the producer waits at G + 1's).
+      bar_sync(kFull + ring.buf, kCta);
+#else
       bar_arrive(kFull + ring.buf, kCta);  // also: raw stage G has landed (the consumers read A there)
+#endif
       ring.advance();
     }
   }

@@ -104,6 +104,33 @@ TEST(MmaSyncGemmLayout, StageFitsTwoCtasPerSmAndCopiesCoverEveryChunkOnce) {
   EXPECT_EQ(seen.size(), static_cast<size_t>(2 * mma_sync::kBM * mma_sync::kChunksPerRow));
 }
 
+// Every code copy reads inside its own row, and the copies of a row's stages
+// read each of its bytes exactly once, for every row length the kernels take
+// (codes_ld a multiple of 16, shorter and longer than a stage's 64 bytes):
+// the source arithmetic of gemm_stage.cuh's code_source and issue_code.
+TEST(MmaSyncGemmLayout, CodeCopiesReadInsideTheirRowAndCoverItOnce) {
+  size_t copies = 0;
+  for (int64_t ld = 16; ld <= 8 * mma_sync::kCodeBytesPerRow; ld += 16) {
+    std::vector<int> reads(static_cast<size_t>(ld), 0);
+    const int64_t stages = (2 * ld + mma_sync::kBK - 1) / mma_sync::kBK;
+    for (int64_t st = 0; st <= stages; ++st) {  // one stage past the end, as a tile's padding
+      for (int chunk = 0; chunk < mma_sync::kChunksPerRow; ++chunk) {
+        const uint32_t left = mma_sync::code_bytes_left(ld, chunk);
+        const uint32_t byte = static_cast<uint32_t>(st * mma_sync::kBK / 2);
+        if (byte >= left) continue;  // zero fill: nothing read
+        const int64_t begin = int64_t{16} * chunk + byte;
+        ASSERT_GE(begin, 0);
+        ASSERT_LE(begin + 16, ld) << "codes_ld " << ld << ", stage " << st << ", chunk " << chunk;
+        for (int64_t b = begin; b < begin + 16; ++b) ++reads[static_cast<size_t>(b)];
+        ++copies;
+      }
+    }
+    for (int64_t b = 0; b < ld; ++b) ASSERT_EQ(reads[static_cast<size_t>(b)], 1) << "codes_ld " << ld << ", byte " << b;
+  }
+  EXPECT_EQ(mma_sync::code_bytes_left(32, 3), 0u) << "a chunk past a short row's end";
+  EXPECT_GT(copies, 0u);
+}
+
 // Shared-memory words read by one warp-wide load: conflict-free when no bank
 // is asked for two different words.
 bool conflict_free(const std::vector<std::pair<int, int>>& lane_byte_ranges) {

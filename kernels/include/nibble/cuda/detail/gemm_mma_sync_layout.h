@@ -66,6 +66,16 @@ NIBBLE_HD CodeCopy code_copy(int i, int tid, int threads = kThreads) {
   return {row / kBM, row % kBM, c % kChunksPerRow};
 }
 
+// Bytes of a row of codes_ld bytes from chunk `chunk` of a stage's row on: a
+// copy at stage byte b reads 16 bytes there when b < this, else zero-fills.
+// A stage spans kCodeBytesPerRow bytes, so a row shorter than that (K < kBK)
+// has chunks that start past its end: 0, not a wrapped difference that would
+// read the next row, or past the operand's end after its last row.
+NIBBLE_HD constexpr uint32_t code_bytes_left(int64_t codes_ld, int chunk) {
+  const int64_t start = int64_t{16} * chunk;
+  return codes_ld > start ? static_cast<uint32_t>(codes_ld - start) : 0u;
+}
+
 // Bytes of scale codes a row needs for one stage: 128 / block_cols codes.
 NIBBLE_HD int scale_window_bytes(int block_cols, int scale_bytes) { return (kBK / block_cols) * scale_bytes; }
 
