@@ -323,6 +323,8 @@ package nibble_pkg;
   // Timing of the datapath units (documented in rtl/README.md)
   // --------------------------------------------------------------------------------------
   // nibble_dpu: a block presented with valid_i in cycle t is in acc_o in cycle t + DpuLatency.
-  localparam int unsigned DpuLatency = 3;
+  // Public: the Verilated models' package class carries it, and the DPU and tile tests check
+  // arrival against it.
+  localparam int unsigned DpuLatency /*verilator public*/ = 3;
 
 endpackage

@@ -87,9 +87,9 @@ package nibble_quant_pkg;
 
   // Timing (rtl/README.md). nibble_quantizer: a block with valid_i in cycle t gives its codes
   // in cycle t + QuantLatency. nibble_rht16: a group in cycle t is out in cycle t + RhtLatency.
-  // RhtLatency is public: the Verilated model's package class carries it, and the RHT test
-  // checks arrival against it.
-  localparam int unsigned QuantLatency = 3;
+  // Both are public: the Verilated models' package class carries them, and the quantizer and
+  // RHT tests check arrival against them.
+  localparam int unsigned QuantLatency /*verilator public*/ = 3;
   localparam int unsigned RhtLatency /*verilator public*/ = 5;
 
 endpackage

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "Vtb_dpu.h"
+#include "Vtb_dpu_nibble_pkg.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
 #include "nibble/power/lane_design.h"
@@ -71,7 +72,7 @@ struct Expected {
   uint64_t cycle;  // the cycle the block was presented in
 };
 
-constexpr uint64_t kDpuLatency = 3;  // nibble_pkg::DpuLatency
+constexpr uint64_t kDpuLatency = Vtb_dpu_nibble_pkg::DpuLatency;
 
 bool fits(unsigned dpu, const DotProduct& d) {
   size_t len = 0;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "Vtb_quant.h"
+#include "Vtb_quant_nibble_quant_pkg.h"
 #include "nibble/formats.h"
 #include "nibble/fp32.h"
 #include "nibble/philox.h"
@@ -36,7 +37,7 @@ constexpr unsigned kNumQuants = 5;
 constexpr unsigned kMaxLanes = 32;
 constexpr unsigned kQuantLanes[kNumQuants] = {32, 16, 16, 16, 16};
 constexpr unsigned kQuantMasks[kNumQuants] = {0b111, 0b111, 0b001, 0b010, 0b100};
-constexpr uint64_t kQuantLatency = 3;  // nibble_quant_pkg::QuantLatency
+constexpr uint64_t kQuantLatency = Vtb_quant_nibble_quant_pkg::QuantLatency;
 
 // One block through the quantizer: its inputs and golden's result.
 struct QBlock {

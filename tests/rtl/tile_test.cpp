@@ -19,9 +19,11 @@
 #include <vector>
 
 #include "Vnibble_tile.h"
+#include "Vnibble_tile_nibble_pkg.h"
 #include "Vtb_tile_wide.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
+#include "nibble/model/config.h"
 #include "nibble/quantize.h"
 #include "nibble/scale.h"
 #include "nibble/vectors.h"
@@ -30,7 +32,9 @@
 namespace nibble::rtl_test {
 namespace {
 
-constexpr unsigned kDpuLatency = 3;  // nibble_pkg::DpuLatency
+constexpr unsigned kDpuLatency = Vnibble_tile_nibble_pkg::DpuLatency;
+// The cycle models' latencies are the RTL's (model/, sim/rtl_device.cpp).
+static_assert(kDpuLatency + 1 == model::kRtlTileLatency, "the tile model's latency is the RTL tile's");
 
 // The Verilated tile shapes; each must match its model's parameters (tests/rtl/CMakeLists.txt).
 struct Tile4x4Lanes16 {  // nibble_tile's defaults
