@@ -753,9 +753,7 @@ AreaFlowReport run_levels(const AreaOptions& a) {
   if (scale_sets.size() != 1) throw FlowError("--scales: --level takes one scale-format set");
   if (a.lanes != "16" && a.lanes != "32") throw FlowError(fmt::format("--lanes: must be 16 or 32, got '{}'", a.lanes));
   const int lanes = std::stoi(a.lanes);
-  // 2 x 2 DPUs of 16 lanes: 64 MACs per cycle, as many as one Volta tensor core's 4x4x4 FMAs
-  // per cycle; larger arrays (--tile) take tens of minutes per mask to synthesize flattened.
-  int rows = 2, cols = 2;
+  int rows = kLevelArrayRows, cols = kLevelArrayCols;
   if (!a.tile.empty()) {
     char x = 0;
     std::istringstream ts(a.tile);

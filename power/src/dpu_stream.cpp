@@ -54,6 +54,57 @@ DpuOutput DpuNetlist::step(const DpuBlock* b) {
   return o;
 }
 
+OperandRfNetlist::OperandRfNetlist(GateSim& sim) : sim_(sim) {
+  entry_bits_ = static_cast<unsigned>(sim.port_width("wdata_i"));
+  if (entry_bits_ <= 32 || (entry_bits_ - 32) % 4 != 0 || (entry_bits_ - 32) / 4 > 16 ||
+      sim.port_width("rdata_o") != static_cast<int>(entry_bits_)) {
+    throw NetlistError(fmt::format("wdata_i / rdata_o are {} / {} bits: want 4 x lanes + 32, lanes <= 16",
+                                   entry_bits_, sim.port_width("rdata_o")));
+  }
+  lanes_ = (entry_bits_ - 32) / 4;
+  const int aw = sim.port_width("waddr_i");
+  if (aw < 1 || aw > 8 || sim.port_width("raddr_i") != aw) throw NetlistError("waddr_i / raddr_i: want equal widths of 1..8 bits");
+  depth_ = 1u << aw;
+  if (depth_ < 2) throw NetlistError("the register file needs two entries or more");
+}
+
+EnergyReport OperandRfNetlist::run(const std::vector<DpuBlock>& blocks, bool b_side, double clock_ns) {
+  const unsigned lag = depth_ / 2;
+  if (blocks.size() <= 2 * lag) throw std::invalid_argument("too few blocks to fill the register file");
+  auto codes = [&](const DpuBlock& blk) {
+    const std::vector<uint8_t>& c = b_side ? blk.b : blk.a;
+    if (c.size() > lanes_) throw std::invalid_argument("block longer than the register file's lanes");
+    uint64_t w = 0;
+    for (size_t i = 0; i < c.size(); ++i) w |= static_cast<uint64_t>(c[i] & 0xF) << (4 * i);
+    return w;
+  };
+  auto scale = [&](const DpuBlock& blk) { return b_side ? blk.scale_b : blk.scale_a; };
+  const int code_bits = static_cast<int>(4 * lanes_);
+  EnergyReport steady;
+  for (size_t t = 0; t < blocks.size() + lag; ++t) {
+    if (t == lag) sim_.clear_activity();
+    if (t == blocks.size()) steady = sim_.energy(clock_ns);  // the drain's reads only: not counted
+    const bool write = t < blocks.size();
+    sim_.set_input("we_i", write);
+    if (write) {
+      sim_.set_input("waddr_i", t % depth_);
+      sim_.set_input("wdata_i", codes(blocks[t]), 0, code_bits);
+      sim_.set_input("wdata_i", scale(blocks[t]), code_bits, 32);
+    }
+    sim_.set_input("raddr_i", (t + depth_ - lag) % depth_);
+    sim_.tick();
+    if (t < lag) continue;
+    const DpuBlock& want = blocks[t - lag];
+    const uint64_t got_codes = sim_.get("rdata_o", 0, code_bits);
+    const uint64_t got_scale = sim_.get("rdata_o", code_bits, 32);
+    if (got_codes != codes(want) || got_scale != scale(want)) {
+      throw NetlistError(fmt::format("operand register file: block {} read back as {:x}/{:x}, written {:x}/{:x}",
+                                     t - lag, got_codes, got_scale, codes(want), scale(want)));
+    }
+  }
+  return steady;
+}
+
 const char* name(Distribution d) {
   switch (d) {
     case Distribution::kGaussian: return "gaussian";

@@ -701,7 +701,28 @@ def energy_cli():
         if r.returncode != 0:
             return 1
         with open(js) as f:
-            res = json.load(f)["results"]
+            ej = json.load(f)
+        res = ej["results"]
+        # the tensor core's operand staging: its netlist stores and returns every block (the flow
+        # checks each read), the generic clock is one E_NAND2 per flop per cycle, and the per-MAC
+        # figures compose as documented
+        st = ej["staging"]
+        streams = {(s["format"], s["operands"]): s for s in st["streams"]}
+        check(set(streams) == {(f, "gaussian") for f in ("e2m1", "e1m2", "int4")},
+              "staging: one run per operand stream (%s)" % sorted(streams))
+        flops = (st["depth"] + 1) * st["entry_bits"]
+        check(st["entry_bits"] == 16 * 4 + 32 and st["depth"] == 8, "staging: 16 codes + a 32-bit scale, 8 entries")
+        check(all(abs(s["clock_per_cycle_a"] - flops) < 1e-9 and abs(s["clock_per_cycle_b"] - flops) < 1e-9
+                  for s in streams.values()), "staging: generic clock = (depth + 1) x entry bits flops x 1 E_NAND2")
+        check(all(s["energy_per_cycle_a"] > flops and s["energy_per_cycle_b"] > flops and s["cycles"] > 0
+                  for s in streams.values()), "staging: data toggles on top of the clock")
+        rows, cols = st["array_rows"], st["array_cols"]
+        for e in res:
+            s = streams[(e["format"], e["operands"])]
+            want = (rows * s["energy_per_cycle_a"] + cols * s["energy_per_cycle_b"]) / (16.0 * rows * cols)
+            check(abs(e["staging_energy_per_mac"] - want) < 1e-9 * want and
+                  abs(e["tensor_core_energy_per_mac"] - e["energy_per_mac"] - want) < 1e-9 * want,
+                  "tensor core per MAC = DPU per MAC + (rows x A file + cols x B file) / (16 rows cols)")
         for e in res:
             parts = e["sub_blocks_per_mac"]
             check(len(parts) == 10 and all(v >= 0 for v in parts.values()) and
@@ -717,6 +738,11 @@ def energy_cli():
         blocks = [x for x in a["actions"] if x["action"] == "block"]
         idle = [x for x in a["actions"] if x["action"] == "idle_cycle"]
         check(len(blocks) == len(res) and len(idle) == 1, "actions: one block per result, one idle cycle")
+        rf = [x for x in a["actions"] if x["component"] == "nibble_operand_rf"]
+        check(len(rf) == 2 * len(streams) and all(x["action"] == "write_read_cycle" for x in rf),
+              "actions: a write + read cycle of the A and of the B file per operand stream")
+        check(all(abs(x["energy_per_byte"] * a["components"]["nibble_operand_rf"]["entry_bits"] / 8 - x["energy"])
+                  < 1e-9 * x["energy"] for x in rf), "actions: staging energy per byte x entry bytes = per cycle")
         check(all(abs(x["energy"] - e["energy_per_block"]) < 1e-9 * x["energy"] for x, e in zip(blocks, res)),
               "actions: block energies = the results'")
         # generic library: an idle cycle is the flops' clocks, 1 E_NAND2 each

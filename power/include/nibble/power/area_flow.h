@@ -21,6 +21,13 @@ namespace nibble::power {
 
 // What to synthesize and how; each field is the `nibble area` option of the same name, and
 // every message names that option.
+// The tensor-core level's array where --tile does not give one: 2 x 2 DPUs of 16 lanes, 64
+// MACs per cycle, as many as one Volta tensor core's 4x4x4 FMAs per cycle (larger arrays take
+// tens of minutes per mask to synthesize flattened). nibble energy's tensor-core energy per
+// MAC assumes the same array, fed by one operand register file per row and per column.
+inline constexpr int kLevelArrayRows = 2;
+inline constexpr int kLevelArrayCols = 2;
+
 struct AreaOptions : FlowOptions {
   std::string units = "dpu";
   std::string lane_designs = std::string(info(kDefaultLaneDesign).name);

@@ -40,6 +40,29 @@ class DpuNetlist {
   unsigned lanes_;
 };
 
+// The tensor core's operand staging (rtl/nibble_operand_rf.sv) on a GateSim, fed one operand
+// (A or B) of a block stream as the array's A-row and B-column files are in steady state:
+// every cycle one block is written (its codes in bits 4i.., its scale code above them) and the
+// block written kLag cycles earlier is read, so one half of the file is read while the other
+// is written. Every read is checked against the block written there: a mismatch throws
+// NetlistError, so an energy figure is only given for a netlist that stores and returns its
+// data.
+class OperandRfNetlist {
+ public:
+  explicit OperandRfNetlist(GateSim& sim);
+  unsigned lanes() const { return lanes_; }
+  unsigned depth() const { return depth_; }
+  unsigned entry_bits() const { return entry_bits_; }
+  // Runs the blocks' operand `b_side` ? b : a through the file and returns the energy of the
+  // cycles that both write and read (from the first read to the last write; report.cycles of
+  // them), leakage at clock_ns per cycle.
+  EnergyReport run(const std::vector<DpuBlock>& blocks, bool b_side, double clock_ns);
+
+ private:
+  GateSim& sim_;
+  unsigned lanes_, depth_, entry_bits_;
+};
+
 // Operand statistics of an energy run.
 enum class Distribution { kGaussian, kStudentT, kRht, kUser };
 const char* name(Distribution d);
