@@ -138,20 +138,12 @@ std::vector<SubBlock> sub_blocks(const nlohmann::json& modules) {
 
 std::vector<const Unit*> parse_units(const std::string& text) {
   std::vector<const Unit*> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const Unit* found = nullptr;
-    for (const Unit& u : kUnits) {
-      if (item == u.name) found = &u;
-    }
+  for (const std::string& item : split_list(text)) {
+    const Unit* found = find_named(kUnits, item);
     if (found == nullptr) {
       throw FlowError(fmt::format("--unit: unknown unit '{}' (known: dpu, quantizer, rht16)", item));
     }
-    for (const Unit* u : out) {
-      if (u == found) throw FlowError(fmt::format("--unit: '{}' given twice", item));
-    }
-    out.push_back(found);
+    append_once(out, found, "--unit", item);
   }
   if (out.empty()) throw FlowError("--unit: no unit given");
   return out;

@@ -151,14 +151,10 @@ EnergyFlowReport run_energy(const EnergyOptions& a) {
   const std::vector<const LaneDesignInfo*> designs = parse_lane_designs(a.lane_designs, "--lane-design");
   const std::vector<const ScaleConfig*> scale_sets = parse_scale_configs(a.scales, "--scales");
   std::vector<std::string> dists;
-  {
-    std::stringstream ss(a.dists);
-    std::string d;
-    while (std::getline(ss, d, ',')) {
-      if (d.empty()) continue;
-      parse_dist(d);
-      dists.push_back(d);
-    }
+  for (const std::string& d : split_list(a.dists)) {
+    if (d.empty()) continue;
+    parse_dist(d);
+    dists.push_back(d);
   }
   std::vector<float> user_a, user_b;
   if (!a.tensor_a.empty()) {

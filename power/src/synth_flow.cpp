@@ -49,14 +49,9 @@ std::string config_names() {
 
 std::vector<const ScaleConfig*> parse_scale_configs(const std::string& text, const char* option) {
   std::vector<const ScaleConfig*> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (std::string item : split_list(text)) {
     if (item == all_scale_formats_spelled()) item = "all";
-    const ScaleConfig* found = nullptr;
-    for (const ScaleConfig& c : kScaleConfigs) {
-      if (item == c.name) found = &c;
-    }
+    const ScaleConfig* found = find_named(kScaleConfigs, item);
     if (found == nullptr) {
       std::string known;
       for (const ScaleConfig& c : kScaleConfigs) {
@@ -64,10 +59,7 @@ std::vector<const ScaleConfig*> parse_scale_configs(const std::string& text, con
       }
       throw FlowError(fmt::format("{}: unknown scale-format set '{}' (known: {})", option, item, known));
     }
-    for (const ScaleConfig* c : out) {
-      if (c == found) throw FlowError(fmt::format("{}: '{}' given twice", option, item));
-    }
-    out.push_back(found);
+    append_once(out, found, option, item);
   }
   if (out.empty()) throw FlowError(fmt::format("{}: no scale-format set given", option));
   return out;
@@ -100,16 +92,19 @@ ScratchDir::~ScratchDir() {
   fs::remove_all(path_, ec);
 }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> words;
+  std::stringstream ss(text);
+  std::string word;
+  while (std::getline(ss, word, ',')) words.push_back(word);
+  return words;
+}
+
 std::vector<const Config*> parse_configs(const std::string& text) {
   std::vector<const Config*> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (std::string item : split_list(text)) {
     if (item == all_formats_spelled()) item = "all";
-    const Config* found = nullptr;
-    for (const Config& c : kConfigs) {
-      if (item == c.name) found = &c;
-    }
+    const Config* found = find_named(kConfigs, item);
     if (found == nullptr) {
       // Known names by size, then format order: each format alone first, "all" last.
       std::vector<const Config*> by_size;
@@ -132,28 +127,18 @@ std::vector<const Config*> parse_configs(const std::string& text) {
 
 std::vector<const LaneDesignInfo*> parse_lane_designs(const std::string& text, const char* option) {
   std::vector<const LaneDesignInfo*> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const std::string& item : split_list(text)) {
     if (item == "all") {
-      for (const LaneDesignInfo& d : kLaneDesignTable) out.push_back(&d);
+      for (const LaneDesignInfo& d : kLaneDesignTable) append_once(out, &d, option, std::string(d.name));
       continue;
     }
-    const LaneDesignInfo* found = nullptr;
-    for (const LaneDesignInfo& d : kLaneDesignTable) {
-      if (item == d.name) found = &d;
-    }
+    const LaneDesignInfo* found = find_named(kLaneDesignTable, item);
     if (found == nullptr) {
       throw FlowError(fmt::format("{}: unknown lane design '{}' (known: {}, all)", option, item, lane_design_names()));
     }
-    out.push_back(found);
+    append_once(out, found, option, item);
   }
   if (out.empty()) throw FlowError(fmt::format("{}: no lane design given", option));
-  for (size_t i = 0; i < out.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (out[i] == out[j]) throw FlowError(fmt::format("{}: '{}' given twice", option, out[i]->name));
-    }
-  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <array>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -93,6 +94,25 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+// The words of a comma-separated option value, in order (an empty word included, so that
+// "a,,b" is refused by the caller's lookup).
+std::vector<std::string> split_list(const std::string& text);
+// The entry of `table` whose `name` is `word`, or nullptr.
+template <class Table>
+auto find_named(const Table& table, const std::string& word) -> decltype(&*std::begin(table)) {
+  for (const auto& e : table) {
+    if (word == e.name) return &e;
+  }
+  return nullptr;
+}
+// Appends `e` to `out`; FlowError "<option>: '<word>' given twice" where it is there already.
+template <class T>
+void append_once(std::vector<const T*>& out, const T* e, const char* option, const std::string& word) {
+  for (const T* x : out) {
+    if (x == e) throw FlowError(std::string(option) + ": '" + word + "' given twice");
+  }
+  out.push_back(e);
+}
 // "e2m1,e2m1+e1m2,..." -> configurations; FlowError on an unknown name.
 std::vector<const Config*> parse_configs(const std::string& text);
 // "split-late-sign,common-unit" or "all" -> lane designs (kLaneDesignTable); FlowError on an
