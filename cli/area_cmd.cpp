@@ -37,7 +37,10 @@ void add_area_command(CLI::App& app) {
       "report area, cells, flops and depth vs E2M1-only (docs/area-energy.md)");
   sub->add_option("--unit", args->flow.units,
                   "comma-separated units: dpu (nibble_dpu, or nibble_tile with --tile), quantizer "
-                  "(nibble_quantizer, per format mask), rht16 (nibble_rht16, no parameters)")
+                  "(nibble_quantizer, per format mask), quantizer-pipe (the same with its dividers pipelined "
+                  "for the clock target, DivStages=" +
+                      std::to_string(nibble::power::kQuantPipeDivStages) +
+                      "), rht16 (nibble_rht16, no parameters)")
       ->capture_default_str();
   CLI::Option* configs = sub->add_option("--configs", args->flow.configs,
                                          "comma-separated: " + power::config_names())

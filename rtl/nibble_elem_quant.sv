@@ -9,14 +9,22 @@
 // code 0. Encodings: a minifloat is nibble_minifloat_encode's sign-magnitude code (a
 // magnitude u >= 2^man_bits has exponent field msb(u) - man_bits + 1 and mantissa
 // (u >> (field - 1)) - 2^man_bits, a smaller one is subnormal, field 0); an integer is the
-// two's complement of +-u. Purely combinational.
+// two's complement of +-u.
+//
+// Latency: Cut cycles. With Cut = 0 (the default) purely combinational; with Cut = 1 a register
+// holds v and the element's selects between the multiply and the rounding (the pipelined
+// quantizer's element stage: one binary32 multiply, then the grid rounding and the encoding).
 module nibble_elem_quant
   import nibble_pkg::*;
   import nibble_f32_pkg::*;
   import nibble_quant_pkg::*;
 #(
-  parameter format_mask_t FormatMask = FormatMaskAll
+  parameter format_mask_t FormatMask = FormatMaskAll,
+  parameter int unsigned  Cut        = 0
 ) (
+  input  logic                   clk_i,   // read only with Cut = 1
+  input  logic                   rst_ni,
+  input  logic                   valid_i,
   input  f32_t                   x_i,
   input  f32_t                   encode_i,
   input  format_e                format_i,
@@ -27,19 +35,37 @@ module nibble_elem_quant
   output logic [CodeWidth-1:0]   code_o
 );
 
-  f32_t v;
+  f32_t                   product, v;
+  format_e                format;
+  rounding_e              rounding;
+  zero_policy_e           zero;
+  logic [SrBitsMax-1:0]   rand_bits;
+  logic [SrBitsWidth-1:0] sr_bits;
+  logic                   unused_valid;
 
   nibble_f32_mul u_mul (
     .a_i  (x_i),
     .b_i  (encode_i),
-    .f32_o(v)
+    .f32_o(product)
+  );
+
+  nibble_pipe #(
+    .Width(F32Width + FormatSelWidth + 2 + SrBitsMax + SrBitsWidth),
+    .Depth(Cut)
+  ) u_cut (
+    .clk_i,
+    .rst_ni,
+    .valid_i,
+    .d_i    ({product, format_i, rounding_i, zero_i, rand_i, sr_bits_i}),
+    .valid_o(unused_valid),
+    .q_o    ({v, format, rounding, zero, rand_bits, sr_bits})
   );
 
   logic [CodeWidth-1:0] code_by_format [NumFormats];
 
-  // zero_i is read only where a minifloat format is built (INT4 has no negative zero).
+  // zero is read only where a minifloat format is built (INT4 has no negative zero).
   logic unused_zero;
-  assign unused_zero = ^zero_i;
+  assign unused_zero = ^zero;
 
   for (genvar f = 0; f < NumFormats; f++) begin : gen_format
     if (FormatMask[f]) begin : gen_enabled
@@ -58,9 +84,9 @@ module nibble_elem_quant
         .SrBitsMax(SrBitsMax)
       ) u_grid_round (
         .v_i         (v),
-        .stochastic_i(rounding_i == RoundStochastic),
-        .rand_i      (rand_i),
-        .sr_bits_i   (sr_bits_i),
+        .stochastic_i(rounding == RoundStochastic),
+        .rand_i      (rand_bits),
+        .sr_bits_i   (sr_bits),
         .neg_o       (neg),
         .units_o     (units)
       );
@@ -83,7 +109,7 @@ module nibble_elem_quant
           .units_i(units),
           .code_o (mf_code)
         );
-        assign code_by_format[f] = (units == '0 && zero_i == ZeroPositive) ? '0 : CodeWidth'(mf_code);
+        assign code_by_format[f] = (units == '0 && zero == ZeroPositive) ? '0 : CodeWidth'(mf_code);
       end
     end else begin : gen_disabled
       assign code_by_format[f] = '0;
@@ -93,7 +119,7 @@ module nibble_elem_quant
   always_comb begin
     code_o = '0;
     for (int unsigned f = 0; f < NumFormats; f++) begin
-      if (format_i == format_e'(f)) code_o = code_by_format[f];
+      if (format == format_e'(f)) code_o = code_by_format[f];
     end
     if (f32_is_nan(v[F32Width-2:0])) code_o = '0;
   end

@@ -14,11 +14,24 @@
 // F32QuietNaN); x / 0 (x != 0) and Inf / finite -> +-Inf; finite / Inf and 0 / x -> +-0;
 // the sign is the xor of the operands' signs.
 //
-// Latency: purely combinational (the QuotBits subtract-and-select steps are unrolled); the
-// quantizer registers around it (rtl/README.md).
-module nibble_f32_div import nibble_f32_pkg::*; (
-  input  f32_t a_i,  // dividend
-  input  f32_t b_i,  // divisor
+// Latency: Stages cycles. With Stages = 0 (the default) it is purely combinational: the
+// QuotBits subtract-and-select steps are unrolled and the quantizer registers around it.
+// With Stages > 0 the steps are cut into Stages + 1 segments of near-equal step counts (the
+// normalization rides in the first, the rounding in the last) with a register between
+// segments holding the partial remainder, the quotient bits so far, the divisor and the
+// result's sign, exponent and class: a quotient presented with valid_i in cycle t is on
+// f32_o in cycle t + Stages, one division per cycle (rtl/README.md, Clock target in
+// docs/results/area-energy.md).
+module nibble_f32_div
+  import nibble_f32_pkg::*;
+#(
+  parameter int unsigned Stages = 0
+) (
+  input  logic clk_i,    // read only with Stages > 0
+  input  logic rst_ni,
+  input  logic valid_i,
+  input  f32_t a_i,      // dividend
+  input  f32_t b_i,      // divisor
   output f32_t f32_o
 );
 
@@ -31,14 +44,17 @@ module nibble_f32_div import nibble_f32_pkg::*; (
   localparam int unsigned ExpWidth = 10;
   localparam logic signed [ExpWidth-1:0] LsbOffset = ExpWidth'(F32Bias + F32ManBits);
 
+  localparam int unsigned Segments = Stages + 1;
+  // The result's class, decided from the operands alone (IEEE special cases above).
+  localparam logic [1:0] ClassQuotient = 2'd0, ClassNaN = 2'd1, ClassInf = 2'd2, ClassZero = 2'd3;
+  // One segment's state: class, sign, exponent, partial remainder, divisor, quotient bits.
+  localparam int unsigned StateWidth = 2 + 1 + ExpWidth + RemWidth + F32SigWidth + QuotBits;
+
   logic                       neg, a_nan, b_nan, a_inf, b_inf, a_zero, b_zero;
+  logic [1:0]                 result_class;
   logic [F32SigWidth-1:0]     sig_a, sig_b, norm_a, norm_b;
   logic [LzWidth-1:0]         lz_a, lz_b;
   logic signed [ExpWidth-1:0] exp_a, exp_b, quot_exp;
-  logic [RemWidth-1:0]        rem;
-  logic [QuotBits-1:0]        quot;
-  logic                       sticky;
-  f32_t                       rounded;
 
   // Leading zeros of a significand (0 for normals; zeros are handled as special cases).
   function automatic logic [LzWidth-1:0] leading_zeros(logic [F32SigWidth-1:0] sig);
@@ -57,6 +73,15 @@ module nibble_f32_div import nibble_f32_pkg::*; (
     b_inf  = f32_is_inf(b_i[F32Width-2:0]);
     a_zero = a_i[F32Width-2:0] == '0;
     b_zero = b_i[F32Width-2:0] == '0;
+    if (a_nan || b_nan || (a_zero && b_zero) || (a_inf && b_inf)) begin
+      result_class = ClassNaN;
+    end else if (a_inf || b_zero) begin
+      result_class = ClassInf;
+    end else if (a_zero || b_inf) begin
+      result_class = ClassZero;
+    end else begin
+      result_class = ClassQuotient;
+    end
     sig_a  = f32_significand(a_i[F32Width-2:0]);
     sig_b  = f32_significand(b_i[F32Width-2:0]);
     lz_a   = leading_zeros(sig_a);
@@ -70,38 +95,98 @@ module nibble_f32_div import nibble_f32_pkg::*; (
     quot_exp = exp_a - exp_b - ExpWidth'(QuotFrac) - ExpWidth'(1);
   end
 
-  // Restoring division of norm_a * 2^QuotFrac by norm_b, one quotient bit per step, most
-  // significant first: the dividend's bits below norm_a are zeros.
-  always_comb begin
-    rem  = RemWidth'(norm_a);
-    quot = '0;
-    for (int i = QuotBits - 1; i >= 0; i--) begin
-      if (rem >= RemWidth'(norm_b)) begin
-        quot[i] = 1'b1;
-        rem     = rem - RemWidth'(norm_b);
-      end
-      if (i > 0) rem = rem << 1;
-    end
-    sticky = rem != '0;
+  // Segment s reads seg_state[s] (the operands' for s = 0, a register's after) and leaves
+  // seg_state[s + 1] through its register, the last one final_state. Restoring division of norm_a * 2^QuotFrac by norm_b, one quotient bit
+  // per step, most significant first: the dividend's bits below norm_a are zeros.
+  logic [StateWidth-1:0] seg_state [Segments];
+  logic                  seg_valid [Segments];
+  logic [StateWidth-1:0] final_state;
+  logic                  final_valid;
+
+  if (Stages == 0) begin : gen_combinational
+    logic unused_clk;
+    assign unused_clk = clk_i ^ rst_ni;
   end
+
+  assign seg_state[0] = {result_class, neg, quot_exp, RemWidth'(norm_a), norm_b, QuotBits'(0)};
+  assign seg_valid[0] = valid_i;
+
+  for (genvar s = 0; s < Segments; s++) begin : gen_segment
+    // Steps First .. Last - 1 of QuotBits (step j decides quotient bit QuotBits - 1 - j).
+    localparam int unsigned First = s * QuotBits / Segments;
+    localparam int unsigned Last  = (s + 1) * QuotBits / Segments;
+
+    logic [1:0]                 cls;
+    logic                       sign;
+    logic signed [ExpWidth-1:0] exp;
+    logic [RemWidth-1:0]        rem_in, rem;
+    logic [F32SigWidth-1:0]     divisor;
+    logic [QuotBits-1:0]        quot_in, quot;
+    logic [StateWidth-1:0]      state_out;
+
+    assign {cls, sign, exp, rem_in, divisor, quot_in} = seg_state[s];
+
+    always_comb begin
+      rem  = rem_in;
+      quot = quot_in;
+      for (int j = First; j < Last; j++) begin
+        if (rem >= RemWidth'(divisor)) begin
+          quot[QuotBits-1-j] = 1'b1;
+          rem = rem - RemWidth'(divisor);
+        end
+        if (j < QuotBits - 1) rem = rem << 1;
+      end
+    end
+
+    assign state_out = {cls, sign, exp, rem, divisor, quot};
+
+    if (s < Segments - 1) begin : gen_register
+      nibble_pipe #(
+        .Width(StateWidth),
+        .Depth(1)
+      ) u_register (
+        .clk_i,
+        .rst_ni,
+        .valid_i(seg_valid[s]),
+        .d_i    (state_out),
+        .valid_o(seg_valid[s+1]),
+        .q_o    (seg_state[s+1])
+      );
+    end else begin : gen_last
+      assign final_valid = seg_valid[s];
+      assign final_state = state_out;
+    end
+  end
+
+  logic [1:0]                 out_class;
+  logic                       out_neg, sticky, unused_valid;
+  logic signed [ExpWidth-1:0] out_exp;
+  logic [RemWidth-1:0]        rem;
+  logic [F32SigWidth-1:0]     unused_divisor;
+  logic [QuotBits-1:0]        quot;
+  f32_t                       rounded;
+
+  assign {out_class, out_neg, out_exp, rem, unused_divisor, quot} = final_state;
+  assign sticky       = rem != '0;
+  assign unused_valid = final_valid;
 
   nibble_f32_round #(
     .MagWidth(QuotBits + 1),
     .ExpWidth(ExpWidth)
   ) u_round (
-    .neg_i(neg),
+    .neg_i(out_neg),
     .mag_i({quot, sticky}),
-    .exp_i(quot_exp),
+    .exp_i(out_exp),
     .f32_o(rounded)
   );
 
   always_comb begin
-    if (a_nan || b_nan || (a_zero && b_zero) || (a_inf && b_inf)) begin
+    if (out_class == ClassNaN) begin
       f32_o = F32QuietNaN;
-    end else if (a_inf || b_zero) begin
-      f32_o = {neg, F32PosInf[F32Width-2:0]};
-    end else if (a_zero || b_inf) begin
-      f32_o = {neg, {(F32Width-1){1'b0}}};
+    end else if (out_class == ClassInf) begin
+      f32_o = {out_neg, F32PosInf[F32Width-2:0]};
+    end else if (out_class == ClassZero) begin
+      f32_o = {out_neg, {(F32Width-1){1'b0}}};
     end else begin
       f32_o = rounded;
     end

@@ -25,15 +25,21 @@
 // per-tensor scales (golden's tensor_scale): 1.0 outside nvfp4.
 //
 // Timing: valid only, one block per cycle, no stalls; a block with valid_i in cycle t has its
-// codes and scale in codes_o / scale_o with valid_o in cycle t + QuantLatency (3). The
-// dividers (nibble_f32_div) are combinational inside stage 2.
+// codes and scale in codes_o / scale_o with valid_o in cycle t + QuantLatency (3) +
+// block_scale_latency(DivStages) + elem_quant_cut(DivStages). With DivStages = 0 (the default)
+// the dividers (nibble_f32_div) are combinational inside stage 2; with DivStages > 0 stage 2
+// is nibble_block_scale's pipeline (DivStages registers in each divider, five cuts between
+// them) while the elements and selects wait beside it in a nibble_pipe delay line, and stage
+// 3 is cut after each element's multiply (QuantPipeDivStages gives QuantPipeLatency, the
+// clock target's quantizer).
 module nibble_quantizer
   import nibble_pkg::*;
   import nibble_f32_pkg::*;
   import nibble_quant_pkg::*;
 #(
   parameter int unsigned  Lanes      = 16,
-  parameter format_mask_t FormatMask = FormatMaskAll
+  parameter format_mask_t FormatMask = FormatMaskAll,
+  parameter int unsigned  DivStages  = 0
 ) (
   input  logic                                clk_i,
   input  logic                                rst_ni,
@@ -144,14 +150,24 @@ module nibble_quantizer
   end
 
   // ---------------------------------------------------------------------------------------
-  // Stage 2: block scale and encode scale
+  // Stage 2: block scale and encode scale (a pipeline of block_scale_latency(DivStages)
+  // cycles before the stage register when DivStages > 0)
   // ---------------------------------------------------------------------------------------
+  localparam int unsigned ScaleLatency = block_scale_latency(DivStages);
+  // What stage 3 reads beside the scale: nan_block, format, mode, rounding, zero, B, x, rand.
+  localparam int unsigned WaitWidth = 1 + FormatSelWidth + ScaleModeSelWidth + 2 + SrBitsWidth +
+                                      Lanes * (F32Width + SrBitsMax);
+
   logic [ScaleCodeWidth-1:0] amax_code, nan_code;
   f32_t                      encode;
 
   nibble_block_scale #(
-    .FormatMask(FormatMask)
+    .FormatMask(FormatMask),
+    .DivStages (DivStages)
   ) u_block_scale (
+    .clk_i,
+    .rst_ni,
+    .valid_i (s1_valid_q),
     .amax_i  ({1'b0, s1_amax_q}),
     .format_i(s1_format_q),
     .mode_i  (s1_mode_q),
@@ -161,10 +177,32 @@ module nibble_quantizer
     .encode_o(encode)
   );
 
+  logic                            w_valid, w_nan_block;
+  format_e                         w_format;
+  scale_mode_e                     w_mode;
+  rounding_e                       w_rounding;
+  zero_policy_e                    w_zero;
+  logic [SrBitsWidth-1:0]          w_sr_bits;
+  logic [Lanes-1:0][F32Width-1:0]  w_x;
+  logic [Lanes-1:0][SrBitsMax-1:0] w_rand;
+
+  nibble_pipe #(
+    .Width(WaitWidth),
+    .Depth(ScaleLatency)
+  ) u_wait (
+    .clk_i,
+    .rst_ni,
+    .valid_i(s1_valid_q),
+    .d_i    ({s1_nan_block_q, s1_format_q, s1_mode_q, s1_rounding_q, s1_zero_q, s1_sr_bits_q,
+              s1_x_q, s1_rand_q}),
+    .valid_o(w_valid),
+    .q_o    ({w_nan_block, w_format, w_mode, w_rounding, w_zero, w_sr_bits, w_x, w_rand})
+  );
+
   always_comb begin
     nan_code = '0;
     for (int unsigned f = 0; f < NumScaleFormats; f++) begin
-      if (mode_scale_format(s1_mode_q) == scale_format_e'(f)) begin
+      if (mode_scale_format(w_mode) == scale_format_e'(f)) begin
         nan_code = ScaleFormatTable[f].nan_code;
       end
     end
@@ -181,16 +219,16 @@ module nibble_quantizer
   logic [Lanes-1:0][SrBitsMax-1:0] s2_rand_d, s2_rand_q;
 
   always_comb begin
-    s2_valid_d     = s1_valid_q;
-    s2_nan_block_d = s1_valid_q ? s1_nan_block_q : s2_nan_block_q;
-    s2_format_d    = s1_valid_q ? s1_format_q : s2_format_q;
-    s2_rounding_d  = s1_valid_q ? s1_rounding_q : s2_rounding_q;
-    s2_zero_d      = s1_valid_q ? s1_zero_q : s2_zero_q;
-    s2_sr_bits_d   = s1_valid_q ? s1_sr_bits_q : s2_sr_bits_q;
-    s2_scale_d     = s1_valid_q ? (s1_nan_block_q ? nan_code : amax_code) : s2_scale_q;
-    s2_encode_d   = s1_valid_q ? encode : s2_encode_q;
-    s2_x_d        = s1_valid_q ? s1_x_q : s2_x_q;
-    s2_rand_d     = s1_valid_q ? s1_rand_q : s2_rand_q;
+    s2_valid_d     = w_valid;
+    s2_nan_block_d = w_valid ? w_nan_block : s2_nan_block_q;
+    s2_format_d    = w_valid ? w_format : s2_format_q;
+    s2_rounding_d  = w_valid ? w_rounding : s2_rounding_q;
+    s2_zero_d      = w_valid ? w_zero : s2_zero_q;
+    s2_sr_bits_d   = w_valid ? w_sr_bits : s2_sr_bits_q;
+    s2_scale_d     = w_valid ? (w_nan_block ? nan_code : amax_code) : s2_scale_q;
+    s2_encode_d    = w_valid ? encode : s2_encode_q;
+    s2_x_d         = w_valid ? w_x : s2_x_q;
+    s2_rand_d      = w_valid ? w_rand : s2_rand_q;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -218,10 +256,18 @@ module nibble_quantizer
   // ---------------------------------------------------------------------------------------
   logic [Lanes-1:0][CodeWidth-1:0] codes;
 
+  // With DivStages > 0 each element is cut after its multiply (elem_quant_cut): the block's
+  // NaN flag and scale code wait beside it.
+  localparam int unsigned ElemCut = elem_quant_cut(DivStages);
+
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane
     nibble_elem_quant #(
-      .FormatMask(FormatMask)
+      .FormatMask(FormatMask),
+      .Cut       (ElemCut)
     ) u_elem_quant (
+      .clk_i,
+      .rst_ni,
+      .valid_i   (s2_valid_q),
       .x_i       (s2_x_q[i]),
       .encode_i  (s2_encode_q),
       .format_i  (s2_format_q),
@@ -233,14 +279,29 @@ module nibble_quantizer
     );
   end
 
+  logic                            e_valid, e_nan_block;
+  logic [ScaleCodeWidth-1:0]       e_scale;
+
+  nibble_pipe #(
+    .Width(1 + ScaleCodeWidth),
+    .Depth(ElemCut)
+  ) u_elem_wait (
+    .clk_i,
+    .rst_ni,
+    .valid_i(s2_valid_q),
+    .d_i    ({s2_nan_block_q, s2_scale_q}),
+    .valid_o(e_valid),
+    .q_o    ({e_nan_block, e_scale})
+  );
+
   logic                            s3_valid_d, s3_valid_q;
   logic [ScaleCodeWidth-1:0]       s3_scale_d, s3_scale_q;
   logic [Lanes-1:0][CodeWidth-1:0] s3_codes_d, s3_codes_q;
 
   always_comb begin
-    s3_valid_d = s2_valid_q;
-    s3_scale_d = s2_valid_q ? s2_scale_q : s3_scale_q;
-    s3_codes_d = s2_valid_q ? (s2_nan_block_q ? '0 : codes) : s3_codes_q;
+    s3_valid_d = e_valid;
+    s3_scale_d = e_valid ? e_scale : s3_scale_q;
+    s3_codes_d = e_valid ? (e_nan_block ? '0 : codes) : s3_codes_q;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -27,17 +27,20 @@ using io::shell_quote;
 namespace {
 
 // The units `nibble area --unit` synthesizes. masks: built per format mask (FormatMask) and
-// lane count (Lanes); otherwise the unit has no parameters.
+// lane count (Lanes); otherwise the unit has no parameters. div_stages: the quantizer's
+// DivStages (0, the RTL's default, is not passed, so the plain quantizer keeps its cache key).
 struct Unit {
   const char* name;   // command-line name
   const char* top;    // RTL top module
   const char* label;  // table label prefix
   bool masks;
+  unsigned div_stages = 0;
 };
 
-constexpr std::array<Unit, 3> kUnits = {{
+constexpr std::array<Unit, 4> kUnits = {{
     {"dpu", "nibble_dpu", "DPU", true},
     {"quantizer", "nibble_quantizer", "quantizer", true},
+    {"quantizer-pipe", "nibble_quantizer", "quantizer (pipelined)", true, kQuantPipeDivStages},
     {"rht16", "nibble_rht16", "RHT16", false},
 }};
 
@@ -141,7 +144,7 @@ std::vector<const Unit*> parse_units(const std::string& text) {
   for (const std::string& item : split_list(text)) {
     const Unit* found = find_named(kUnits, item);
     if (found == nullptr) {
-      throw FlowError(fmt::format("--unit: unknown unit '{}' (known: dpu, quantizer, rht16)", item));
+      throw FlowError(fmt::format("--unit: unknown unit '{}' (known: dpu, quantizer, quantizer-pipe, rht16)", item));
     }
     append_once(out, found, "--unit", item);
   }
@@ -309,6 +312,7 @@ AreaFlowReport run_units(const AreaOptions& a) {
       cmd += fmt::format(" --param {} --param Lanes={}",
                          shell_quote(fmt::format("FormatMask={}", r.config->mask)), a.lanes);
     }
+    if (r.unit != nullptr && r.unit->div_stages > 0) cmd += fmt::format(" --param DivStages={}", r.unit->div_stages);
     if (r.design != nullptr) cmd += fmt::format(" --param LaneDesign={}", static_cast<unsigned>(r.design->id));
     // the RTL's default, every scale format, is not passed (its cache key stays that of the plain run)
     if (r.scales != nullptr && std::string(r.scales->name) != "all") {

@@ -45,6 +45,10 @@ list(APPEND configs "nibble_tile|-GRows=8|-GCols=8" "nibble_tile|-GRows=16|-GCol
 # The operand register file, the 16-point RHT and the quantizer's helpers stand alone as well.
 list(APPEND configs "nibble_operand_rf" "nibble_rht16" "nibble_f32_div" "nibble_e4m3_encode" "nibble_grid_round"
                     "nibble_block_scale" "nibble_elem_quant")
+# The pipelined quantizer of the clock target, its block scale and divider, and the delay line.
+list(APPEND configs "nibble_quantizer|-GDivStages=5" "nibble_block_scale|-GDivStages=5" "nibble_elem_quant|-GCut=1"
+                    "nibble_f32_div|-GStages=3" "nibble_f32_div|-GStages=26" "nibble_pipe|-GWidth=8|-GDepth=2"
+                    "nibble_pipe|-GDepth=0")
 # The shared minifloat encoder: its defaults (E2M1's grid) and E4M3's (1 + 4 + 3 bits).
 list(APPEND configs "nibble_minifloat_encode"
                     "nibble_minifloat_encode|-GExpBits=4|-GManBits=3|-GUnitsWidth=18")

@@ -85,11 +85,27 @@ package nibble_quant_pkg;
     return F32SigWidth'(units << (int'(F32ManBits) - msb_index(units)));
   endfunction
 
+  // nibble_block_scale's latency: combinational with DivStages = 0; otherwise each divider's
+  // DivStages registers and the five cuts between the dividers.
+  function automatic int unsigned block_scale_latency(int unsigned div_stages);
+    return (div_stages == 0) ? 0 : 2 * div_stages + 5;
+  endfunction
+
+  // The pipelined quantizer (DivStages > 0) also cuts its element stage after the multiply.
+  function automatic int unsigned elem_quant_cut(int unsigned div_stages);
+    return (div_stages == 0) ? 0 : 1;
+  endfunction
+
   // Timing (rtl/README.md). nibble_quantizer: a block with valid_i in cycle t gives its codes
-  // in cycle t + QuantLatency. nibble_rht16: a group in cycle t is out in cycle t + RhtLatency.
-  // Both are public: the Verilated models' package class carries them, and the quantizer and
-  // RHT tests check arrival against them.
+  // in cycle t + QuantLatency with its dividers combinational (DivStages = 0, the default),
+  // in cycle t + QuantPipeLatency when it is built with DivStages = QuantPipeDivStages, the
+  // pipelined quantizer of the clock target (docs/results/area-energy.md). nibble_rht16: a
+  // group in cycle t is out in cycle t + RhtLatency. All are public: the Verilated models'
+  // package class carries them, and the quantizer and RHT tests check arrival against them.
   localparam int unsigned QuantLatency /*verilator public*/ = 3;
+  localparam int unsigned QuantPipeDivStages /*verilator public*/ = 5;
+  localparam int unsigned QuantPipeLatency /*verilator public*/ =
+      QuantLatency + block_scale_latency(QuantPipeDivStages) + elem_quant_cut(QuantPipeDivStages);
   localparam int unsigned RhtLatency /*verilator public*/ = 5;
 
 endpackage

@@ -68,8 +68,8 @@ DATAPATH = [
 # The quantizer and the RHT unit (nibble_quantizer, nibble_rht16), packages first.
 UNITS = [
     "pkg/nibble_f32_pkg.sv", "pkg/nibble_pkg.sv", "pkg/nibble_quant_pkg.sv",
-    "nibble_f32_round.sv", "nibble_f32_mul.sv", "nibble_f32_add.sv", "nibble_f32_div.sv",
-    "nibble_scale_decode.sv", "nibble_grid_round.sv", "nibble_minifloat_encode.sv",
+    "nibble_f32_round.sv", "nibble_f32_mul.sv", "nibble_f32_add.sv", "nibble_pipe.sv",
+    "nibble_f32_div.sv", "nibble_scale_decode.sv", "nibble_grid_round.sv", "nibble_minifloat_encode.sv",
     "nibble_e4m3_encode.sv", "nibble_block_scale.sv", "nibble_elem_quant.sv",
     "nibble_quantizer.sv", "nibble_rht16.sv",
 ]

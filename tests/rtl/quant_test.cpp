@@ -1,8 +1,8 @@
 // nibble_quantizer against golden's quantizer, bit for bit: the block-scale code and every
 // element code against golden's quantize_block (tensor_scale for nvfp4), under both zero
-// policies and both non-finite policies, with the SR bits drawn from golden's Philox layout. Five
-// configurations run side by side (tb_quant.sv); each block goes to every configuration whose
-// lanes and formats fit it. Also: golden quantize() of whole tensors block by block, and the
+// policies and both non-finite policies, with the SR bits drawn from golden's Philox layout. Six
+// configurations run side by side (tb_quant.sv; the sixth has its dividers pipelined); each
+// block goes to every configuration whose lanes and formats fit it. Also: golden quantize() of whole tensors block by block, and the
 // `nibble vectors quantize` stream read back as a device reads it.
 #include <gtest/gtest.h>
 
@@ -24,6 +24,7 @@
 #include "nibble/formats.h"
 #include "nibble/fp32.h"
 #include "nibble/philox.h"
+#include "nibble/power/area_flow.h"
 #include "nibble/quantize.h"
 #include "nibble/rht.h"
 #include "nibble/scale.h"
@@ -33,11 +34,18 @@
 namespace nibble::rtl_test {
 namespace {
 
-constexpr unsigned kNumQuants = 5;
+// tb_quant's instances: lanes, format mask and latency (instance 5 is the pipelined one).
+constexpr unsigned kNumQuants = 6;
 constexpr unsigned kMaxLanes = 32;
-constexpr unsigned kQuantLanes[kNumQuants] = {32, 16, 16, 16, 16};
-constexpr unsigned kQuantMasks[kNumQuants] = {0b111, 0b111, 0b001, 0b010, 0b100};
+constexpr unsigned kQuantLanes[kNumQuants] = {32, 16, 16, 16, 16, 32};
+constexpr unsigned kQuantMasks[kNumQuants] = {0b111, 0b111, 0b001, 0b010, 0b100, 0b111};
 constexpr uint64_t kQuantLatency = Vtb_quant_nibble_quant_pkg::QuantLatency;
+constexpr uint64_t kQuantPipeLatency = Vtb_quant_nibble_quant_pkg::QuantPipeLatency;
+constexpr uint64_t kLatency[kNumQuants] = {kQuantLatency, kQuantLatency, kQuantLatency,
+                                           kQuantLatency, kQuantLatency, kQuantPipeLatency};
+static_assert(kQuantPipeLatency > kQuantLatency, "the pipelined quantizer has more stages");
+static_assert(Vtb_quant_nibble_quant_pkg::QuantPipeDivStages == power::kQuantPipeDivStages,
+              "nibble area --unit quantizer-pipe builds the quantizer this test checks");
 
 // One block through the quantizer: its inputs and golden's result.
 struct QBlock {
@@ -114,7 +122,7 @@ class QuantChecker {
       while (rng_() % 100 < bubble_percent) cycle_idle();
       drive(b);
     }
-    for (unsigned i = 0; i < 6; ++i) cycle_idle();
+    for (uint64_t i = 0; i < kQuantPipeLatency + 3; ++i) cycle_idle();
     for (unsigned q = 0; q < kNumQuants; ++q) {
       EXPECT_TRUE(pending_[q].empty()) << "quantizer " << q << ": " << pending_[q].size() << " blocks never came";
     }
@@ -181,10 +189,10 @@ class QuantChecker {
       ++checked_;
       ++per_quant_[q];
       elements_ += b.x.size();
-      if (sim_.cycles() - e.cycle != kQuantLatency && !reported_latency_) {
+      if (sim_.cycles() - e.cycle != kLatency[q] && !reported_latency_) {
         reported_latency_ = true;
         ADD_FAILURE() << "quantizer " << q << ": block presented in cycle " << e.cycle << " came out in cycle "
-                      << sim_.cycles() << ", documented latency " << kQuantLatency;
+                      << sim_.cycles() << ", documented latency " << kLatency[q];
       }
       const uint32_t scale = static_cast<uint32_t>(field(m.scale_o, 32 * q, 32));
       std::string bad;
@@ -414,6 +422,7 @@ TEST_F(RtlQuant, EveryFormatModeRoundingAndSrBits) {
   for (unsigned p = 0; p < kNumPatterns; ++p) std::printf(" %s %zu,", kPatternNames[p], per_pattern[p]);
   std::printf("\n");
   EXPECT_GE(checker.per_quant(0), blocks.size());  // the 32-lane, all-format quantizer takes every block
+  EXPECT_EQ(checker.per_quant(5), checker.per_quant(0));  // and so does its pipelined twin
   for (unsigned q = 0; q < kNumQuants; ++q) EXPECT_GT(checker.per_quant(q), 0u) << "quantizer " << q;
 }
 

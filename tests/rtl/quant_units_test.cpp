@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "Vtb_quant_units.h"
+#include "Vtb_quant_units_nibble_quant_pkg.h"
 #include "nibble/formats.h"
 #include "nibble/fp32.h"
 #include "nibble/quantize.h"
@@ -61,10 +63,54 @@ class RtlQuantUnits : public testing::Test {
   std::unique_ptr<Vtb_quant_units> model_;
 };
 
+// Both dividers see every pair: the combinational one (div_o) in the same cycle, the pipelined
+// one (div_pipe_o) QuantPipeDivStages rising edges later, with idle cycles of garbage operands
+// (valid_i low) between some pairs that it must not let through.
 TEST_F(RtlQuantUnits, DividerMatchesHostIeee) {
-  uint64_t checked = 0, nans = 0, specials = 0, subnormal_results = 0;
-  bool reported = false;
+  constexpr size_t kStages = Vtb_quant_units_nibble_quant_pkg::QuantPipeDivStages;
+  static_assert(kStages > 0, "the pipelined divider has registers");
+  uint64_t checked = 0, piped = 0, nans = 0, specials = 0, subnormal_results = 0;
+  bool reported = false, reported_pipe = false;
+  struct InFlight {
+    bool valid;
+    uint32_t a, b, host;
+  };
+  std::deque<InFlight> in_flight;
+  auto edge = [&](const InFlight& f) {
+    model_->clk_i = 0;
+    model_->eval();
+    model_->clk_i = 1;
+    model_->eval();
+    in_flight.push_back(f);
+    if (in_flight.size() < kStages) return;
+    const InFlight out = in_flight.front();
+    in_flight.pop_front();
+    if (!out.valid) return;
+    ++piped;
+    const uint32_t rtl = model_->div_pipe_o;
+    if (!(same_f32(rtl, out.host) && (!is_nan(rtl) || rtl == 0x7FC00000u)) && !reported_pipe) {
+      reported_pipe = true;
+      ADD_FAILURE() << "first mismatch of the pipelined divider: " << hex32(out.a) << " / " << hex32(out.b)
+                    << ": rtl " << hex32(rtl) << ", host " << hex32(out.host);
+    }
+  };
+  model_->rst_ni = 0;
+  model_->valid_i = 0;
+  for (int i = 0; i < 3; ++i) {
+    model_->clk_i = 0;
+    model_->eval();
+    model_->clk_i = 1;
+    model_->eval();
+  }
+  model_->rst_ni = 1;
   auto check = [&](uint32_t a, uint32_t b) {
+    if (rng_() % 8 == 0) {  // an idle cycle
+      model_->valid_i = 0;
+      model_->a_i = static_cast<uint32_t>(rng_());
+      model_->b_i = static_cast<uint32_t>(rng_());
+      edge({false, 0, 0, 0});
+    }
+    model_->valid_i = 1;
     model_->a_i = a;
     model_->b_i = b;
     model_->eval();
@@ -80,6 +126,7 @@ TEST_F(RtlQuantUnits, DividerMatchesHostIeee) {
       ADD_FAILURE() << "first mismatch: " << hex32(a) << " / " << hex32(b) << ": rtl " << hex32(rtl) << ", host "
                     << hex32(host);
     }
+    edge({true, a, b, host});
   };
   for (uint32_t i = 0; i < 28 * 2; ++i) {
     for (uint32_t j = 0; j < 28 * 2; ++j) {
@@ -102,10 +149,15 @@ TEST_F(RtlQuantUnits, DividerMatchesHostIeee) {
     const uint32_t gmax[] = {0x40C00000u, 0x3FE00000u, 0x40E00000u};
     check(random_pattern(rng_) & 0x7FFFFFFFu, gmax[rng_() % 3]);
   }
-  std::printf("[ cases    ] %llu divisions vs host IEEE (%llu NaN, %llu zero/Inf/NaN results, %llu subnormal)\n",
+  model_->valid_i = 0;
+  for (size_t i = 0; i < kStages; ++i) edge({false, 0, 0, 0});
+  std::printf("[ cases    ] %llu divisions vs host IEEE (%llu NaN, %llu zero/Inf/NaN results, %llu subnormal); "
+              "%llu through the %zu-stage pipelined divider\n",
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(nans),
-              static_cast<unsigned long long>(specials), static_cast<unsigned long long>(subnormal_results));
+              static_cast<unsigned long long>(specials), static_cast<unsigned long long>(subnormal_results),
+              static_cast<unsigned long long>(piped), kStages);
   EXPECT_GT(checked, 0u);
+  EXPECT_EQ(piped, checked);
   EXPECT_GT(subnormal_results, 0u);
 }
 

@@ -1,13 +1,15 @@
-// Test bench top for quant_test.cpp: five nibble_quantizer configurations built once, on
+// Test bench top for quant_test.cpp: six nibble_quantizer configurations built once, on
 // shared inputs. Instance 0 has 32 lanes and every format; instances 1..4 have 16 lanes
-// (they see lanes 15:0) and the format masks all, E2M1, E1M2, INT4. valid_i has one bit per
-// instance: the test raises only those whose lanes and format fit the block.
+// (they see lanes 15:0) and the format masks all, E2M1, E1M2, INT4; instance 5 is instance 0
+// pipelined for the clock target (DivStages = QuantPipeDivStages, latency QuantPipeLatency).
+// valid_i has one bit per instance: the test raises only those whose lanes and format fit
+// the block.
 module tb_quant
   import nibble_pkg::*;
   import nibble_f32_pkg::*;
   import nibble_quant_pkg::*;
 #(
-  localparam int unsigned NumQuants = 5,
+  localparam int unsigned NumQuants = 6,
   localparam int unsigned MaxLanes  = 32
 ) (
   input  logic                                   clk_i,
@@ -28,10 +30,11 @@ module tb_quant
   output logic [NumQuants-1:0][MaxLanes-1:0][CodeWidth-1:0] codes_o
 );
 
-  localparam int unsigned  QuantLanes [NumQuants] = '{32, 16, 16, 16, 16};
+  localparam int unsigned  QuantLanes [NumQuants] = '{32, 16, 16, 16, 16, 32};
   localparam format_mask_t QuantMasks [NumQuants] = '{
-    FormatMaskAll, FormatMaskAll, FormatMaskE2M1, FormatMaskE1M2, FormatMaskInt4
+    FormatMaskAll, FormatMaskAll, FormatMaskE2M1, FormatMaskE1M2, FormatMaskInt4, FormatMaskAll
   };
+  localparam int unsigned  QuantDivStages [NumQuants] = '{0, 0, 0, 0, 0, QuantPipeDivStages};
 
   for (genvar i = 0; i < NumQuants; i++) begin : gen_quant
     localparam int unsigned Lanes = QuantLanes[i];
@@ -39,7 +42,8 @@ module tb_quant
 
     nibble_quantizer #(
       .Lanes     (Lanes),
-      .FormatMask(QuantMasks[i])
+      .FormatMask(QuantMasks[i]),
+      .DivStages (QuantDivStages[i])
     ) u_quantizer (
       .clk_i,
       .rst_ni,

@@ -1,14 +1,20 @@
-// Test bench top for quant_test.cpp's unit tests: the quantizer's combinational helpers side
-// by side -- the divider, the E4M3 encoder, and one grid rounder per element format (the
-// grids of nibble_pkg::FormatTable) on a shared input.
+// Test bench top for quant_units_test.cpp: the quantizer's helpers side by side -- the
+// combinational divider and the pipelined one of the clock target's quantizer (Stages =
+// QuantPipeDivStages: a quotient valid in cycle t is on div_pipe_o in cycle t + Stages), the
+// E4M3 encoder, and one grid rounder per element format (the grids of nibble_pkg::FormatTable)
+// on a shared input.
 module tb_quant_units
   import nibble_pkg::*;
   import nibble_f32_pkg::*;
   import nibble_quant_pkg::*;
 (
+  input  logic                             clk_i,
+  input  logic                             rst_ni,
+  input  logic                             valid_i,
   input  f32_t                             a_i,
   input  f32_t                             b_i,
   output f32_t                             div_o,
+  output f32_t                             div_pipe_o,
   output logic [7:0]                       e4m3_o,
   input  logic                             stochastic_i,
   input  logic [SrBitsMax-1:0]             rand_i,
@@ -18,9 +24,23 @@ module tb_quant_units
 );
 
   nibble_f32_div u_div (
+    .clk_i,
+    .rst_ni,
+    .valid_i,
     .a_i,
     .b_i,
     .f32_o(div_o)
+  );
+
+  nibble_f32_div #(
+    .Stages(QuantPipeDivStages)
+  ) u_div_pipe (
+    .clk_i,
+    .rst_ni,
+    .valid_i,
+    .a_i,
+    .b_i,
+    .f32_o(div_pipe_o)
   );
 
   nibble_e4m3_encode u_e4m3_encode (

@@ -25,6 +25,11 @@ namespace nibble::power {
 // MACs per cycle, as many as one Volta tensor core's 4x4x4 FMAs per cycle (larger arrays take
 // tens of minutes per mask to synthesize flattened). nibble energy's tensor-core energy per
 // MAC assumes the same array, fed by one operand register file per row and per column.
+// The pipelined quantizer of the clock target (`nibble area --unit quantizer-pipe`): the
+// registers inside each of its two dividers, nibble_quant_pkg's QuantPipeDivStages
+// (rtl_quant_test checks the two are equal).
+inline constexpr unsigned kQuantPipeDivStages = 5;
+
 inline constexpr int kLevelArrayRows = 2;
 inline constexpr int kLevelArrayCols = 2;
 
