@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include "nibble/published.h"
 #include "nibble/train/study.h"
@@ -437,6 +438,40 @@ TEST_F(StudySummary, GapsDifferencesAndVerdictsOfSyntheticRuns) {
   EXPECT_NE(md.find("| ufp4 − e2m1 | 5 | -0.180 ± 0.071"), std::string::npos) << md;
   EXPECT_NE(md.find("ufp4 better"), std::string::npos);
   EXPECT_NE(md.find("`s5m/main/nvfp4-s3`: diverged at step 1234"), std::string::npos) << md;
+}
+
+// Recorded runs keep their per-step files gzip-compressed (docs/training.md): a
+// summary of runs whose diag.csv is diag.csv.gz equals that of the plain files.
+TEST_F(StudySummary, GzippedDiagnosticsSummarizeAsThePlainFiles) {
+  write_lr_sweep();
+  const double lr = chosen_lr(study_, study_.sizes[0], dir_);
+  std::vector<fs::path> diags;
+  for (const auto& run : plan_main_phase(study_, study_.sizes[0], lr, {"bf16", "e2m1", "ufp4"}, {0, 1})) {
+    const size_t s = run.seeds.init;
+    const double g = run.spec == "e2m1" ? kE2m1Gap[s] : run.spec == "ufp4" ? kE2m1Gap[s] + kUfp4MinusE2m1[s] : 0.0;
+    test::write_finished_run(dir_, run, 1.5 * (1 + g), 1.5 * (1 + g), run.spec == "e2m1" ? 0.995 : 1.0005);
+    diags.push_back(dir_ / run.dir / "diag.csv");
+  }
+  const nlohmann::ordered_json plain = summarize_study(study_, dir_);
+  const auto& fprop = plain["sizes"][0]["arms"][1]["attenuation"]["fprop"];
+  ASSERT_TRUE(fprop.contains("cum_alpha_last_layer")) << plain["sizes"][0]["arms"][1].dump();
+  for (const auto& d : diags) {
+    const std::string text = file_text(d.string());
+    ASSERT_FALSE(text.empty()) << d;
+    fs::path gz = d;
+    gz += ".gz";
+    gzFile f = gzopen(gz.c_str(), "wb9");
+    ASSERT_NE(f, nullptr) << gz;
+    ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+    ASSERT_EQ(gzclose(f), Z_OK);
+    fs::remove(d);
+  }
+  EXPECT_EQ(summarize_study(study_, dir_), plain);
+  // Neither file: the runs still count, without an attenuation profile.
+  for (const auto& d : diags) fs::remove(fs::path(d.string() + ".gz"));
+  nlohmann::ordered_json none = summarize_study(study_, dir_);
+  EXPECT_EQ(none["sizes"][0]["arms"][1]["gap"], plain["sizes"][0]["arms"][1]["gap"]);
+  EXPECT_FALSE(none["sizes"][0]["arms"][1]["attenuation"].contains("fprop"));
 }
 
 // With one paired seed there is no interval, so the paper's figure is neither in nor outside one.

@@ -13,6 +13,7 @@
 #include "nibble/io/json.h"
 #include "nibble/limits.h"
 #include "nibble/published.h"
+#include "nibble/train/data.h"
 #include "nibble/train/study_stats.h"
 #include "nibble/train/sweep.h"
 
@@ -590,10 +591,14 @@ struct DepthProfile {
   int64_t step = -1;
 };
 
+// diag_csv, or its gzip-compressed copy diag_csv + ".gz" (how the recorded
+// runs under docs/results keep their per-step files); neither: no profile.
 DepthProfile read_depth_profile(const fs::path& diag_csv) {
   DepthProfile p;
-  std::ifstream in(diag_csv);
-  if (!in) return p;
+  fs::path file = diag_csv;
+  if (!fs::exists(file)) file += ".gz";
+  if (!fs::exists(file)) return p;
+  std::istringstream in(read_text_file(file));
   std::string line;
   std::getline(in, line);
   if (line != "step,layer,linear,gemm,variant,alpha,cum_alpha") return p;
