@@ -149,6 +149,43 @@ void read_area_energy_v1(const nlohmann::json& j, AreaData& out) {
       out.energy.push_back(r);
     }
   }
+  if (j.contains("levels") && j["levels"].is_array()) {
+    const std::string baseline = format_set_name(kBaselineFormatSet);
+    for (const nlohmann::json& lib : j["levels"]) {
+      if (!lib.is_object() || !lib.contains("levels") || !lib["levels"].is_array()) continue;
+      std::vector<std::pair<std::string, std::string>> configs;  // config, label, in the file's order
+      if (lib.contains("configs") && lib["configs"].is_array()) {
+        for (const nlohmann::json& c : lib["configs"]) {
+          if (c.is_object() && !text(c, "config").empty()) {
+            configs.emplace_back(text(c, "config"), text(c, "label").empty() ? text(c, "config") : text(c, "label"));
+          }
+        }
+      }
+      for (const nlohmann::json& lv : lib["levels"]) {
+        if (!lv.is_object() || !lv.contains("area") || !lv["area"].is_object()) continue;
+        const nlohmann::json& area = lv["area"];
+        const nlohmann::json pc = lv.contains("percent_vs_e2m1") ? lv["percent_vs_e2m1"] : nlohmann::json();
+        if (!area.contains(baseline) || !area[baseline].is_number()) continue;
+        for (const auto& [config, label] : configs) {
+          if (config == baseline || !area.contains(config) || !area[config].is_number() || !pc.is_object() ||
+              !pc.contains(config) || !pc[config].is_number()) {
+            continue;
+          }
+          AreaData::Level r;
+          r.table = text(lib, "library");
+          r.level = text(lv, "level");
+          r.includes = text(lv, "includes");
+          r.unit = text(lib, "area_unit");
+          r.config = config;
+          r.label = label;
+          r.baseline_area = area[baseline].get<double>();
+          r.area = area[config].get<double>();
+          r.percent_vs_e2m1 = pc[config].get<double>();
+          out.levels.push_back(r);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

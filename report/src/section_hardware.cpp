@@ -101,6 +101,20 @@ Section hardware_section(ReportContext& ctx) {
                      "dt 2 lw 2 title 'MixFP4 published (power)'\n",
                      etics, ei - 0.3, area.mixfp4_power_percent)});
   }
+  if (!area.levels.empty()) {
+    Table lt{"levels", prose("hardware", "levels_table_caption"),
+             {"library", "level", "what it includes", "E2M1-only", "config", "area", "unit", "vs E2M1-only"}, {}};
+    io::CsvTable lcsv({"library", "level", "config", "e2m1_area", "area", "unit", "percent_vs_e2m1"});
+    for (const AreaData::Level& l : area.levels) {
+      lt.rows.push_back({l.table, l.level, l.includes, num(l.baseline_area, 6), l.label, num(l.area, 6), l.unit,
+                         fmt::format("{:+.1f}%", l.percent_vs_e2m1)});
+      lcsv.add({l.table, l.level, l.config, l.baseline_area, l.area, l.unit, l.percent_vs_e2m1});
+    }
+    lt.rows.push_back({"published", "MixFP4 (arXiv 2605.31035)", prose("hardware", "levels_mixfp4_includes"), "-",
+                       "E2M1+E1M2", "-", "-", fmt::format("{:+.1f}%", area.mixfp4_area_percent)});
+    s.tables.push_back(lt);
+    w.text("data/levels.csv", lcsv.text());
+  }
   if (!area.commands.empty()) {
     TemplateData list{TemplateData::type::list};
     for (const auto& [k, v] : area.commands.items()) {

@@ -446,6 +446,19 @@ def main():
         check(len(got) == len(want) > 0, "area.csv rows differ from area-energy.json")
         for r in got:
             check(close(float(r["percent_vs_e2m1"]), want[(r["table"], r["config"])], 1e-8), f"area.csv {r}")
+        # The format overhead per level of the tensor core: every recorded level and
+        # configuration, the percent as recorded and as its two areas give it.
+        want = {(L["library"], lv["level"], c): (lv["area"]["e2m1"], lv["area"][c], lv["percent_vs_e2m1"][c])
+                for L in rec.get("levels", []) for lv in L["levels"] for c in lv["area"] if c != "e2m1"}
+        if want:
+            got = read_csv(os.path.join(recorded, "data", "levels.csv"))
+            check(len(got) == len(want), f"levels.csv has {len(got)} rows, area-energy.json {len(want)}")
+            for r in got:
+                base, area, pc = want[(r["library"], r["level"], r["config"])]
+                check(close(float(r["e2m1_area"]), base, 1e-8) and close(float(r["area"]), area, 1e-8),
+                      f"levels.csv areas {r}")
+                check(close(float(r["percent_vs_e2m1"]), pc, 1e-8), f"levels.csv percent {r}")
+                check(close(pc, 100 * (area - base) / base, 1e-6), f"area-energy.json percent of {r} is not its areas'")
     check_cycles(a.nibble, recorded, a.work)
     check_workload(a.nibble, recorded, a.work, os.path.join(a.source, "docs", "results"), a.source)
 

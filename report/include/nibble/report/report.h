@@ -149,6 +149,14 @@ struct AreaData {
     double energy_per_mac = 0;
   };
   std::vector<Energy> energy;
+  // The format overhead at each level of the tensor core (the file's "levels", one
+  // object per library): per level and configuration beside E2M1-only, the area of
+  // both and the recorded percent over E2M1-only.
+  struct Level {
+    std::string table, level, includes, unit, config, label;
+    double baseline_area = 0, area = 0, percent_vs_e2m1 = 0;
+  };
+  std::vector<Level> levels;
   nlohmann::json commands = nlohmann::json::object();  // name -> command line, as recorded
   std::string schema;
   // Energy per MAC of (table, config, format) on `operands`, relative to E2M1-only
