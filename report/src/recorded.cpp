@@ -146,6 +146,9 @@ void read_area_energy_v1(const nlohmann::json& j, AreaData& out) {
       r.unit = text(e, "energy_unit");
       r.command = text(e, "command");
       r.energy_per_mac = e["energy_per_mac"].get<double>();
+      if (e.contains("tensor_core_energy_per_mac") && e["tensor_core_energy_per_mac"].is_number()) {
+        r.tensor_core_energy_per_mac = e["tensor_core_energy_per_mac"].get<double>();
+      }
       out.energy.push_back(r);
     }
   }
@@ -190,23 +193,32 @@ void read_area_energy_v1(const nlohmann::json& j, AreaData& out) {
 
 }  // namespace
 
+namespace {
+
+// (config, format) against E2M1-only running E2M1, same table and operands, in percent
+// of the field `of`; NaN where either is not recorded.
+double percent_of(const std::vector<AreaData::Energy>& energy, double AreaData::Energy::*of, const std::string& table,
+                  const std::string& config, const std::string& format, const std::string& operands) {
+  const std::string baseline = format_set_name(kBaselineFormatSet);
+  double base = std::nan(""), value = std::nan("");
+  for (const AreaData::Energy& e : energy) {
+    if (e.table != table || e.operands != operands) continue;
+    if (e.config == baseline && e.format == baseline) base = e.*of;  // E2M1-only running E2M1
+    if (e.config == config && e.format == format) value = e.*of;
+  }
+  return std::isfinite(base) && std::isfinite(value) && base > 0 ? 100.0 * (value - base) / base : std::nan("");
+}
+
+}  // namespace
+
 double AreaData::energy_percent(const std::string& table, const std::string& config, const std::string& format,
                                 const std::string& operands) const {
-  const std::string baseline = format_set_name(kBaselineFormatSet);
-  double base = 0, value = 0;
-  bool have_base = false, have_value = false;
-  for (const Energy& e : energy) {
-    if (e.table != table || e.operands != operands) continue;
-    if (e.config == baseline && e.format == baseline) {  // E2M1-only running E2M1
-      base = e.energy_per_mac;
-      have_base = true;
-    }
-    if (e.config == config && e.format == format) {
-      value = e.energy_per_mac;
-      have_value = true;
-    }
-  }
-  return have_base && have_value && base > 0 ? 100.0 * (value - base) / base : std::nan("");
+  return percent_of(energy, &Energy::energy_per_mac, table, config, format, operands);
+}
+
+double AreaData::tensor_core_energy_percent(const std::string& table, const std::string& config,
+                                            const std::string& format, const std::string& operands) const {
+  return percent_of(energy, &Energy::tensor_core_energy_per_mac, table, config, format, operands);
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {

@@ -74,18 +74,25 @@ Section hardware_section(ReportContext& ctx) {
                          "area"});
   }
   if (!area.energy.empty()) {
-    Table et{"energy", prose("hardware", "energy_table_caption"),
-             {"library", "config", "format", "operands", "energy/MAC", "unit", "vs E2M1-only"}, {}};
-    io::CsvTable ecsv(
-        {"index", "library", "config", "format", "operands", "energy_per_mac", "unit", "percent_vs_e2m1_only"});
+    Table et{"energy",
+             prose("hardware", "energy_table_caption"),
+             {"library", "config", "format", "operands", "energy/MAC", "unit", "vs E2M1-only", "tensor core energy/MAC",
+              "vs E2M1-only"},
+             {}};
+    io::CsvTable ecsv({"index", "library", "config", "format", "operands", "energy_per_mac", "unit",
+                       "percent_vs_e2m1_only", "tensor_core_energy_per_mac", "tensor_core_percent_vs_e2m1_only"});
     std::string etics;
     int ei = 0;
+    const auto percent = [](double pc) { return std::isfinite(pc) ? fmt::format("{:+.1f}%", pc) : std::string("-"); };
     for (const AreaData::Energy& e : area.energy) {
       const double pc = area.energy_percent(e.table, e.config, e.format, e.operands);
-      et.rows.push_back({e.table, e.config, e.format, e.operands, num(e.energy_per_mac, 5), e.unit,
-                         std::isfinite(pc) ? fmt::format("{:+.1f}%", pc) : "-"});
+      const double tc = area.tensor_core_energy_percent(e.table, e.config, e.format, e.operands);
+      const bool has_tc = std::isfinite(e.tensor_core_energy_per_mac);
+      et.rows.push_back({e.table, e.config, e.format, e.operands, num(e.energy_per_mac, 5), e.unit, percent(pc),
+                         has_tc ? num(e.tensor_core_energy_per_mac, 5) : "-", percent(tc)});
       if (e.operands != "gaussian") continue;
-      ecsv.add({ei, e.table, e.config, e.format, e.operands, e.energy_per_mac, e.unit, pc});
+      ecsv.add({ei, e.table, e.config, e.format, e.operands, e.energy_per_mac, e.unit, pc,
+                e.tensor_core_energy_per_mac, tc});
       etics += fmt::format("{}'{} {}{}' {}", ei ? ", " : "", e.config, e.format,
                            e.table == area.energy.front().table ? "" : " (" + e.table + ")", ei);
       ++ei;

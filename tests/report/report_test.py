@@ -459,6 +459,25 @@ def main():
                       f"levels.csv areas {r}")
                 check(close(float(r["percent_vs_e2m1"]), pc, 1e-8), f"levels.csv percent {r}")
                 check(close(pc, 100 * (area - base) / base, 1e-6), f"area-energy.json percent of {r} is not its areas'")
+        # Energy per MAC, of the DPU and of the tensor core with its operand staging: the
+        # gaussian rows of energy.csv are the file's, each percent against E2M1-only
+        # running E2M1 in the same library.
+        rows = [e for e in rec.get("energy", []) if e.get("level", "dpu") == "dpu" and e["operands"] == "gaussian"]
+        if rows:
+            got = read_csv(os.path.join(recorded, "data", "energy.csv"))
+            check(len(got) == len(rows), f"energy.csv has {len(got)} rows, area-energy.json {len(rows)} gaussian ones")
+            for key in ("energy_per_mac", "tensor_core_energy_per_mac"):
+                base = {e["library"]: e.get(key) for e in rows if e["config"] == "e2m1" and e["format"] == "e2m1"}
+                for g, e in zip(got, rows):
+                    check((g["library"], g["config"], g["format"]) == (e["library"], e["config"], e["format"]),
+                          f"energy.csv row {g} is not the file's {e}")
+                    pc = "percent_vs_e2m1_only" if key == "energy_per_mac" else "tensor_core_percent_vs_e2m1_only"
+                    if e.get(key) is None:
+                        check(g[key] == "NaN" and g[pc] == "NaN", f"energy.csv {key} of {g} without a record")
+                        continue
+                    check(close(float(g[key]), e[key], 1e-8), f"energy.csv {key} {g}")
+                    check(close(float(g[pc]), 100 * (e[key] - base[e["library"]]) / base[e["library"]], 1e-6),
+                          f"energy.csv {pc} {g}")
     check_cycles(a.nibble, recorded, a.work)
     check_workload(a.nibble, recorded, a.work, os.path.join(a.source, "docs", "results"), a.source)
 

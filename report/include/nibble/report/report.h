@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -147,6 +148,9 @@ struct AreaData {
   struct Energy {
     std::string table, config, format, operands, unit, command;
     double energy_per_mac = 0;
+    // Per MAC of the tensor-core level's array with its operand staging (the DPU's
+    // share plus the operand register files'), where recorded; NaN otherwise.
+    double tensor_core_energy_per_mac = std::numeric_limits<double>::quiet_NaN();
   };
   std::vector<Energy> energy;
   // The format overhead at each level of the tensor core (the file's "levels", one
@@ -163,6 +167,9 @@ struct AreaData {
   // running E2M1 on the same operands, in percent; NaN where not recorded.
   double energy_percent(const std::string& table, const std::string& config, const std::string& format,
                         const std::string& operands = "gaussian") const;
+  // The same for tensor_core_energy_per_mac.
+  double tensor_core_energy_percent(const std::string& table, const std::string& config, const std::string& format,
+                                    const std::string& operands = "gaussian") const;
   double mixfp4_area_percent = kMixFp4AreaPercent;  // as recorded, else the published figure
   double mixfp4_power_percent = kMixFp4PowerPercent;
   std::string problem;
