@@ -1,8 +1,12 @@
-// A valid-only delay line: Depth register stages, one item per cycle, no stalls. Stage k
-// loads the item of stage k - 1 when that stage holds a valid one and keeps its value
-// otherwise (the datapath's load enable, as in every pipeline of rtl/); only the valid bits
-// are reset. Depth = 0 is a wire. The pipelined quantizer delays its elements and selects
-// through one of these while the block scale is computed.
+// A valid-only delay line: Depth register stages, one item per cycle, no stalls. Every
+// stage loads the stage before it each cycle and its valid bit travels beside it, so the
+// item that entered with valid_i leaves Depth cycles later with valid_o; only the valid bits
+// are reset. Unlike the load-enabled stages elsewhere in rtl/, nothing is held: without
+// stalls nothing needs to be, and a load enable would fan each stage's valid bit out to every
+// data flop (hundreds in the quantizer's delay lines), a net no buffering in the flow reaches
+// and the path that limited the pipelined quantizer's clock. Depth = 0 is a wire. The
+// pipelined quantizer delays its elements and selects through one of these while the block
+// scale is computed, and cuts its dividers and block scale with them.
 module nibble_pipe #(
   parameter int unsigned Width = 1,
   parameter int unsigned Depth = 1
@@ -29,9 +33,7 @@ module nibble_pipe #(
 
     for (genvar k = 0; k < Depth; k++) begin : gen_stage
       logic             valid_q;
-      logic [Width-1:0] data_d, data_q;
-
-      assign data_d = stage_valid[k] ? stage_data[k] : data_q;
+      logic [Width-1:0] data_q;
 
       always_ff @(posedge clk_i or negedge rst_ni) begin
         if (!rst_ni) begin
@@ -41,9 +43,9 @@ module nibble_pipe #(
         end
       end
 
-      // Datapath register: loaded with valid, never read without it; no reset needed.
+      // Datapath register: loaded every cycle, read only with its valid bit; no reset needed.
       always_ff @(posedge clk_i) begin
-        data_q <= data_d;
+        data_q <= stage_data[k];
       end
 
       assign stage_valid[k+1] = valid_q;

@@ -214,21 +214,41 @@ module nibble_quantizer
   zero_policy_e                    s2_zero_d, s2_zero_q;
   logic [SrBitsWidth-1:0]          s2_sr_bits_d, s2_sr_bits_q;
   logic [ScaleCodeWidth-1:0]       s2_scale_d, s2_scale_q;
-  f32_t                            s2_encode_d, s2_encode_q;
   logic [Lanes-1:0][F32Width-1:0]  s2_x_d, s2_x_q;
   logic [Lanes-1:0][SrBitsMax-1:0] s2_rand_d, s2_rand_q;
+  logic [Lanes-1:0][F32Width-1:0]  s2_encode;  // lane i's encode scale
+
+  // The pipelined quantizer loads stage 2 every cycle, as its delay lines do (nibble_pipe):
+  // no load enable fans w_valid out to the block's elements and random bits.
+  logic s2_load;
+  assign s2_load = w_valid || DivStages > 0;
 
   always_comb begin
     s2_valid_d     = w_valid;
-    s2_nan_block_d = w_valid ? w_nan_block : s2_nan_block_q;
-    s2_format_d    = w_valid ? w_format : s2_format_q;
-    s2_rounding_d  = w_valid ? w_rounding : s2_rounding_q;
-    s2_zero_d      = w_valid ? w_zero : s2_zero_q;
-    s2_sr_bits_d   = w_valid ? w_sr_bits : s2_sr_bits_q;
-    s2_scale_d     = w_valid ? (w_nan_block ? nan_code : amax_code) : s2_scale_q;
-    s2_encode_d    = w_valid ? encode : s2_encode_q;
-    s2_x_d         = w_valid ? w_x : s2_x_q;
-    s2_rand_d      = w_valid ? w_rand : s2_rand_q;
+    s2_nan_block_d = s2_load ? w_nan_block : s2_nan_block_q;
+    s2_format_d    = s2_load ? w_format : s2_format_q;
+    s2_rounding_d  = s2_load ? w_rounding : s2_rounding_q;
+    s2_zero_d      = s2_load ? w_zero : s2_zero_q;
+    s2_sr_bits_d   = s2_load ? w_sr_bits : s2_sr_bits_q;
+    s2_scale_d     = s2_load ? (w_nan_block ? nan_code : amax_code) : s2_scale_q;
+    s2_x_d         = s2_load ? w_x : s2_x_q;
+    s2_rand_d      = s2_load ? w_rand : s2_rand_q;
+  end
+
+  // The encode scale feeds every lane's multiply. Pipelined, each lane has its own copy of
+  // its register, so no flop drives all Lanes multipliers; (* keep *) stops synthesis from
+  // merging the copies back into one.
+  if (DivStages > 0) begin : gen_encode_per_lane
+    for (genvar i = 0; i < Lanes; i++) begin : gen_lane_copy
+      f32_t encode_q;
+      (* keep *) always_ff @(posedge clk_i) encode_q <= encode;
+      assign s2_encode[i] = encode_q;
+    end
+  end else begin : gen_encode_shared
+    f32_t encode_d, encode_q;
+    assign encode_d = w_valid ? encode : encode_q;
+    always_ff @(posedge clk_i) encode_q <= encode_d;
+    assign s2_encode = {Lanes{encode_q}};
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -246,7 +266,6 @@ module nibble_quantizer
     s2_zero_q      <= s2_zero_d;
     s2_sr_bits_q  <= s2_sr_bits_d;
     s2_scale_q    <= s2_scale_d;
-    s2_encode_q   <= s2_encode_d;
     s2_x_q        <= s2_x_d;
     s2_rand_q     <= s2_rand_d;
   end
@@ -269,7 +288,7 @@ module nibble_quantizer
       .rst_ni,
       .valid_i   (s2_valid_q),
       .x_i       (s2_x_q[i]),
-      .encode_i  (s2_encode_q),
+      .encode_i  (s2_encode[i]),
       .format_i  (s2_format_q),
       .rounding_i(s2_rounding_q),
       .zero_i    (s2_zero_q),
