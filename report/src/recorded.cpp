@@ -106,6 +106,42 @@ std::string text(const nlohmann::json& e, const char* key) {
 }
 
 // docs/area-energy.md, "docs/results/area-energy.json": area[] and energy[] records keyed by library.
+// One library's object of the file's "levels" (nibble area --level tensor-core --json): a
+// row per level and configuration other than E2M1-only whose area and recorded percent are
+// numbers, in the file's configuration order.
+void read_levels(const nlohmann::json& lib, AreaData& out) {
+  if (!lib.is_object() || !lib.contains("levels") || !lib["levels"].is_array() || !lib.contains("configs") ||
+      !lib["configs"].is_array()) {
+    return;
+  }
+  const std::string baseline = format_set_name(kBaselineFormatSet);
+  const auto number = [](const nlohmann::json& o, const std::string& key) {
+    return o.is_object() && o.contains(key) && o[key].is_number();
+  };
+  for (const nlohmann::json& lv : lib["levels"]) {
+    if (!lv.is_object() || !lv.contains("area") || !lv.contains("percent_vs_e2m1") || !number(lv["area"], baseline)) {
+      continue;
+    }
+    const nlohmann::json& area = lv["area"];
+    const nlohmann::json& pc = lv["percent_vs_e2m1"];
+    for (const nlohmann::json& c : lib["configs"]) {
+      const std::string config = c.is_object() ? text(c, "config") : "";
+      if (config.empty() || config == baseline || !number(area, config) || !number(pc, config)) continue;
+      AreaData::Level r;
+      r.table = text(lib, "library");
+      r.level = text(lv, "level");
+      r.includes = text(lv, "includes");
+      r.unit = text(lib, "area_unit");
+      r.config = config;
+      r.label = text(c, "label").empty() ? config : text(c, "label");
+      r.baseline_area = area[baseline].get<double>();
+      r.area = area[config].get<double>();
+      r.percent_vs_e2m1 = pc[config].get<double>();
+      out.levels.push_back(r);
+    }
+  }
+}
+
 void read_area_energy_v1(const nlohmann::json& j, AreaData& out) {
   out.schema = "nibble-area-energy/1";
   if (j.contains("commands") && j["commands"].is_object()) out.commands = j["commands"];
@@ -153,41 +189,7 @@ void read_area_energy_v1(const nlohmann::json& j, AreaData& out) {
     }
   }
   if (j.contains("levels") && j["levels"].is_array()) {
-    const std::string baseline = format_set_name(kBaselineFormatSet);
-    for (const nlohmann::json& lib : j["levels"]) {
-      if (!lib.is_object() || !lib.contains("levels") || !lib["levels"].is_array()) continue;
-      std::vector<std::pair<std::string, std::string>> configs;  // config, label, in the file's order
-      if (lib.contains("configs") && lib["configs"].is_array()) {
-        for (const nlohmann::json& c : lib["configs"]) {
-          if (c.is_object() && !text(c, "config").empty()) {
-            configs.emplace_back(text(c, "config"), text(c, "label").empty() ? text(c, "config") : text(c, "label"));
-          }
-        }
-      }
-      for (const nlohmann::json& lv : lib["levels"]) {
-        if (!lv.is_object() || !lv.contains("area") || !lv["area"].is_object()) continue;
-        const nlohmann::json& area = lv["area"];
-        const nlohmann::json pc = lv.contains("percent_vs_e2m1") ? lv["percent_vs_e2m1"] : nlohmann::json();
-        if (!area.contains(baseline) || !area[baseline].is_number()) continue;
-        for (const auto& [config, label] : configs) {
-          if (config == baseline || !area.contains(config) || !area[config].is_number() || !pc.is_object() ||
-              !pc.contains(config) || !pc[config].is_number()) {
-            continue;
-          }
-          AreaData::Level r;
-          r.table = text(lib, "library");
-          r.level = text(lv, "level");
-          r.includes = text(lv, "includes");
-          r.unit = text(lib, "area_unit");
-          r.config = config;
-          r.label = label;
-          r.baseline_area = area[baseline].get<double>();
-          r.area = area[config].get<double>();
-          r.percent_vs_e2m1 = pc[config].get<double>();
-          out.levels.push_back(r);
-        }
-      }
-    }
+    for (const nlohmann::json& lib : j["levels"]) read_levels(lib, out);
   }
 }
 

@@ -450,6 +450,7 @@ def main():
         # configuration, the percent as recorded and as its two areas give it.
         want = {(L["library"], lv["level"], c): (lv["area"]["e2m1"], lv["area"][c], lv["percent_vs_e2m1"][c])
                 for L in rec.get("levels", []) for lv in L["levels"] for c in lv["area"] if c != "e2m1"}
+        check(len(want) > 0, "area-energy.json records no levels")
         if want:
             got = read_csv(os.path.join(recorded, "data", "levels.csv"))
             check(len(got) == len(want), f"levels.csv has {len(got)} rows, area-energy.json {len(want)}")
@@ -463,6 +464,8 @@ def main():
         # gaussian rows of energy.csv are the file's, each percent against E2M1-only
         # running E2M1 in the same library.
         rows = [e for e in rec.get("energy", []) if e.get("level", "dpu") == "dpu" and e["operands"] == "gaussian"]
+        check(any(e.get("tensor_core_energy_per_mac") is not None for e in rows),
+              "area-energy.json records no gaussian energy rows with a tensor-core energy per MAC")
         if rows:
             got = read_csv(os.path.join(recorded, "data", "energy.csv"))
             check(len(got) == len(rows), f"energy.csv has {len(got)} rows, area-energy.json {len(rows)} gaussian ones")
