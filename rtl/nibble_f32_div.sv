@@ -16,11 +16,11 @@
 //
 // Latency: Stages cycles. With Stages = 0 (the default) it is purely combinational: the
 // QuotBits subtract-and-select steps are unrolled and the quantizer registers around it.
-// With Stages > 0 the steps are cut into Stages + 1 segments of near-equal step counts (the
-// normalization rides in the first, the rounding in the last) with a register between
-// segments holding the partial remainder, the quotient bits so far, the divisor and the
-// result's sign, exponent and class: a quotient presented with valid_i in cycle t is on
-// f32_o in cycle t + Stages, one division per cycle (rtl/README.md, Clock target in
+// With Stages > 0 the steps are cut into Stages + 1 segments of near-equal delay (the
+// normalization rides in the first; the rounding in the last, which holds RoundSteps fewer
+// steps) with a register between segments holding the partial remainder, the quotient bits
+// so far, the divisor and the result's sign, exponent and class: a quotient presented with
+// valid_i in cycle t is on f32_o in cycle t + Stages, one division per cycle (rtl/README.md, Clock target in
 // docs/results/area-energy.md).
 module nibble_f32_div
   import nibble_f32_pkg::*;
@@ -45,6 +45,10 @@ module nibble_f32_div
   localparam logic signed [ExpWidth-1:0] LsbOffset = ExpWidth'(F32Bias + F32ManBits);
 
   localparam int unsigned Segments = Stages + 1;
+  // The rounding after the last step costs about RoundSteps steps of delay, so the steps are
+  // spread over QuotBits + RoundSteps slots and the last segment holds that many fewer.
+  localparam int unsigned RoundSteps = (Stages > 0) ? 3 : 0;
+  localparam int unsigned Slots = QuotBits + RoundSteps;
   // The result's class, decided from the operands alone (IEEE special cases above).
   localparam logic [1:0] ClassQuotient = 2'd0, ClassNaN = 2'd1, ClassInf = 2'd2, ClassZero = 2'd3;
   // One segment's state: class, sign, exponent, partial remainder, divisor, quotient bits.
@@ -113,8 +117,10 @@ module nibble_f32_div
 
   for (genvar s = 0; s < Segments; s++) begin : gen_segment
     // Steps First .. Last - 1 of QuotBits (step j decides quotient bit QuotBits - 1 - j).
-    localparam int unsigned First = s * QuotBits / Segments;
-    localparam int unsigned Last  = (s + 1) * QuotBits / Segments;
+    localparam int unsigned First = (s * Slots / Segments < QuotBits) ? s * Slots / Segments
+                                                                       : QuotBits;
+    localparam int unsigned Last  = ((s + 1) * Slots / Segments < QuotBits)
+                                    ? (s + 1) * Slots / Segments : QuotBits;
 
     logic [1:0]                 cls;
     logic                       sign;

@@ -4,7 +4,7 @@
 // is born in hardware: the encode scale maps amax onto the grid top, and the grid rounding
 // below it pulls magnitudes down where the spacing doubles.
 //
-//   stage 1  amax = max |x_i| (NaN if an element is NaN, else +Inf if one is infinite);
+//   stage 1  amax = max |x_i| (a balanced tree; NaN if an element is NaN, else +Inf if one is infinite);
 //            nan_block = the block holds NaN or +-Inf under the finite policy -> s1_*
 //   stage 2  nibble_block_scale: scale code and encode scale e (fp32, nvfp4, mx-floor,
 //            mx-ceil); a nan_block gets the scale format's NaN code         -> s2_*
@@ -88,15 +88,32 @@ module nibble_quantizer
   logic     finite, nan_block;
   f32_abs_t amax;
 
+  // Magnitudes order as their bit patterns without sign, +Inf above every finite value and
+  // every NaN above +Inf: the largest pattern is the IEEE amax (a NaN of some payload). The
+  // maximum is a balanced tree of pairwise maxima, log2(Lanes) comparisons deep; a running
+  // maximum over the lanes would chain Lanes comparisons in one stage.
+  localparam int unsigned TreeLevels = $clog2(Lanes);
+  f32_abs_t max_level [TreeLevels+1][Lanes] /*verilator split_var*/;
+
+  for (genvar i = 0; i < Lanes; i++) begin : gen_max_leaf
+    assign max_level[0][i] = x_i[i][F32Width-2:0];
+  end
+  for (genvar l = 0; l < TreeLevels; l++) begin : gen_max_level
+    for (genvar i = 0; i < (Lanes >> (l + 1)); i++) begin : gen_max_node
+      assign max_level[l+1][i] = (max_level[l][2*i+1] > max_level[l][2*i]) ? max_level[l][2*i+1]
+                                                                            : max_level[l][2*i];
+    end
+    for (genvar i = Lanes >> (l + 1); i < Lanes; i++) begin : gen_max_unused
+      assign max_level[l+1][i] = '0;
+    end
+  end
+
   always_comb begin
     finite = 1'b1;
-    amax   = '0;
     for (int unsigned i = 0; i < Lanes; i++) begin
       if (&x_i[i][F32Width-2-:F32ExpBits]) finite = 1'b0;
-      // Magnitudes order as their bit patterns without sign, +Inf above every finite value
-      // and every NaN above +Inf: the largest pattern is the IEEE amax (a NaN of some payload).
-      if (x_i[i][F32Width-2:0] > amax) amax = x_i[i][F32Width-2:0];
     end
+    amax      = max_level[TreeLevels][0];
     nan_block = !finite && nonfinite_i == NonFiniteFinite;
   end
 
@@ -111,19 +128,24 @@ module nibble_quantizer
   logic [Lanes-1:0][F32Width-1:0]      s1_x_d, s1_x_q;
   logic [Lanes-1:0][SrBitsMax-1:0]     s1_rand_d, s1_rand_q;
 
+  // Pipelined (DivStages > 0), stage 1 loads every cycle like every register after it: no
+  // load enable fans valid_i out to the block's elements and random bits.
+  logic s1_load;
+  assign s1_load = valid_i || DivStages > 0;
+
   always_comb begin
     s1_valid_d     = valid_i;
-    s1_nan_block_d = valid_i ? nan_block : s1_nan_block_q;
-    s1_format_d    = valid_i ? format_i : s1_format_q;
-    s1_mode_d      = valid_i ? mode_i : s1_mode_q;
-    s1_rounding_d  = valid_i ? rounding_i : s1_rounding_q;
-    s1_zero_d      = valid_i ? zero_i : s1_zero_q;
-    s1_sr_bits_d  = valid_i ? sr_bits_i : s1_sr_bits_q;
-    s1_s_enc_d    = valid_i ? s_enc_i : s1_s_enc_q;
-    s1_g_d        = valid_i ? g_i : s1_g_q;
-    s1_amax_d     = valid_i ? amax : s1_amax_q;
-    s1_x_d        = valid_i ? x_i : s1_x_q;
-    s1_rand_d     = valid_i ? rand_i : s1_rand_q;
+    s1_nan_block_d = s1_load ? nan_block : s1_nan_block_q;
+    s1_format_d    = s1_load ? format_i : s1_format_q;
+    s1_mode_d      = s1_load ? mode_i : s1_mode_q;
+    s1_rounding_d  = s1_load ? rounding_i : s1_rounding_q;
+    s1_zero_d      = s1_load ? zero_i : s1_zero_q;
+    s1_sr_bits_d  = s1_load ? sr_bits_i : s1_sr_bits_q;
+    s1_s_enc_d    = s1_load ? s_enc_i : s1_s_enc_q;
+    s1_g_d        = s1_load ? g_i : s1_g_q;
+    s1_amax_d     = s1_load ? amax : s1_amax_q;
+    s1_x_d        = s1_load ? x_i : s1_x_q;
+    s1_rand_d     = s1_load ? rand_i : s1_rand_q;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
