@@ -21,8 +21,8 @@
 // default) it is purely combinational. With DivStages > 0 each divider is pipelined with that
 // many registers inside (nibble_f32_div), and five registers cut the path between them: after
 // the first divider (A), after fl(S_enc * fl(1 / gmax)) (B), after amax times it (C1), after
-// the E4M3 encode and its decode (C), and after the multiply by g (D). The block's inputs ride beside
-// the arithmetic in nibble_pipe delay lines, and the mx rules run at the end on the carried
+// the E4M3 encode and its decode (C), and after the multiply by g (D). The block's inputs ride
+// beside the arithmetic in nibble_pipe delay lines, and the mx rules run at the end on the carried
 // amax. One block per cycle; valid_i marks the cycles that hold one.
 module nibble_block_scale
   import nibble_pkg::*;
@@ -329,7 +329,9 @@ module nibble_block_scale
     if (amax_nan) begin
       code_o   = '0;
       for (int unsigned sf = 0; sf < NumScaleFormats; sf++) begin
-        if (mode_scale_format(mode_end) == scale_format_e'(sf)) code_o = ScaleFormatTable[sf].nan_code;
+        if (mode_scale_format(mode_end) == scale_format_e'(sf)) begin
+          code_o = ScaleFormatTable[sf].nan_code;
+        end
       end
       encode_o = F32QuietNaN;
     end

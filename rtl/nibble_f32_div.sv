@@ -20,8 +20,8 @@
 // normalization rides in the first; the rounding in the last, which holds RoundSteps fewer
 // steps) with a register between segments holding the partial remainder, the quotient bits
 // so far, the divisor and the result's sign, exponent and class: a quotient presented with
-// valid_i in cycle t is on f32_o in cycle t + Stages, one division per cycle (rtl/README.md, Clock target in
-// docs/results/area-energy.md).
+// valid_i in cycle t is on f32_o in cycle t + Stages, one division per cycle (rtl/README.md,
+// Clock target in docs/results/area-energy.md).
 module nibble_f32_div
   import nibble_f32_pkg::*;
 #(
@@ -49,6 +49,10 @@ module nibble_f32_div
   // spread over QuotBits + RoundSteps slots and the last segment holds that many fewer.
   localparam int unsigned RoundSteps = (Stages > 0) ? 3 : 0;
   localparam int unsigned Slots = QuotBits + RoundSteps;
+  // The first step of segment s: its share of the slots, the slots past QuotBits empty.
+  function automatic int unsigned segment_start(int unsigned s);
+    return (s * Slots / Segments < QuotBits) ? s * Slots / Segments : QuotBits;
+  endfunction
   // The result's class, decided from the operands alone (IEEE special cases above).
   localparam logic [1:0] ClassQuotient = 2'd0, ClassNaN = 2'd1, ClassInf = 2'd2, ClassZero = 2'd3;
   // One segment's state: class, sign, exponent, partial remainder, divisor, quotient bits.
@@ -100,8 +104,9 @@ module nibble_f32_div
   end
 
   // Segment s reads seg_state[s] (the operands' for s = 0, a register's after) and leaves
-  // seg_state[s + 1] through its register, the last one final_state. Restoring division of norm_a * 2^QuotFrac by norm_b, one quotient bit
-  // per step, most significant first: the dividend's bits below norm_a are zeros.
+  // seg_state[s + 1] through its register, the last one final_state. Restoring division of
+  // norm_a * 2^QuotFrac by norm_b, one quotient bit per step, most significant first: the
+  // dividend's bits below norm_a are zeros.
   logic [StateWidth-1:0] seg_state [Segments];
   logic                  seg_valid [Segments];
   logic [StateWidth-1:0] final_state;
@@ -117,10 +122,8 @@ module nibble_f32_div
 
   for (genvar s = 0; s < Segments; s++) begin : gen_segment
     // Steps First .. Last - 1 of QuotBits (step j decides quotient bit QuotBits - 1 - j).
-    localparam int unsigned First = (s * Slots / Segments < QuotBits) ? s * Slots / Segments
-                                                                       : QuotBits;
-    localparam int unsigned Last  = ((s + 1) * Slots / Segments < QuotBits)
-                                    ? (s + 1) * Slots / Segments : QuotBits;
+    localparam int unsigned First = segment_start(s);
+    localparam int unsigned Last  = segment_start(s + 1);
 
     logic [1:0]                 cls;
     logic                       sign;

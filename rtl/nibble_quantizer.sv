@@ -4,7 +4,8 @@
 // is born in hardware: the encode scale maps amax onto the grid top, and the grid rounding
 // below it pulls magnitudes down where the spacing doubles.
 //
-//   stage 1  amax = max |x_i| (a balanced tree; NaN if an element is NaN, else +Inf if one is infinite);
+//   stage 1  amax = max |x_i| (a balanced tree; NaN if an element is NaN, else +Inf if one
+//            is infinite);
 //            nan_block = the block holds NaN or +-Inf under the finite policy -> s1_*
 //   stage 2  nibble_block_scale: scale code and encode scale e (fp32, nvfp4, mx-floor,
 //            mx-ceil); a nan_block gets the scale format's NaN code         -> s2_*
