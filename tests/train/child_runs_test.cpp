@@ -81,6 +81,21 @@ TEST_F(ChildRuns, RunsPastTheDeadlineAreNotStarted) {
   EXPECT_EQ(none, (std::vector<int>{kNotStarted, kNotStarted}));
 }
 
+// A resumed run continues its log; a run started afresh replaces it.
+TEST_F(ChildRuns, AResumedRunAppendsToItsLogAFreshOneReplacesIt) {
+  const std::string log = (dir_ / "run.log").string();
+  std::vector<Child> first{sh_child("echo first", log)};
+  ASSERT_EQ(run_children(first, {"0"}, std::nullopt, kSh), std::vector<int>{0});
+  Child resumed = sh_child("echo resumed", log);
+  resumed.append_log = true;
+  std::vector<Child> second{resumed};
+  ASSERT_EQ(run_children(second, {"0"}, std::nullopt, kSh), std::vector<int>{0});
+  EXPECT_EQ(text(log), "first\nresumed\n");
+  std::vector<Child> fresh{sh_child("echo fresh", log)};
+  ASSERT_EQ(run_children(fresh, {"0"}, std::nullopt, kSh), std::vector<int>{0});
+  EXPECT_EQ(text(log), "fresh\n");
+}
+
 TEST_F(ChildRuns, AProgramThatCannotStartIsAnError) {
   std::vector<Child> children{sh_child("exit 0")};
   EXPECT_THROW(run_children(children, {"0"}, std::nullopt, (dir_ / "no-such-program").string()), std::runtime_error);

@@ -36,7 +36,7 @@ void start(Child& c, const std::string& exe) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   if (!c.log.empty()) {
-    posix_spawn_file_actions_addopen(&fa, 1, c.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, c.log.c_str(), O_WRONLY | O_CREAT | (c.append_log ? O_APPEND : O_TRUNC), 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
   }
   const int rc = posix_spawn(&c.pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());

@@ -15,6 +15,7 @@
 #include "nibble/train/child_runs.h"
 #include "nibble/train/summary.h"
 #include "nibble/train/sweep.h"
+#include "nibble/train/trainer.h"
 
 namespace nibble::train {
 
@@ -350,6 +351,7 @@ void run_jobs(const std::vector<TrainJob>& jobs, int parallel, bool isolate, con
       for (const auto& a : j->options.to_args()) c.args.push_back(a);
       for (const auto& a : seed_args(j->seeds)) c.args.push_back(a);
       c.log = (fs::path(j->dir) / "train.log").string();
+      c.append_log = fs::exists(fs::path(j->dir) / kCheckpointFile);
       children.push_back(std::move(c));
     }
     fmt::print("{}: {} at once on GPUs {}; each run's output in its train.log\n", who, slots.size(),

@@ -636,7 +636,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
   // A checkpoint of this experiment in out_dir: continue from it (every rank
   // loads the same state); one of another experiment is set aside.
   const nlohmann::ordered_json config_json = experiment_config(recipe, c, data_fingerprint(data));
-  const fs::path checkpoint_json = fs::path(out_dir) / "checkpoint.json";
+  const fs::path checkpoint_json = fs::path(out_dir) / kCheckpointFile;
   Resumed resumed;
   if (fs::exists(checkpoint_json)) {
     nlohmann::json ck;

@@ -13,11 +13,13 @@ namespace nibble::train {
 
 // A child process: its arguments after the program name, extra environment
 // ("KEY=value", replacing the inherited value), and where its stdout and stderr
-// go ("" = this process's).
+// go ("" = this process's). append_log keeps what the log already holds (a run
+// resuming from its checkpoint continues the log of the calls before it).
 struct Child {
   std::vector<std::string> args;
   std::vector<std::string> env;
   std::string log;
+  bool append_log = false;
   pid_t pid = -1;
 };
 

@@ -61,6 +61,9 @@ int cuda_device_count();
 // that much wall time has passed (TrainResult::paused, no run.json). A run
 // started where a checkpoint of the same experiment lies continues from it,
 // giving the bits of an uninterrupted run; a finished run removes it.
+// The checkpoint's index in a run's directory: where it lies, a run resumes.
+inline constexpr const char* kCheckpointFile = "checkpoint.json";
+
 TrainResult run_training(const Recipe& recipe, const TrainConfig& config, const PreparedData& data,
                          const std::string& out_dir, std::ostream& log);
 
