@@ -106,9 +106,10 @@ std::string text(const nlohmann::json& e, const char* key) {
 }
 
 // docs/area-energy.md, "docs/results/area-energy.json": area[] and energy[] records keyed by library.
-// One library's object of the file's "levels" (nibble area --level tensor-core --json): a
-// row per level and configuration other than E2M1-only whose area and recorded percent are
-// numbers, in the file's configuration order.
+// One object of the file's "levels" (nibble area --level tensor-core --json, one per library
+// and tile size): a row per level and configuration other than E2M1-only whose area and
+// recorded percent are numbers, in the file's configuration order. Its table is the library
+// and, where recorded, the tile ("generic 4x4"), so two tile sizes of one library stay apart.
 void read_levels(const nlohmann::json& lib, AreaData& out) {
   if (!lib.is_object() || !lib.contains("levels") || !lib["levels"].is_array() || !lib.contains("configs") ||
       !lib["configs"].is_array()) {
@@ -118,6 +119,11 @@ void read_levels(const nlohmann::json& lib, AreaData& out) {
   const auto number = [](const nlohmann::json& o, const std::string& key) {
     return o.is_object() && o.contains(key) && o[key].is_number();
   };
+  std::string table = text(lib, "library");
+  if (lib.contains("rows") && lib["rows"].is_number_integer() && lib.contains("cols") &&
+      lib["cols"].is_number_integer()) {
+    table += fmt::format(" {}x{}", lib["rows"].get<long long>(), lib["cols"].get<long long>());
+  }
   for (const nlohmann::json& lv : lib["levels"]) {
     if (!lv.is_object() || !lv.contains("area") || !lv.contains("percent_vs_e2m1") || !number(lv["area"], baseline)) {
       continue;
@@ -128,7 +134,7 @@ void read_levels(const nlohmann::json& lib, AreaData& out) {
       const std::string config = c.is_object() ? text(c, "config") : "";
       if (config.empty() || config == baseline || !number(area, config) || !number(pc, config)) continue;
       AreaData::Level r;
-      r.table = text(lib, "library");
+      r.table = table;
       r.level = text(lv, "level");
       r.includes = text(lv, "includes");
       r.unit = text(lib, "area_unit");

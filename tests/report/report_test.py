@@ -448,8 +448,12 @@ def main():
             check(close(float(r["percent_vs_e2m1"]), want[(r["table"], r["config"])], 1e-8), f"area.csv {r}")
         # The format overhead per level of the tensor core: every recorded level and
         # configuration, the percent as recorded and as its two areas give it.
-        want = {(L["library"], lv["level"], c): (lv["area"]["e2m1"], lv["area"][c], lv["percent_vs_e2m1"][c])
+        def levels_table(L):
+            return L["library"] + (f" {L['rows']}x{L['cols']}" if "rows" in L and "cols" in L else "")
+        want = {(levels_table(L), lv["level"], c): (lv["area"]["e2m1"], lv["area"][c], lv["percent_vs_e2m1"][c])
                 for L in rec.get("levels", []) for lv in L["levels"] for c in lv["area"] if c != "e2m1"}
+        check(len(want) == sum(1 for L in rec.get("levels", []) for lv in L["levels"] for c in lv["area"]
+                               if c != "e2m1"), "area-energy.json records one level twice")
         check(len(want) > 0, "area-energy.json records no levels")
         if want:
             got = read_csv(os.path.join(recorded, "data", "levels.csv"))

@@ -154,8 +154,8 @@ struct AreaData {
   };
   std::vector<Energy> energy;
   // The format overhead at each level of the tensor core (the file's "levels", one
-  // object per library): per level and configuration beside E2M1-only, the area of
-  // both and the recorded percent over E2M1-only.
+  // object per library and tile size; table names both): per level and configuration
+  // beside E2M1-only, the area of both and the recorded percent over E2M1-only.
   struct Level {
     std::string table, level, includes, unit, config, label;
     double baseline_area = 0, area = 0, percent_vs_e2m1 = 0;
