@@ -65,6 +65,9 @@ void add_energy_command(CLI::App& app) {
   sub->add_option("--actions", args->actions_out,
                   "write the energy per action (DPU block and idle cycle per lane design, scale formats, format "
                   "mask and operands) as JSON for a cycle-level simulator");
+  sub->add_option("--tile", args->flow.tile,
+                  "the tensor-core level's array for the energy per MAC with operand staging, MxN DPUs (one "
+                  "register file per row and per column; default 2x2)");
   sub->add_flag("--breakdown", args->flow.breakdown,
                 "also synthesize each DPU hierarchically, run the same streams and print the energy per MAC per "
                 "sub-block");

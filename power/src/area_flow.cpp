@@ -243,16 +243,8 @@ AreaFlowReport run_units(const AreaOptions& a) {
     throw FlowError("--breakdown: not with --map timing (the hierarchical synthesis maps for area)");
   }
   const bool dpu_only = units.size() == 1 && has_dpu;
-  int rows = 0, cols = 0;
-  if (!a.tile.empty()) {
-    char x = 0;
-    std::istringstream ts(a.tile);
-    std::string rest;
-    if (!(ts >> rows >> x >> cols) || (x != 'x' && x != 'X') || (ts >> rest) || rows < 1 ||
-        cols < 1 || rows > 16 || cols > 16) {
-      throw FlowError(fmt::format("--tile: want MxN with 1 <= M, N <= 16, got '{}'", a.tile));
-    }
-  }
+  const TileShape shape = a.tile.empty() ? TileShape{} : parse_tile(a.tile);
+  const int rows = shape.rows, cols = shape.cols;
   const FlowTools tools = flow_tools(a);
   const std::string& yosys = tools.yosys;
   const std::string& python = tools.python;
@@ -749,16 +741,8 @@ AreaFlowReport run_levels(const AreaOptions& a) {
   if (scale_sets.size() != 1) throw FlowError("--scales: --level takes one scale-format set");
   if (a.lanes != "16" && a.lanes != "32") throw FlowError(fmt::format("--lanes: must be 16 or 32, got '{}'", a.lanes));
   const int lanes = std::stoi(a.lanes);
-  int rows = kLevelArrayRows, cols = kLevelArrayCols;
-  if (!a.tile.empty()) {
-    char x = 0;
-    std::istringstream ts(a.tile);
-    std::string rest;
-    if (!(ts >> rows >> x >> cols) || (x != 'x' && x != 'X') || (ts >> rest) || rows < 1 || cols < 1 || rows > 16 ||
-        cols > 16) {
-      throw FlowError(fmt::format("--tile: want MxN with 1 <= M, N <= 16, got '{}'", a.tile));
-    }
-  }
+  const TileShape shape = a.tile.empty() ? TileShape{kLevelArrayRows, kLevelArrayCols} : parse_tile(a.tile);
+  const int rows = shape.rows, cols = shape.cols;
   if (a.rf_depth < 2 || a.rf_depth > 256) {
     throw FlowError(fmt::format("--rf-depth: want 2 to 256 entries, got {}", a.rf_depth));
   }

@@ -168,6 +168,8 @@ EnergyFlowReport run_energy(const EnergyOptions& a) {
   if (a.blocks < 16 || a.blocks > 1000000) throw FlowError("--blocks: want 16 .. 1000000");
   if (a.k <= 0 || a.k % 16 != 0) throw FlowError(fmt::format("--k: want a positive multiple of 16, got {}", a.k));
   if (!(a.clock_ns > 0)) throw FlowError("--clock-ns: want > 0");
+  if (a.calibration && !a.tile.empty()) throw FlowError("--tile: not with --calibration (it has no array)");
+  const TileShape array = a.tile.empty() ? TileShape{kLevelArrayRows, kLevelArrayCols} : parse_tile(a.tile);
   if (!a.liberty.empty() && !fs::is_regular_file(a.liberty)) {
     throw FlowError(fmt::format("--liberty: no such file: {}", a.liberty));
   }
@@ -454,7 +456,7 @@ EnergyFlowReport run_energy(const EnergyOptions& a) {
   // column (B), each one write and one read per cycle, for rows x cols DPUs of 16 MACs a cycle.
   auto staging_per_mac = [&](const Result& r) {
     const Staging& s = staging.at({r.scales, r.format, r.dist});
-    return (kLevelArrayRows * s.a + kLevelArrayCols * s.b) / (16.0 * kLevelArrayRows * kLevelArrayCols);
+    return (array.rows * s.a + array.cols * s.b) / (16.0 * array.rows * array.cols);
   };
   auto tensor_core_per_mac = [&](const Result& r) { return per_block(r) / 16.0 + staging_per_mac(r); };
   const bool several = designs.size() > 1;
@@ -525,7 +527,7 @@ EnergyFlowReport run_energy(const EnergyOptions& a) {
                    "\ntensor core per MAC: {}x{} of these DPUs and one operand register file per row and per column "
                    "(nibble_operand_rf, {} lanes x {} entries of {} bits, flops), each DPU one block and each file one "
                    "write and one read per cycle, on the row's operand stream\n",
-                   kLevelArrayRows, kLevelArrayCols, rf.lanes(), rf.depth(), rf.entry_bits());
+                   array.rows, array.cols, rf.lanes(), rf.depth(), rf.entry_bits());
     fmt::format_to(std::back_inserter(report.table), "{:<{}} {:<16} {:>10} {:>11} {:>10} {:>9}{}\n", "config", lw, "operands", "DPU/MAC",
                    "staging/MAC", "per MAC", "vs E2M1", several ? fmt::format(" {:>12}", "vs min E2M1") : "");
     for (const Result& r : results) {
@@ -626,8 +628,8 @@ EnergyFlowReport run_energy(const EnergyOptions& a) {
                     {"entry_bits", rf.entry_bits()},
                     {"area", rf_rec.at("area")},
                     {"area_unit", rf_rec.at("area_unit")},
-                    {"array_rows", kLevelArrayRows},
-                    {"array_cols", kLevelArrayCols}};
+                    {"array_rows", array.rows},
+                    {"array_cols", array.cols}};
     for (const auto& [key, s] : staging) {
       j["staging"]["streams"].push_back({{"scale_formats", std::get<0>(key)->name},
                                          {"format", std::string(name(std::get<1>(key)))},

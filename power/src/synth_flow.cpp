@@ -100,6 +100,18 @@ std::vector<std::string> split_list(const std::string& text) {
   return words;
 }
 
+TileShape parse_tile(const std::string& text) {
+  TileShape t;
+  char x = 0;
+  std::istringstream ts(text);
+  std::string rest;
+  if (!(ts >> t.rows >> x >> t.cols) || (x != 'x' && x != 'X') || (ts >> rest) || t.rows < 1 || t.cols < 1 ||
+      t.rows > 16 || t.cols > 16) {
+    throw FlowError(fmt::format("--tile: want MxN with 1 <= M, N <= 16, got '{}'", text));
+  }
+  return t;
+}
+
 std::vector<const Config*> parse_configs(const std::string& text) {
   std::vector<const Config*> out;
   for (std::string item : split_list(text)) {

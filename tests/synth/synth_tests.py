@@ -685,14 +685,15 @@ def energy_cli():
         for bad in (["--configs", "e3m0"], ["--lane-design", "no-such-design"], ["--k", "17"],
                     ["--dists", "cauchy"], ["--scales", "e8m0"], ["--scales", "fp32,fp32"],
                     ["--actions", os.path.join(d, "no-such-dir", "a.json")],
-                    ["--tensor", os.path.join(d, "missing.npy")], ["--liberty", "/nonexistent.lib"]):
+                    ["--tensor", os.path.join(d, "missing.npy")], ["--liberty", "/nonexistent.lib"],
+                    ["--tile", "0x2"], ["--tile", "4x4x4"], ["--tile", "2x2", "--calibration"]):
             r = subprocess.run([cli, "energy"] + bad, capture_output=True, text=True)
             check(r.returncode == 2 and "error" in r.stderr, "bad input %s: exit 2 with a message" % bad)
         # the energy per sub-block (the hierarchical synthesis nibble area --breakdown shares) and
         # the energy-per-action file
         acts = os.path.join(d, "actions.json")
         cmd = [cli, "energy", "--configs", "all", "--dists", "gaussian", "--blocks", "64", "--k", "64",
-               "--breakdown", "--json", js, "--actions", acts]
+               "--breakdown", "--tile", "3x2", "--json", js, "--actions", acts]
         if CACHE:
             cmd += ["--cache", CACHE]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -717,6 +718,7 @@ def energy_cli():
         check(all(s["energy_per_cycle_a"] > flops and s["energy_per_cycle_b"] > flops and s["cycles"] > 0
                   for s in streams.values()), "staging: data toggles on top of the clock")
         rows, cols = st["array_rows"], st["array_cols"]
+        check((rows, cols) == (3, 2), "--tile 3x2: the staging's array is 3 rows x 2 columns (%s x %s)" % (rows, cols))
         for e in res:
             s = streams[(e["format"], e["operands"])]
             want = (rows * s["energy_per_cycle_a"] + cols * s["energy_per_cycle_b"]) / (16.0 * rows * cols)

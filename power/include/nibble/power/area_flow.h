@@ -24,7 +24,8 @@ namespace nibble::power {
 // The tensor-core level's array where --tile does not give one: 2 x 2 DPUs of 16 lanes, 64
 // MACs per cycle, as many as one Volta tensor core's 4x4x4 FMAs per cycle (larger arrays take
 // tens of minutes per mask to synthesize flattened). nibble energy's tensor-core energy per
-// MAC assumes the same array, fed by one operand register file per row and per column.
+// MAC assumes the same array unless its --tile gives another, fed by one operand register file
+// per row and per column.
 // The pipelined quantizer of the clock target (`nibble area --unit quantizer-pipe`): the
 // registers inside each of its two dividers, nibble_quant_pkg's QuantPipeDivStages
 // (rtl_quant_test checks the two are equal).

@@ -42,6 +42,7 @@ struct EnergyOptions : FlowOptions {
   uint64_t seed = 1;
   bool calibration = false;
   bool breakdown = false;
+  std::string tile;          // MxN: the tensor-core level's array (default kLevelArrayRows x kLevelArrayCols)
   std::string command_line;  // recorded in the actions
 };
 

@@ -115,6 +115,12 @@ void append_once(std::vector<const T*>& out, const T* e, const char* option, con
 }
 // "e2m1,e2m1+e1m2,..." -> configurations; FlowError on an unknown name.
 std::vector<const Config*> parse_configs(const std::string& text);
+// An array of DPUs, rows x cols ("MxN" on the command line, 1 to 16 each).
+struct TileShape {
+  int rows = 0, cols = 0;
+};
+// "4x4" -> {4, 4}; FlowError naming --tile on anything else.
+TileShape parse_tile(const std::string& text);
 // "split-late-sign,common-unit" or "all" -> lane designs (kLaneDesignTable); FlowError on an
 // unknown name. `option` names the flag in messages.
 std::vector<const LaneDesignInfo*> parse_lane_designs(const std::string& text, const char* option);
