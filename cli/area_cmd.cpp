@@ -43,7 +43,8 @@ void add_area_command(CLI::App& app) {
                       "), rht16 (nibble_rht16, no parameters)")
       ->capture_default_str();
   CLI::Option* configs = sub->add_option("--configs", args->flow.configs,
-                                         "comma-separated: " + power::config_names())
+                                         "comma-separated: " + power::config_names() +
+                                             ", or any other formats joined by +")
                              ->capture_default_str();
   CLI::Option* lanes =
       sub->add_option("--lanes", args->flow.lanes, "lanes per DPU / quantizer block: 16 or 32")->capture_default_str();

@@ -27,7 +27,8 @@ void add_energy_command(CLI::App& app) {
       "energy",
       "Activity-based energy of the synthesized DPU per format configuration, on golden-quantized operand "
       "streams (docs/area-energy.md)");
-  sub->add_option("--configs", args->flow.configs, "comma-separated: " + power::config_names())
+  sub->add_option("--configs", args->flow.configs, "comma-separated: " + power::config_names() +
+                                                    ", or any other formats joined by +")
       ->capture_default_str();
   sub->add_option("--lane-design", args->flow.lane_designs,
                   "comma-separated lane designs of the DPU: " + power::lane_design_names() + ", or all (--calibration: the first)")

@@ -13,14 +13,34 @@ namespace nibble::power {
 
 namespace fs = std::filesystem;
 
+namespace {
+Config make_config(FormatMask m, bool energy_default) {
+  return {format_set_name(m), format_set_label(m), sv_format_mask(m), m, energy_default};
+}
+}  // namespace
+
 const std::array<Config, kFormatSets.size()> kConfigs = [] {
   std::array<Config, kFormatSets.size()> out;
   for (size_t i = 0; i < kFormatSets.size(); ++i) {
-    const FormatMask m = kFormatSets[i].mask;
-    out[i] = {format_set_name(m), format_set_label(m), sv_format_mask(m), m, kFormatSets[i].energy_default};
+    out[i] = make_config(kFormatSets[i].mask, kFormatSets[i].energy_default);
   }
   return out;
 }();
+
+const Config& config_for(FormatMask mask) {
+  // The table's rows themselves (the flows compare configurations by address, e.g. with
+  // baseline_config()); the other sets built the same way, once, measured only when named.
+  static const std::array<Config, kAllFormatsMask> others = [] {
+    std::array<Config, kAllFormatsMask> out;
+    for (FormatMask m = 1; m <= kAllFormatsMask; ++m) out[m - 1] = make_config(m, false);
+    return out;
+  }();
+  if (mask == 0 || mask > kAllFormatsMask) throw std::logic_error("config_for: not a set of formats");
+  for (const Config& c : kConfigs) {
+    if (c.bits == mask) return c;
+  }
+  return others[mask - 1];
+}
 
 const std::array<ScaleConfig, kScaleFormatSets.size()> kScaleConfigs = [] {
   std::array<ScaleConfig, kScaleFormatSets.size()> out;
@@ -114,10 +134,9 @@ TileShape parse_tile(const std::string& text) {
 
 std::vector<const Config*> parse_configs(const std::string& text) {
   std::vector<const Config*> out;
-  for (std::string item : split_list(text)) {
-    if (item == all_formats_spelled()) item = "all";
-    const Config* found = find_named(kConfigs, item);
-    if (found == nullptr) {
+  for (const std::string& item : split_list(text)) {
+    const std::optional<FormatMask> mask = parse_format_set(item);
+    if (!mask) {
       // Known names by size, then format order: each format alone first, "all" last.
       std::vector<const Config*> by_size;
       for (const Config& c : kConfigs) by_size.push_back(&c);
@@ -129,8 +148,10 @@ std::vector<const Config*> parse_configs(const std::string& text) {
       for (const Config* c : by_size) {
         known += (known.empty() ? "" : ", ") + c->name + (c->bits == kAllFormatsMask ? " = " + all_formats_spelled() : "");
       }
-      throw FlowError(fmt::format("--configs: unknown configuration '{}' (known: {})", item, known));
+      throw FlowError(fmt::format("--configs: unknown configuration '{}' (known: {}; or any formats joined by '+')",
+                                  item, known));
     }
+    const Config* found = &config_for(*mask);
     out.push_back(found);
   }
   if (out.empty()) throw FlowError("--configs: no configuration given");

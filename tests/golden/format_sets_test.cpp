@@ -53,6 +53,19 @@ TEST(FormatSets, MasksFollowTheFormatTables) {
   EXPECT_EQ(kAllScaleFormatsMask >> kAllScaleFormats.size(), 0u);
 }
 
+TEST(FormatSets, EveryNameParsesBackToItsSetAndMalformedNamesAreRefused) {
+  int checked = 0;
+  for (FormatMask m = 1; m <= kAllFormatsMask; ++m) {
+    EXPECT_EQ(parse_format_set(format_set_name(m)), m) << format_set_name(m);
+    EXPECT_EQ(parse_format_set(format_set_spelled(m)), m) << format_set_spelled(m);
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(kAllFormatsMask));
+  for (const char* bad : {"", "+", "e2m1+", "+int4", "e2m1++int4", "e3m0", "E2M1", "all+e2m1"}) {
+    EXPECT_EQ(parse_format_set(bad), std::nullopt) << "'" << bad << "'";
+  }
+}
+
 TEST(FormatSets, ScaleSetsHaveTheirNamesLabelsAndModes) {
   struct Want {
     const char* name;

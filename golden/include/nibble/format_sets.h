@@ -102,14 +102,14 @@ inline std::string scale_format_set_label(FormatMask mask) {
 inline std::optional<FormatMask> parse_format_set(std::string_view n) {
   if (n == "all") return kAllFormatsMask;
   FormatMask mask = 0;
-  while (!n.empty()) {
+  for (;;) {  // every part a format, so that "e2m1+" and "+int4" are refused
     const size_t plus = n.find('+');
     const std::optional<Format> f = parse_format(n.substr(0, plus));
     if (!f) return std::nullopt;
     mask |= format_bit(*f);
-    n = plus == std::string_view::npos ? std::string_view() : n.substr(plus + 1);
+    if (plus == std::string_view::npos) return mask;
+    n = n.substr(plus + 1);
   }
-  return mask == 0 ? std::nullopt : std::optional<FormatMask>(mask);
 }
 
 // A set's formats' names joined by '+' in the table's order, "all" spelled out

@@ -58,6 +58,9 @@ struct Config {
   bool energy_default;
 };
 extern const std::array<Config, kFormatSets.size()> kConfigs;
+// The configuration of any non-empty set of formats: kConfigs' row where the table has one;
+// the other sets (E2M1+INT4, E1M2+INT4) are synthesized only when named.
+const Config& config_for(FormatMask mask);
 // The row of kBaselineFormatSet, E2M1 alone: what every area and energy figure is compared with.
 const Config& baseline_config();
 // The names of kConfigs, comma-separated, in table order ("all (= e2m1+e1m2+int4)" for all).
@@ -113,7 +116,8 @@ void append_once(std::vector<const T*>& out, const T* e, const char* option, con
   }
   out.push_back(e);
 }
-// "e2m1,e2m1+e1m2,..." -> configurations; FlowError on an unknown name.
+// "e2m1,e2m1+e1m2,e1m2+int4,..." -> configurations (any set of formats joined by '+', "all");
+// FlowError on a name that is not one.
 std::vector<const Config*> parse_configs(const std::string& text);
 // An array of DPUs, rows x cols ("MxN" on the command line, 1 to 16 each).
 struct TileShape {
