@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <random>
 #include <set>
 #include <string>
@@ -232,6 +233,35 @@ TEST(EnergyFlow, TheDefaultChoiceIsTheRtlsLaneDesignAndTheTilesScaleFormats) {
   EXPECT_EQ(price(both, "e2m1", c, {{e2m1, 30}}).total_pj,
             30 * t.dpu_block_op_by_format.at("e2m1").at(e2m1) + 40.0);
   EXPECT_THROW(merge_energy_tables(t, energy_table_from_json_text(kTable)), model::ConfigError);
+}
+
+// The cited memory energies (docs/results/energy-memory-cited.json): a table of the user
+// schema that prices the SRAM and DRAM bytes only, each at one eighth of the 64-bit access
+// energy its source line quotes, and merges with the flow's DPU prices.
+TEST(EnergyFlow, CitedMemoryEnergiesPriceTheMemoryBytesBesideTheFlow) {
+  const std::string path = std::string(NIBBLE_SOURCE_DIR) + "/docs/results/energy-memory-cited.json";
+  const EnergyTable cited = energy_table_from_any_json_file(path, {});
+  EXPECT_TRUE(cited.dpu_block_op.empty() && cited.dpu_block_op_by_format.empty()) << "the flow prices the DPU";
+  const auto quoted = [&](const char* pattern, double unit_pj) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(cited.source, m, std::regex(pattern))) << pattern << " in: " << cited.source;
+    return m.empty() ? -1.0 : std::stod(m[1].str()) * unit_pj;
+  };
+  const double sram = quoted(R"(([0-9.]+) pJ from a 1 MB SRAM)", 1.0), dram = quoted(R"(([0-9.]+) nJ from DRAM)", 1000.0);
+  const std::map<std::string, double> want = {
+      {"sram_read", sram / 8}, {"sram_write", sram / 8}, {"dram_read", dram / 8}, {"dram_write", dram / 8}};
+  EXPECT_EQ(cited.per_action, want);
+  const EnergyTable flow = energy_table_from_any_json_file(kFlowFile, resolve({}, {kAllScaleModes.begin(), kAllScaleModes.end()}));
+  const EnergyTable both = merge_energy_tables(flow, cited);
+  const FormatPair e2m1{Format::kE2M1, Format::kE2M1};
+  ActionCounts c;
+  c[Action::kDpuBlockOp] = 2;
+  c[Action::kSramRead] = 3;
+  c[Action::kDramWrite] = 5;
+  c[Action::kOperandBufferRead] = 7;
+  const Energy e = price(both, "e2m1", c, {{e2m1, 2}});
+  EXPECT_DOUBLE_EQ(e.total_pj, 2 * flow.dpu_block_op_by_format.at("e2m1").at(e2m1) + 3 * sram / 8 + 5 * dram / 8);
+  EXPECT_EQ(e.unpriced, std::vector<std::string>{"operand_buffer_read"}) << "no cited figure for the operand buffers";
 }
 
 TEST(EnergyFlow, RefusesAMissingChoiceAndEveryBadFileNamingIt) {
