@@ -135,6 +135,21 @@ Section workload_section(ReportContext& ctx) {
     }
   }
 
+  // The SRAM and DRAM bytes at the recorded cited figure, where there is one: beside the DPU's
+  // prices, never instead of them.
+  const std::string memory_path = (fs::path(ctx.options.results_dir) / "energy-memory-cited.json").string();
+  std::optional<sim::EnergyTable> with_memory;
+  std::string memory_note;
+  if (energy && fs::exists(memory_path)) {
+    try {
+      const sim::EnergyTable memory = sim::energy_table_from_any_json_file(memory_path, {});
+      with_memory = sim::merge_energy_tables(*energy, memory);
+      memory_note = prose("workload", "memory_note", {{"source", memory.source}});
+    } catch (const model::ConfigError& e) {
+      memory_note = prose("workload", "bad_memory_note", {{"problem", e.what()}});
+    }
+  }
+
   std::string skipped;
   const std::vector<Size> sizes = study_sizes(ctx.study.summary, skipped);
   // Masks: E2M1 alone and the array's own (every format).
@@ -144,11 +159,11 @@ Section workload_section(ReportContext& ctx) {
   Table t{"workload",
           "",
           {"size", "recipe", "mask", "GEMM time per step", "utilization", "quantizer per step", "BF16 MACs off the array",
-           "DPU energy per step", "loss gap to BF16 (pp)"},
+           "DPU energy per step", "with SRAM and DRAM", "loss gap to BF16 (pp)"},
           {}};
   io::CsvTable csv({"size", "recipe", "mask", "layers", "d_model", "mlp_mult", "ctx", "batch", "tokens", "on_array",
                     "gemm_cycles", "gemm_seconds", "utilization", "quantizer_cycles", "array_macs", "bf16_macs",
-                    "dpu_block_ops", "dpu_energy_pj", "gap_mean", "gap_ci_half_width", "gap_n"});
+                    "dpu_block_ops", "dpu_energy_pj", "memory_energy_pj", "gap_mean", "gap_ci_half_width", "gap_n"});
   nlohmann::json rows = nlohmann::json::array();
   std::string not_run;
   for (const Size& sz : sizes) {
@@ -172,9 +187,9 @@ Section workload_section(ReportContext& ctx) {
                                    {"mlp_mult", sz.model.mlp_mult}, {"ctx", sz.model.ctx}, {"batch", sz.batch},
                                    {"tokens", tokens}};
       if (!any_on_array) {
-        t.rows.push_back({sz.name, spec, "-", "BF16: not on this array", "-", "-", "all", "-", gap_cell});
+        t.rows.push_back({sz.name, spec, "-", "BF16: not on this array", "-", "-", "all", "-", "-", gap_cell});
         csv.add({sz.name, spec, "", sz.model.layers, sz.model.d_model, sz.model.mlp_mult, sz.model.ctx, sz.batch,
-                 tokens, 0, "", "", "", "", "", "", "", "", gap_mean, gap_hw, gap_n});
+                 tokens, 0, "", "", "", "", "", "", "", "", "", gap_mean, gap_hw, gap_n});
         rows.push_back({{"size", sz.name}, {"recipe", spec}, {"model", model_json}, {"on_array", false}});
         continue;
       }
@@ -202,6 +217,17 @@ Section workload_section(ReportContext& ctx) {
         const bool dpu_priced = e && std::none_of(e->unpriced.begin(), e->unpriced.end(), [](const std::string& u) {
           return u.rfind(sim::name(sim::Action::kDpuBlockOp), 0) == 0;
         });
+        // SRAM and DRAM bytes (reads and writes) at the cited figure, where the DPU is priced too.
+        double memory_pj = std::nan("");
+        if (dpu_priced && with_memory) {
+          const sim::Energy m = sim::price(*with_memory, a, run);
+          memory_pj = 0;
+          for (sim::Action act : {sim::Action::kSramRead, sim::Action::kSramWrite, sim::Action::kDramRead,
+                                  sim::Action::kDramWrite}) {
+            memory_pj += m.pj[static_cast<int>(act)];
+          }
+        }
+        const bool memory_priced = std::isfinite(memory_pj);
         const double seconds = run.seconds ? *run.seconds : std::nan("");
         const double q_seconds = arch.clock_ghz ? static_cast<double>(run.quantizer_cycles) / (*arch.clock_ghz * 1e9) : std::nan("");
         const uint64_t all_macs = run.array_macs + run.bf16_macs;
@@ -211,11 +237,12 @@ Section workload_section(ReportContext& ctx) {
                           fixed(100.0 * run.utilization, 1) + "%",
                           arch.clock_ghz ? fmt::format("{:.4g} ms", 1e3 * q_seconds) : fmt::format("{} cycles", run.quantizer_cycles),
                           fixed(100.0 * static_cast<double>(run.bf16_macs) / static_cast<double>(all_macs), 1) + "%",
-                          dpu_priced ? fmt::format("{:.4g} mJ", dpu_pj * 1e-9) : "not priced", gap_cell});
+                          dpu_priced ? fmt::format("{:.4g} mJ", dpu_pj * 1e-9) : "not priced",
+                          memory_priced ? fmt::format("{:.4g} mJ", (dpu_pj + memory_pj) * 1e-9) : "not priced", gap_cell});
         csv.add({sz.name, spec, mask_name, sz.model.layers, sz.model.d_model, sz.model.mlp_mult, sz.model.ctx,
                  sz.batch, tokens, 1, run.total.cycles, seconds, run.utilization, run.quantizer_cycles, run.array_macs,
-                 run.bf16_macs, run.actions[sim::Action::kDpuBlockOp], dpu_priced ? dpu_pj : NAN, gap_mean, gap_hw,
-                 gap_n});
+                 run.bf16_macs, run.actions[sim::Action::kDpuBlockOp], dpu_priced ? dpu_pj : NAN,
+                 memory_priced ? memory_pj : NAN, gap_mean, gap_hw, gap_n});
         nlohmann::json r = {{"size", sz.name},
                             {"recipe", spec},
                             {"mask", mask_name},
@@ -228,6 +255,7 @@ Section workload_section(ReportContext& ctx) {
                             {"bf16_macs", run.bf16_macs},
                             {"dpu_block_ops", run.actions[sim::Action::kDpuBlockOp]},
                             {"dpu_energy_pj", dpu_priced ? nlohmann::json(dpu_pj) : nlohmann::json(nullptr)},
+                            {"memory_energy_pj", memory_priced ? nlohmann::json(memory_pj) : nlohmann::json(nullptr)},
                             {"gap", gap}};
         if (run.seconds) r["gemm_seconds"] = seconds;
         rows.push_back(r);
@@ -255,9 +283,11 @@ Section workload_section(ReportContext& ctx) {
                                  {"arch_config", nlohmann::json::parse(sim::to_json_text(arch))},
                                  {"energy", energy ? nlohmann::json(energy_path) : nlohmann::json(nullptr)},
                                  {"energy_source", energy_note},
+                                 {"memory_energy", with_memory ? nlohmann::json(memory_path) : nlohmann::json(nullptr)},
+                                 {"memory_energy_source", memory_note},
                                  {"study", ctx.study.path},
                                  {"rows", rows}});
-  s.intro_html = prose("workload", "intro", {{"energy", energy_note}}) + "\n";
+  s.intro_html = prose("workload", "intro", {{"energy", energy_note + (memory_note.empty() ? "" : " " + memory_note)}}) + "\n";
   if (!not_run.empty() || !skipped.empty()) {
     s.notes_html =
         prose("workload", "not_run", {{"what", not_run + (not_run.empty() || skipped.empty() ? "" : "; ") + skipped}}) +

@@ -249,6 +249,10 @@ def check_workload(nibble, out, work, results, source):
     energy = os.path.join(results, "energy-actions.json")
     priced = os.path.exists(energy)
     check(all((r["dpu_energy_pj"] is not None) == priced for r in rows), f"{out}: DPU energy priced iff recorded")
+    memory = os.path.join(results, "energy-memory-cited.json")
+    memory_priced = priced and os.path.exists(memory)
+    check(all((r["memory_energy_pj"] is not None) == memory_priced for r in rows),
+          f"{out}: SRAM and DRAM energy priced iff both files are recorded")
     # The largest size, every recipe on the array, all its masks in one call each.
     size = sizes[-1]
     compared = 0
@@ -263,7 +267,7 @@ def check_workload(nibble, out, work, results, source):
             cmd += ["--mask", r["mask"].replace("+", ",")]
         if priced:
             # The recorded file in place of the architecture's, with the architecture's choice of entries.
-            cmd += ["--energy", energy]
+            cmd += ["--energy", energy] + (["--energy", memory] if memory_priced else [])
             choice = json.load(open(data["arch"])).get("energy", {})
             for key, flag in (("lane_design", "--energy-lane-design"), ("operands", "--energy-operands"),
                               ("scale_formats", "--energy-scale-formats")):
@@ -283,6 +287,11 @@ def check_workload(nibble, out, work, results, source):
             if priced:
                 check(close(r["dpu_energy_pj"], t["energy"]["by_action_pj"]["dpu_block_op"]) and r["dpu_energy_pj"] > 0,
                       f"{what}: DPU energy {r['dpu_energy_pj']} vs {t['energy']['by_action_pj']['dpu_block_op']}")
+            if memory_priced:
+                by = t["energy"]["by_action_pj"]
+                want = sum(by[a] for a in ("sram_read", "sram_write", "dram_read", "dram_write"))
+                check(close(r["memory_energy_pj"], want) and want > 0,
+                      f"{what}: SRAM and DRAM energy {r['memory_energy_pj']} vs {want}")
             check(r["gap"] == arm.get("gap"), f"{what}: the loss gap is not the study's")
             compared += 1
     check(compared >= 2, f"{out}: only {compared} workload rows compared")
