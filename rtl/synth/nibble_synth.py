@@ -238,6 +238,13 @@ def hier_modules(stat, top, flops, areas):
     return out
 
 
+def private_temp(directory, name):
+    """An empty file of this process's own beside `name` in `directory`, for an atomic rename."""
+    fd, path = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=directory)
+    os.close(fd)
+    return path
+
+
 def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=False,
              netlist=None, cache=None, hier=False, delay_target_ps=None):
     """One synthesis. netlist: also write the mapped netlist (Yosys JSON) there. cache: a
@@ -265,12 +272,22 @@ def run_flow(top, params, liberty, sources=None, work=None, yosys="yosys", keep=
                 shutil.copyfile(net_path, netlist)
             return rec
         os.makedirs(cache, exist_ok=True)
-        rec = run_flow(top, params, liberty, sources, work, yosys, keep, net_path + ".tmp",
-                       hier=hier, delay_target_ps=delay_target_ps)
-        os.replace(net_path + ".tmp", net_path)
-        with open(rec_path + ".tmp", "w") as f:
-            json.dump(rec, f, indent=1, sort_keys=True)
-        os.replace(rec_path + ".tmp", rec_path)
+        # Several flows (parallel ctest, two users) may synthesize the same key at once: each
+        # writes its own temporary file and renames it into place, so the last identical
+        # result wins and no reader sees a partial file.
+        net_tmp = private_temp(cache, key + ".netlist.json")
+        rec_tmp = private_temp(cache, key + ".json")
+        try:
+            rec = run_flow(top, params, liberty, sources, work, yosys, keep, net_tmp,
+                           hier=hier, delay_target_ps=delay_target_ps)
+            with open(rec_tmp, "w") as f:
+                json.dump(rec, f, indent=1, sort_keys=True)
+            os.replace(net_tmp, net_path)
+            os.replace(rec_tmp, rec_path)
+        finally:
+            for t in (net_tmp, rec_tmp):
+                if os.path.exists(t):
+                    os.unlink(t)
         if netlist:
             shutil.copyfile(net_path, netlist)
         return rec

@@ -631,7 +631,50 @@ def flow_errors():
                             os.path.join(d, "out"), bad], capture_output=True, text=True)
         check(r.returncode != 0 and "return" in r.stderr,
               "sv_compat.py refuses a `return` it cannot rewrite (%s)" % r.stderr.strip()[:80])
+    cache_race()
     return 0
+
+
+def cache_race():
+    # Flows that synthesize the same key at once (parallel tests share one cache) all succeed
+    # with the same record, and the cache ends with one record and one netlist, no temporaries.
+    import threading
+    with tempfile.TemporaryDirectory() as d:
+        cache = os.path.join(d, "cache")
+        results, errors = [], []
+        # Every flow's synthesis finishes before any of them stores its result: the worst
+        # interleaving, every time.
+        flow = nibble_synth.run_flow
+        barrier = threading.Barrier(4, timeout=300)
+
+        def synthesis_then_wait(*args, **kwargs):
+            rec = flow(*args, **kwargs)
+            barrier.wait()
+            return rec
+
+        def one(i):
+            try:
+                net = os.path.join(d, "net%d.json" % i)
+                rec = flow("nibble_e4m3_encode", [], nibble_synth.GENERIC_LIB, yosys=YOSYS,
+                           cache=cache, netlist=net)
+                results.append((rec["area"], rec["cells"], os.path.getsize(net)))
+            except Exception as e:  # reported below, with the others' results
+                errors.append(repr(e))
+
+        nibble_synth.run_flow = synthesis_then_wait  # the cached flow's own call to Yosys
+        try:
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            nibble_synth.run_flow = flow
+        check(not errors and len(results) == 4 and len(set(results)) == 1,
+              "4 flows of one key at once: all succeed alike (%s, errors %s)" % (results, errors))
+        left = sorted(os.listdir(cache))
+        check(len(left) == 2 and sum(f.endswith(".netlist.json") for f in left) == 1,
+              "the cache holds one record and one netlist after them (%s)" % left)
 
 
 def write_npy(path, rows, cols, seed):
