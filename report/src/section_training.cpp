@@ -188,6 +188,7 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
     return j.is_object() && j.contains(k) && j[k].is_number_integer() ? j[k].get<int64_t>() : int64_t{0};
   };
   std::vector<std::string> incomplete;
+  std::string reduced_html;
   Table gaps{"training_study_gap", prose("training", "study_gap_table_caption"),
              {"size", "recipe", "runs finished / diverged / started", "g (pp)", "g, BF16 forward of the same weights (pp)",
               "cumulative α across depth, Fprop / Dgrad / Wgrad"},
@@ -209,6 +210,19 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
     if (!z.is_object()) continue;
     const std::string size = str(z, "name");
     (z.value("complete", false) ? complete : incomplete).push_back(size);
+    // A size that runs fewer seeds than the study's minimum says so beside its results.
+    const nlohmann::json& seeds = z.value("seeds", nlohmann::json::object());
+    if (seeds.is_object() && seeds.value("reduced_reason", nlohmann::json()).is_string() &&
+        seeds.value("main", nlohmann::json()).is_array()) {
+      std::vector<std::string> list;
+      for (const auto& x : seeds["main"]) list.push_back(x.is_number_unsigned() ? std::to_string(x.get<uint64_t>()) : "?");
+      reduced_html += prose("training", "study_reduced",
+                            {{"size", size},
+                             {"seeds", fmt::format("{}", fmt::join(list, ", "))},
+                             {"min", std::to_string(count(seeds, "study_min"))},
+                             {"reason", seeds["reduced_reason"].get<std::string>()}}) +
+                      "\n";
+    }
     if (z.contains("arms") && z["arms"].is_array()) {
       for (const auto& a : z["arms"]) {
         const nlohmann::json& runs = a.value("runs", nlohmann::json::object());
@@ -273,9 +287,12 @@ void add_study(Section& s, const Writer& w, const StudyData& study, std::vector<
                          {"started", std::to_string(count(runs, "started"))},
                          {"finished", std::to_string(count(runs, "finished"))},
                          {"diverged", std::to_string(count(runs, "diverged"))},
+                         {"outside", count(runs, "outside_plan") > 0
+                                         ? TemplateData(std::to_string(count(runs, "outside_plan")))
+                                         : TemplateData(false)},
                          {"complete", template_series(complete)},
                          {"incomplete", template_series(incomplete)}}) +
-                  "\n";
+                  "\n" + reduced_html;
   s.tables.push_back(gaps);
   s.tables.push_back(pairs);
   if (plotted > 0) {

@@ -335,6 +335,10 @@ def check_study(chromium, nibble, fx, fixture, work):
     shutil.rmtree(done, ignore_errors=True)
     shutil.copytree(fixture, done)
     study["sizes"][0]["complete"] = True
+    # ... and a size run on fewer seeds than the study's minimum says so, with its reason.
+    check("fewer than the study's" not in page, "a reduction stated where no size is reduced")
+    study["sizes"][0]["seeds"] = {"main": [0, 1, 2], "study_min": 5, "reduced_reason": "a fixture's reason."}
+    study["runs"]["outside_plan"] = 2
     json.dump(study, open(os.path.join(done, "training", "study", "summary.json"), "w"))
     out = os.path.join(work, "study-done")
     run([nibble, "report", "--out", out, "--results", done, "--quiet"])
@@ -342,7 +346,11 @@ def check_study(chromium, nibble, fx, fixture, work):
     report = json.load(open(os.path.join(out, "report.json")))
     tables = {t["id"] for s in report["sections"] for t in s["tables"]}
     check("training_gap" not in tables and "training_study_gap" in tables, f"6.4 M sweep not retired: {tables}")
-    check("is retired from this section" in open(os.path.join(out, "index.html")).read(), "retirement not stated")
+    done_page = open(os.path.join(out, "index.html")).read()
+    check("is retired from this section" in done_page, "retirement not stated")
+    check("s5m runs seeds 0, 1, 2, fewer than the study's 5, because a fixture's reason." in done_page,
+          "the reduced size's seeds and reason are missing")
+    check("besides them 2 run(s) of seeds outside" in done_page, "the runs outside the plan are not counted")
     gaps = {a["recipe"]: a["gap"]["mean"] for a in study["sizes"][0]["arms"] if "gap" in a}
     trade = [r for r in read_csv(os.path.join(out, "data", "tradeoff.csv")) if r["series"] == "0"]
     check(len(trade) > 0, "the trade-off has no study points")

@@ -129,6 +129,71 @@ TEST(StudyFile, PlansEveryRunOfEveryPhase) {
   EXPECT_THROW(parse_phase("warm"), StudyError);
 }
 
+// The 40 M size runs 3 of the study's 5 seeds, with the reason in the file; a size may
+// run fewer than statistics.min_seeds only so, and only of the study's seeds.
+TEST(StudyFile, ASizeRunsFewerSeedsOnlyWithItsReason) {
+  const Study s = load_study(NIBBLE_STUDY_FILE);
+  const StudySize& s40m = find_size(s, "s40m");
+  EXPECT_EQ(s40m.seeds, (std::vector<uint64_t>{0, 1, 2}));
+  EXPECT_TRUE(s40m.seeds_reduced());
+  EXPECT_FALSE(s40m.seeds_reason.empty());
+  for (const char* name : {"s5m", "s15m"}) {
+    EXPECT_EQ(find_size(s, name).seeds, s.seeds) << name;
+    EXPECT_FALSE(find_size(s, name).seeds_reduced()) << name;
+  }
+  const auto main = plan_main_phase(s, s40m, 0.002);
+  ASSERT_EQ(main.size(), 3u * 3u);
+  EXPECT_EQ(main.back().dir, "s40m/main/ufp4-s2");
+  try {
+    plan_main_phase(s, s40m, 0.002, {}, {3});
+    ADD_FAILURE() << "seed 3 planned at s40m";
+  } catch (const StudyError& e) {
+    EXPECT_NE(std::string(e.what()).find("seed '3' is not in size s40m (it has: 0, 1, 2)"), std::string::npos) << e.what();
+  }
+
+  const nlohmann::ordered_json good = nlohmann::ordered_json::parse(file_text(NIBBLE_STUDY_FILE));
+  struct Row {
+    const char* size;
+    nlohmann::ordered_json seeds, reason;  // null: leave the key out
+    const char* message;                   // nullptr: accepted
+  };
+  const std::vector<Row> rows = {
+      {"s40m", {0, 1, 2}, nullptr, "sizes.s40m.seeds: lists 3 seeds, fewer than statistics.min_seeds (5), with no "
+                                   "seeds_reason"},
+      {"s40m", {0, 1, 9}, "why", "sizes.s40m.seeds: names seed 9, which is not one of the study's seeds"},
+      {"s40m", {0, 0, 1}, "why", "sizes.s40m.seeds: names seed 0 twice"},
+      {"s40m", nlohmann::ordered_json::array(), "why", "sizes.s40m.seeds: must be a non-empty array"},
+      {"s40m", {0, 1, 2}, "", "sizes.s40m.seeds_reason: must be a non-empty string"},
+      {"s5m", nullptr, "why", "sizes.s5m.seeds_reason: is only for a size of fewer than statistics.min_seeds (5)"},
+      {"s5m", {4, 3, 2, 1, 0}, nullptr, nullptr},
+      {"s40m", {1}, "one seed", nullptr},
+  };
+  int checked = 0;
+  for (const Row& row : rows) {
+    nlohmann::ordered_json j = good;
+    auto& z = j["sizes"][row.size];
+    z.erase("seeds");
+    z.erase("seeds_reason");
+    if (!row.seeds.is_null()) z["seeds"] = row.seeds;
+    if (!row.reason.is_null()) z["seeds_reason"] = row.reason;
+    SCOPED_TRACE(z.dump());
+    if (row.message == nullptr) {
+      const Study t = parse_study(j.dump(), "reduced.json");
+      EXPECT_EQ(find_size(t, row.size).seeds, row.seeds.get<std::vector<uint64_t>>());
+      ++checked;
+      continue;
+    }
+    try {
+      parse_study(j.dump(), "bad.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const StudyError& e) {
+      EXPECT_NE(std::string(e.what()).find(row.message), std::string::npos) << e.what();
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, static_cast<int>(rows.size()));
+}
+
 // One bad study file per row: a replacement in the shipped file, and the message.
 TEST(StudyFile, BadFilesAreRefusedNamingTheKey) {
   const std::string good = file_text(NIBBLE_STUDY_FILE);
@@ -375,7 +440,8 @@ TEST_F(StudySummary, GapsDifferencesAndVerdictsOfSyntheticRuns) {
   EXPECT_EQ(listed, finished + 2);
   EXPECT_EQ(diverged, 1);
   EXPECT_EQ(started, 1);
-  EXPECT_EQ(sum["runs"]["planned"].get<int>(), 4 + 30 + 2 * (4 + 15));
+  EXPECT_EQ(sum["runs"]["planned"].get<int>(), 4 + 30 + (4 + 15) + (4 + 9));  // s40m: 3 seeds
+  EXPECT_EQ(sum["runs"]["outside_plan"].get<int>(), 0);
   EXPECT_EQ(sum["runs"]["diverged"].get<int>(), 2);  // the LR run at 0.004 and nvfp4 s3
 
   // The gaps per arm, paired with bf16 by seed.
@@ -494,6 +560,60 @@ TEST_F(StudySummary, OnePairedSeedHasNoIntervalToHoldThePapersFigure) {
   const std::string md = study_markdown(sum);
   EXPECT_EQ(md.find("(outside CI)"), std::string::npos) << md;
   EXPECT_EQ(md.find("(in CI)"), std::string::npos) << md;
+}
+
+// A size reduced to 3 seeds: its statistics and completeness count those, and a run of
+// another of the study's seeds that was started anyway is listed beside them, outside.
+TEST_F(StudySummary, AReducedSizeCountsItsSeedsAndListsTheRest) {
+  write_lr_sweep();
+  const double lr = chosen_lr(study_, study_.sizes[0], dir_);
+  const Study full = study_;
+  study_.sizes[0].seeds = {0, 1, 2};
+  study_.sizes[0].seeds_reason = "a test's reason";
+  int written = 0;
+  for (const auto& run : plan_main_phase(study_, study_.sizes[0], lr)) {
+    const size_t s = run.seeds.init;
+    const double g = run.spec == "bf16"   ? 0.0
+                     : run.spec == "ufp4" ? kE2m1Gap[s] + kUfp4MinusE2m1[s]
+                                          : kE2m1Gap[s];
+    test::write_finished_run(dir_, run, 1.5 * (1 + g), 1.5 * (1 + g));
+    ++written;
+  }
+  ASSERT_EQ(written, 6 * 3);
+  const auto extra = plan_main_phase(full, full.sizes[0], lr, {"bf16", "e2m1"}, {3});
+  test::write_finished_run(dir_, extra[0], 1.25, 1.25);
+  test::write_started_run(dir_, extra[1]);
+
+  const auto sum = summarize_study(study_, dir_);
+  const auto& z = sum["sizes"][0];
+  EXPECT_EQ(z["main"]["planned"].get<int>(), 18);
+  EXPECT_EQ(z["main"]["done"].get<int>(), 18);
+  EXPECT_TRUE(z["complete"].get<bool>());
+  EXPECT_EQ(z["seeds"]["main"].get<std::vector<uint64_t>>(), (std::vector<uint64_t>{0, 1, 2}));
+  EXPECT_EQ(z["seeds"]["study_min"].get<int>(), 5);
+  EXPECT_EQ(z["seeds"]["reduced_reason"], "a test's reason");
+  EXPECT_TRUE(sum["sizes"][1]["seeds"]["reduced_reason"].is_null());
+  for (const auto& a : z["arms"]) EXPECT_EQ(a["runs"]["planned"].get<int>(), 3) << a["recipe"];
+  EXPECT_NEAR(z["arms"][0]["final_val_loss"]["mean"].get<double>(), 1.5, 1e-12);  // bf16-s3 is not in it
+  const auto& outside = z["main"]["outside_plan"];
+  ASSERT_EQ(outside.size(), 2u) << outside.dump();
+  EXPECT_EQ(outside[0]["dir"], "s5m/main/bf16-s3");
+  EXPECT_EQ(outside[0]["state"], "finished");
+  EXPECT_EQ(outside[0]["final_val_loss"].get<double>(), 1.25);
+  EXPECT_EQ(outside[1]["state"], "started, not finished");
+  EXPECT_EQ(sum["runs"]["outside_plan"].get<int>(), 2);
+
+  const auto& p = z["pairs"][0];
+  EXPECT_EQ(p["d"]["n"].get<size_t>(), 3u);
+  // The target holds the size to its own 3 seeds: the spread of these d needs no more.
+  EXPECT_EQ(p["seeds_needed"].get<int>(), 3);
+  EXPECT_TRUE(p["ci_target_met"].get<bool>()) << p.dump();
+
+  const std::string md = study_markdown(sum);
+  EXPECT_NE(md.find("Main phase: 18 of 18 runs done."), std::string::npos) << md;
+  EXPECT_NE(md.find("Seeds 0, 1, 2: fewer than the study's 5, because a test's reason"), std::string::npos) << md;
+  EXPECT_NE(md.find("`s5m/main/bf16-s3`: finished, final validation loss 1.2500"), std::string::npos) << md;
+  EXPECT_NE(md.find("Besides them, 2 run(s) of seeds outside"), std::string::npos) << md;
 }
 
 TEST_F(StudySummary, ARunOfAnotherConfigurationIsRefused) {

@@ -167,7 +167,7 @@ Study parse_study(const std::string& text, const std::string& where) {
   for (auto it = sizes.begin(); it != sizes.end(); ++it) {
     const std::string k = "sizes." + it.key();
     const json& v = it.value();
-    r.expect_object(v, k, {"layers", "d_model", "heads", "ctx", "batch", "steps", "warmup", "claims"},
+    r.expect_object(v, k, {"layers", "d_model", "heads", "ctx", "batch", "steps", "warmup", "claims", "seeds", "seeds_reason"},
                     {"layers", "d_model", "heads", "ctx", "batch", "steps", "warmup", "claims"});
     StudySize z;
     z.name = it.key();
@@ -276,6 +276,31 @@ Study parse_study(const std::string& text, const std::string& where) {
     r.fail("seeds", fmt::format("lists {} seeds, fewer than statistics.min_seeds ({})", s.seeds.size(), s.min_seeds));
   }
 
+  // A size runs the study's seeds, or fewer where its file says why: never silently.
+  for (auto& z : s.sizes) {
+    const std::string k = "sizes." + z.name;
+    const json& v = sizes[z.name];
+    z.seeds = s.seeds;
+    if (v.contains("seeds")) {
+      z.seeds = r.seeds(v["seeds"], k + ".seeds");
+      for (uint64_t seed : z.seeds) {
+        if (std::find(s.seeds.begin(), s.seeds.end(), seed) == s.seeds.end()) {
+          r.fail(k + ".seeds", fmt::format("names seed {}, which is not one of the study's seeds", seed));
+        }
+      }
+    }
+    if (v.contains("seeds_reason")) z.seeds_reason = r.string(v["seeds_reason"], k + ".seeds_reason");
+    const bool fewer = static_cast<int>(z.seeds.size()) < s.min_seeds;
+    if (fewer && z.seeds_reason.empty()) {
+      r.fail(k + ".seeds", fmt::format("lists {} seeds, fewer than statistics.min_seeds ({}), with no seeds_reason",
+                                       z.seeds.size(), s.min_seeds));
+    }
+    if (!fewer && !z.seeds_reason.empty()) {
+      r.fail(k + ".seeds_reason", fmt::format("is only for a size of fewer than statistics.min_seeds ({}) seeds",
+                                              s.min_seeds));
+    }
+  }
+
   // Every run the study plans must be one the trainer accepts.
   for (const auto& z : s.sizes) {
     try {
@@ -364,11 +389,12 @@ StudyRun make_run(const Study& s, const StudySize& size, StudyPhase phase, const
 }
 
 template <typename T>
-std::vector<T> subset(const std::vector<T>& all, const std::vector<T>& want, const char* what) {
+std::vector<T> subset(const std::vector<T>& all, const std::vector<T>& want, const char* what,
+                      const std::string& whose = "the study") {
   if (want.empty()) return all;
   for (const auto& w : want) {
     if (std::find(all.begin(), all.end(), w) == all.end()) {
-      throw StudyError(fmt::format("{} '{}' is not in the study (it has: {})", what, w, fmt::join(all, ", ")));
+      throw StudyError(fmt::format("{} '{}' is not in {} (it has: {})", what, w, whose, fmt::join(all, ", ")));
     }
   }
   return want;
@@ -387,7 +413,7 @@ std::vector<StudyRun> plan_lr_phase(const Study& s, const StudySize& size, const
 std::vector<StudyRun> plan_main_phase(const Study& s, const StudySize& size, double lr,
                                       const std::vector<std::string>& recipes, const std::vector<uint64_t>& seeds) {
   const std::vector<std::string> specs = subset(size_recipes(s, size), recipes, "recipe");
-  const std::vector<uint64_t> seed_list = subset(s.seeds, seeds, "seed");
+  const std::vector<uint64_t> seed_list = subset(size.seeds, seeds, "seed", "size " + size.name);
   // Seed-major: an interrupted phase leaves whole pairs, not whole recipes.
   std::vector<StudyRun> out;
   for (uint64_t seed : seed_list) {
@@ -560,6 +586,10 @@ std::string plan_text(const Study& s, const fs::path& runs_dir) {
                                                                 : state_name(st.state));
       }
     };
+    if (size.seeds_reduced()) {
+      out += fmt::format("  seeds {}: fewer than the study's {}, because {}\n", fmt::join(size.seeds, ", "),
+                         s.min_seeds, size.seeds_reason);
+    }
     list("lr (bf16, every grid LR)", plan_lr_phase(s, size));
     list(("main, " + lr_note).c_str(), plan_main_phase(s, size, lr.value_or(s.lr_grid.front())));
   }
@@ -656,7 +686,7 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
       {"meaning", "d_paper = effect x mean e2m1 gap: the smallest reduction of E2M1's gap the paper reports"},
       {"results", paper}};
 
-  int total_runs = 0, total_finished = 0, total_diverged = 0, total_started = 0;
+  int total_runs = 0, total_finished = 0, total_diverged = 0, total_started = 0, total_outside = 0;
   ojson sizes = ojson::array();
   for (const auto& size : s.sizes) {
     ojson z;
@@ -673,6 +703,9 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
     z["quantized_linear_parameters"] = size.parameters();
     z["parameters"] = model_parameters(size.model);
     z["tokens_per_parameter"] = size.tokens_per_parameter();
+    z["seeds"] = {{"main", size.seeds},
+                  {"study_min", s.min_seeds},
+                  {"reduced_reason", size.seeds_reduced() ? ojson(size.seeds_reason) : ojson(nullptr)}};
     std::set<std::string> data_ids;
 
     // The learning-rate sweep.
@@ -707,6 +740,7 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
     std::map<std::string, std::map<uint64_t, StudyRunStatus>> status;
     std::map<std::string, std::map<uint64_t, DepthProfile>> depth;
     int planned = 0, done = 0;
+    ojson outside = ojson::array();
     if (best >= 0) {
       const double lr = points[static_cast<size_t>(best)].lr;
       for (const auto& run : plan_main_phase(s, size, lr)) {
@@ -731,8 +765,21 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
         }
         runs.push_back(r);
       }
+      // Runs of the study's other seeds where the size runs fewer: reported, never counted.
+      for (uint64_t seed : s.seeds) {
+        if (std::find(size.seeds.begin(), size.seeds.end(), seed) != size.seeds.end()) continue;
+        for (const auto& spec : recipes) {
+          const StudyRun run = make_run(s, size, StudyPhase::kMain, spec, lr, seed);
+          const auto st = study_run_status(runs_dir, run);
+          if (st.state == StudyRunState::kAbsent) continue;
+          ojson r = {{"dir", run.dir}, {"recipe", run.spec}, {"seed", seed}, {"state", state_name(st.state)}};
+          if (st.state == StudyRunState::kFinished) r["final_val_loss"] = st.final_val_loss;
+          outside.push_back(r);
+          ++total_outside;
+        }
+      }
     } else {
-      planned = static_cast<int>(recipes.size() * s.seeds.size());
+      planned = static_cast<int>(recipes.size() * size.seeds.size());
       total_runs += planned;
     }
     if (data_ids.size() > 1) {
@@ -744,7 +791,8 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
                  {"planned", planned},
                  {"done", done},
                  {"complete", best >= 0 && done == planned},
-                 {"runs", runs}};
+                 {"runs", runs},
+                 {"outside_plan", outside}};
 
     // Per seed, each arm's gap to bf16 of the same seed (both finished).
     const auto& base = status[s.baseline()];
@@ -779,7 +827,7 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
         div += st.state == StudyRunState::kDiverged;
         if (st.state == StudyRunState::kFinished) val.push_back(st.final_val_loss);
       }
-      a["runs"] = {{"planned", s.seeds.size()}, {"started", started}, {"finished", fin}, {"diverged", div}};
+      a["runs"] = {{"planned", size.seeds.size()}, {"started", started}, {"finished", fin}, {"diverged", div}};
       a["final_val_loss"] = interval_json(t_interval(val, s.ci_level));
       if (spec != s.baseline()) {
         const auto g = gaps_of(spec, false);
@@ -828,6 +876,8 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
 
     // The paired differences.
     const double e2m1_gap = mean_gap.count("e2m1") != 0 ? mean_gap["e2m1"] : std::numeric_limits<double>::quiet_NaN();
+    // A size reduced below the study's minimum is held to its own seed count.
+    const int seeds_floor = std::min(s.min_seeds, static_cast<int>(size.seeds.size()));
     const double target = std::max(s.ci_target_points / 100,
                                    std::isfinite(e2m1_gap) ? s.ci_target_gap_fraction * std::fabs(e2m1_gap) : 0.0);
     ojson pairs = ojson::array();
@@ -856,12 +906,12 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
         const TTest t = paired_t_test(d);
         pj["t_test"] = {{"t", number_or_null(t.t)}, {"df", t.df}, {"p", t.p}};
         if (std::isfinite(di.sd)) {
-          pj["seeds_needed"] = seeds_needed(di.sd, target, s.ci_level, s.min_seeds);
+          pj["seeds_needed"] = seeds_needed(di.sd, target, s.ci_level, seeds_floor);
         }
       }
       pj["ci_target_half_width"] = target;
       pj["ci_target_met"] =
-          std::isfinite(di.half_width) && di.half_width <= target && static_cast<int>(d.size()) >= s.min_seeds;
+          std::isfinite(di.half_width) && di.half_width <= target && static_cast<int>(d.size()) >= seeds_floor;
       pj["verdict"] = verdict(di, p.a, p.b);
       if (p.a == "ufp4" && p.b == "e2m1" && std::isfinite(e2m1_gap)) {
         const double dp = published::kUfp4TrainingEffect * e2m1_gap;
@@ -877,7 +927,8 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
   }
   out["sizes"] = sizes;
   out["runs"] = {
-      {"planned", total_runs}, {"started", total_started}, {"finished", total_finished}, {"diverged", total_diverged}};
+      {"planned", total_runs}, {"started", total_started}, {"finished", total_finished}, {"diverged", total_diverged},
+      {"outside_plan", total_outside}};
   return out;
 }
 
@@ -903,6 +954,10 @@ std::string study_markdown(const nlohmann::ordered_json& s) {
       r["planned"].get<int>(), r["started"].get<int>(), r["finished"].get<int>(), r["diverged"].get<int>(),
       100 * s["metric"]["ci_level"].get<double>(), s["metric"]["bootstrap"]["resamples"].get<int>(),
       s["metric"]["bootstrap"]["seed"].get<uint64_t>());
+  if (r.value("outside_plan", 0) > 0) {
+    md += fmt::format("Besides them, {} run(s) of seeds outside a reduced size's plan, listed under the size.\n",
+                      r["outside_plan"].get<int>());
+  }
   md += fmt::format("Paper ({}): UFP4's gap {:.0f} % below E2M1's at the least.\n",
                     s["paper"]["source"].get<std::string>(), -100 * s["paper"]["effect"].get<double>());
   for (const auto& z : s["sizes"]) {
@@ -921,8 +976,14 @@ std::string study_markdown(const nlohmann::ordered_json& s) {
     }
     md += lr["chosen_lr"].is_number() ? fmt::format("chosen {}.\n", lr["chosen_lr"].get<double>())
                                       : std::string("incomplete.\n");
-    md += fmt::format("Main phase: {} of {} runs done{}.\n\n", z["main"]["done"].get<int>(),
+    md += fmt::format("Main phase: {} of {} runs done{}.\n", z["main"]["done"].get<int>(),
                       z["main"]["planned"].get<int>(), z["complete"].get<bool>() ? "" : " (incomplete)");
+    if (z["seeds"]["reduced_reason"].is_string()) {
+      md += fmt::format("Seeds {}: fewer than the study's {}, because {}\n",
+                        fmt::join(z["seeds"]["main"].get<std::vector<uint64_t>>(), ", "),
+                        z["seeds"]["study_min"].get<int>(), z["seeds"]["reduced_reason"].get<std::string>());
+    }
+    md += "\n";
     md +=
         "| recipe | runs (finished / diverged) | final val loss | g (pp) | g, BF16 forward (pp) | cum. α Fprop / Dgrad "
         "/ Wgrad |\n";
@@ -973,6 +1034,15 @@ std::string study_markdown(const nlohmann::ordered_json& s) {
           "\nAttenuation vs gap: Pearson r = {:.2f} over {} quantized runs (Fprop cumulative α at the "
           "last layer against g).\n",
           av["r"].get<double>(), av["runs"].get<size_t>());
+    }
+    if (!z["main"]["outside_plan"].empty()) {
+      md += "\nRuns of seeds outside the size's plan (reported, not in the statistics):\n\n";
+      for (const auto& run : z["main"]["outside_plan"]) {
+        md += fmt::format("- `{}`: {}{}\n", run["dir"].get<std::string>(), run["state"].get<std::string>(),
+                          run.contains("final_val_loss")
+                              ? fmt::format(", final validation loss {:.4f}", run["final_val_loss"].get<double>())
+                              : std::string());
+      }
     }
     bool any_started = false;
     for (const auto& run : z["main"]["runs"]) any_started |= run["state"] != "finished";

@@ -42,6 +42,12 @@ struct StudySize {
   // What the file claims the size reaches; load_study checks them against the shape.
   double claimed_tokens_per_parameter = 0;  // training tokens / quantized-linear parameters, at least
   int64_t claimed_tokens = 0;               // training tokens, at least
+  // The main phase's seeds here: the study's, or a subset of them with the reason written
+  // beside it where that is fewer than statistics.min_seeds (an explicit, recorded reduction).
+  std::vector<uint64_t> seeds;
+  std::string seeds_reason;
+
+  bool seeds_reduced() const { return !seeds_reason.empty(); }
 
   int64_t tokens() const { return steps * static_cast<int64_t>(batch) * model.ctx; }
   int64_t parameters() const { return quantized_linear_parameters(model); }
@@ -125,7 +131,8 @@ TrainConfig study_config(const Study& s, const StudySize& size, double lr, const
 
 // The bf16 runs of the size's learning-rate sweep (every grid LR x the LR seeds, or `seeds`).
 std::vector<StudyRun> plan_lr_phase(const Study& s, const StudySize& size, const std::vector<uint64_t>& seeds = {});
-// Every recipe x seed of the size's main phase at `lr` (`recipes`, `seeds`: subsets, empty = all).
+// Every recipe x seed of the size's main phase at `lr` (`recipes`, `seeds`: subsets of the
+// size's, empty = all).
 std::vector<StudyRun> plan_main_phase(const Study& s, const StudySize& size, double lr,
                                       const std::vector<std::string>& recipes = {},
                                       const std::vector<uint64_t>& seeds = {});
