@@ -690,23 +690,34 @@ def write_npy(path, rows, cols, seed):
             f.write(struct.pack("<f", rng.expovariate(1.0) * rng.choice((-1, 1))))
 
 
+def with_cache(cmd):
+    """A `nibble area`/`nibble energy` command with the tests' shared synthesis cache, if any."""
+    return cmd + ["--cache", CACHE] if CACHE else cmd
+
+
+def flow_json(cmd, what):
+    """Runs a `nibble area`/`nibble energy` command and prints its output. Returns its --json
+    document (None, after a failed check naming `what`, where it does not exit 0) and its output."""
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    print(r.stdout)
+    check(r.returncode == 0, "%s exits 0 (%s)" % (what, r.stderr[-500:]))
+    if r.returncode != 0:
+        return None, r.stdout
+    with open(cmd[cmd.index("--json") + 1]) as f:
+        return json.load(f), r.stdout
+
+
 def energy_cli():
     cli = os.environ["NIBBLE_CLI"]
     with tempfile.TemporaryDirectory() as d:
         npy = os.path.join(d, "t.npy")
         write_npy(npy, 4, 64, 7)
         js, csv = os.path.join(d, "e.json"), os.path.join(d, "e.csv")
-        cmd = [cli, "energy", "--configs", "e2m1,all", "--dists", "gaussian,rht", "--blocks", "64",
-               "--k", "64", "--tensor", npy, "--json", js, "--csv", csv]
-        if CACHE:
-            cmd += ["--cache", CACHE]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        print(r.stdout)
-        check(r.returncode == 0, "nibble energy exits 0 (%s)" % r.stderr[-500:])
-        if r.returncode != 0:
+        j, _ = flow_json(with_cache([cli, "energy", "--configs", "e2m1,all", "--dists", "gaussian,rht", "--blocks",
+                                     "64", "--k", "64", "--tensor", npy, "--json", js, "--csv", csv]),
+                         "nibble energy")
+        if j is None:
             return 1
-        with open(js) as f:
-            j = json.load(f)
         res = j["results"]
         got = {(e["config"], e["format"], e["operands"]) for e in res}
         want = {("e2m1", "e2m1", o) for o in ("gaussian", "rht", "user")} | \
@@ -735,17 +746,11 @@ def energy_cli():
         # the energy per sub-block (the hierarchical synthesis nibble area --breakdown shares) and
         # the energy-per-action file
         acts = os.path.join(d, "actions.json")
-        cmd = [cli, "energy", "--configs", "all", "--dists", "gaussian", "--blocks", "64", "--k", "64",
-               "--breakdown", "--tile", "3x2", "--json", js, "--actions", acts]
-        if CACHE:
-            cmd += ["--cache", CACHE]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        print(r.stdout)
-        check(r.returncode == 0, "nibble energy --breakdown --actions exits 0 (%s)" % r.stderr[-500:])
-        if r.returncode != 0:
+        ej, _ = flow_json(with_cache([cli, "energy", "--configs", "all", "--dists", "gaussian", "--blocks", "64",
+                                   "--k", "64", "--breakdown", "--tile", "3x2", "--json", js, "--actions", acts]),
+                       "nibble energy --breakdown --actions")
+        if ej is None:
             return 1
-        with open(js) as f:
-            ej = json.load(f)
         res = ej["results"]
         # the tensor core's operand staging: its netlist stores and returns every block (the flow
         # checks each read), the generic clock is one E_NAND2 per flop per cycle, and the per-MAC
@@ -802,16 +807,11 @@ def area_cli():
     default = names[package_value_enum("DefaultLaneDesign")]
     with tempfile.TemporaryDirectory() as d:
         js, csv = os.path.join(d, "a.json"), os.path.join(d, "a.csv")
-        cmd = [cli, "area", "--lane-design", "all", "--configs", "all", "--json", js, "--csv", csv]
-        if CACHE:
-            cmd += ["--cache", CACHE]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        print(r.stdout)
-        check(r.returncode == 0, "nibble area --lane-design all exits 0 (%s)" % r.stderr[-500:])
-        if r.returncode != 0:
+        doc, _ = flow_json(with_cache([cli, "area", "--lane-design", "all", "--configs", "all", "--json", js,
+                                       "--csv", csv]), "nibble area --lane-design all")
+        if doc is None:
             return 1
-        with open(js) as f:
-            rows = json.load(f)["configs"]
+        rows = doc["configs"]
         check([e["lane_design"] for e in rows] == names, "one row per lane design, in table order")
         check(all(e["area"] > 0 and e["format_mask"] == sv_mask(MASK_ALL) for e in rows), "areas > 0, all formats")
         common = [e for e in rows if e["lane_design"] == "common-unit"][0]
@@ -823,16 +823,11 @@ def area_cli():
             lines = f.read().strip().splitlines()
         check(len(lines) == len(rows) + 1 and "lane_design" in lines[0].split(","), "CSV: header + one row each")
         # the default design's area per sub-block (one hierarchical synthesis)
-        cmd = [cli, "area", "--configs", "all", "--breakdown", "--json", js]
-        if CACHE:
-            cmd += ["--cache", CACHE]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        print(r.stdout)
-        check(r.returncode == 0, "nibble area --breakdown exits 0 (%s)" % r.stderr[-500:])
-        if r.returncode != 0:
+        doc, _ = flow_json(with_cache([cli, "area", "--configs", "all", "--breakdown", "--json", js]),
+                        "nibble area --breakdown")
+        if doc is None:
             return 1
-        with open(js) as f:
-            e = json.load(f)["configs"][0]
+        e = doc["configs"][0]
         blocks = e["sub_blocks"]
         check(len(blocks) == 9 and all(v > 0 for v in blocks.values()), "nine sub-blocks, each > 0 (%s)" % blocks)
         check(abs(sum(blocks.values()) - e["hier_area"]) < 1e-6 * e["hier_area"],
@@ -889,15 +884,11 @@ def levels_cli():
             with open(os.path.join(cache, key + ".netlist.json"), "w") as f:
                 f.write("{}\n")
         js, csv = os.path.join(d, "l.json"), os.path.join(d, "l.csv")
-        cmd = [cli, "area", "--level", "tensor-core", "--tile", "%dx%d" % (rows, cols), "--rf-depth", str(depth),
-               "--gemm-k", str(k), "--configs", "e2m1,all", "--cache", cache, "--json", js, "--csv", csv]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        print(r.stdout)
-        check(r.returncode == 0, "nibble area --level tensor-core exits 0 (%s)" % r.stderr[-500:])
-        if r.returncode != 0:
+        j, out = flow_json([cli, "area", "--level", "tensor-core", "--tile", "%dx%d" % (rows, cols), "--rf-depth",
+                       str(depth), "--gemm-k", str(k), "--configs", "e2m1,all", "--cache", cache, "--json", js,
+                       "--csv", csv], "nibble area --level tensor-core")
+        if j is None:
             return 1
-        with open(js) as f:
-            j = json.load(f)
 
         def rec(top, params, hier=False):
             # the flow's record for this part: a cache hit on what the command synthesized
@@ -953,7 +944,7 @@ def levels_cli():
         check(rf["flops"] == (depth + 1) * entry, "register file: %d flops = %d entries + the read register of "
               "%d bits" % (rf["flops"], depth, entry))
         check(w["e2m1"]["array"] > w["e2m1"]["dpu"], "a %dx%d array (with its output buffer) is larger than one DPU" % (rows, cols))
-        check(j["mixfp4_area_percent"] > 0 and "MixFP4" in r.stdout, "MixFP4's published figure beside ours")
+        check(j["mixfp4_area_percent"] > 0 and "MixFP4" in out, "MixFP4's published figure beside ours")
         with open(csv) as f:
             lines = f.read().strip().splitlines()
         check(len(lines) == 1 + 2 * len(levels), "CSV: header + one line per level and configuration")
@@ -990,16 +981,12 @@ def sta_cli():
         refused(timing_args + [nibble_synth.GENERIC_LIB], "unit delays")
         refused(timing_args + [lib, "--breakdown"], "--breakdown")
         js = os.path.join(d, "a.json")
-        cmd = [cli, "area", "--liberty", lib, "--configs", "e2m1", "--sta", "--clock-ns", "25", "--json", js]
-        if CACHE:
-            cmd += ["--cache", CACHE]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        print(r.stdout)
-        check(r.returncode == 0, "nibble area --sta exits 0 (%s)" % r.stderr[-500:])
-        if r.returncode != 0:
+        cmd = with_cache([cli, "area", "--liberty", lib, "--configs", "e2m1", "--sta", "--clock-ns", "25",
+                          "--json", js])
+        doc, _ = flow_json(cmd, "nibble area --sta")
+        if doc is None:
             return 1
-        with open(js) as f:
-            e = json.load(f)["configs"][0]["sta"]
+        e = doc["configs"][0]["sta"]
         # the DPU's stages are tens of ns in SKY130 HD (ABC's estimate: the depth column)
         check(5 < e["critical_path_ns"] < 200, "a critical path of 5-200 ns (%s)" % e)
         check(abs(e["slack_ns"] - (25 - e["critical_path_ns"])) < 0.01, "slack = clock - path (%s)" % e)
@@ -1018,17 +1005,11 @@ def sta_cli():
         # mapped for that clock, the path is shorter
         # (met or not), and the verdict fields agree with the slack.
         clock = float(round(e["critical_path_ns"] / 2))
-        tcmd = [cli, "area", "--liberty", lib, "--configs", "e2m1", "--map", "timing", "--clock-ns", str(clock),
-                "--json", js]
-        if CACHE:
-            tcmd += ["--cache", CACHE]
-        r = subprocess.run(tcmd, capture_output=True, text=True)
-        print(r.stdout)
-        check(r.returncode == 0, "nibble area --map timing exits 0 (%s)" % r.stderr[-500:])
-        if r.returncode != 0:
+        tcmd = with_cache([cli, "area", "--liberty", lib, "--configs", "e2m1", "--map", "timing", "--clock-ns",
+                           str(clock), "--json", js])
+        doc, _ = flow_json(tcmd, "nibble area --map timing")
+        if doc is None:
             return 1
-        with open(js) as f:
-            doc = json.load(f)
         t = doc["configs"][0]["sta"]
         check(doc["mapping"] == "timing" and doc["clock_ns"] == clock and 0 < t["delay_target_ps"] <= clock * 1000,
               "JSON: mapping timing for %s ns (%s)" % (clock, {k: doc.get(k) for k in ("mapping", "clock_ns")}))
