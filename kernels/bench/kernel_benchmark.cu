@@ -5,6 +5,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,12 +25,43 @@
 #include "nibble/fp32.h"
 
 namespace nibble::cuda::bench {
+
+// cuBLAS is opened when a GEMM benchmark first needs it, not linked: loading
+// libcublasLt (half a gigabyte) at start-up would cost every `nibble` command
+// about 0.4 s on a machine with the toolkit, GPU or none.
+const CublasApi& cublas() {
+  static const CublasApi api = [] {
+    void* lib = nullptr;
+    std::string tried;
+    for (const char* name : {NIBBLE_CUBLAS_SONAME, NIBBLE_CUBLAS_PATH}) {
+      lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (lib != nullptr) break;
+      const char* why = dlerror();
+      tried += std::string(tried.empty() ? "" : "; ") + (why != nullptr ? why : name);
+    }
+    if (lib == nullptr) throw CudaError("cuBLAS, the GEMM benchmark's yardstick, cannot be loaded: " + tried);
+    auto symbol = [lib](const char* name) {
+      void* f = dlsym(lib, name);
+      if (f == nullptr) throw CudaError(std::string("cuBLAS has no ") + name);
+      return f;
+    };
+    CublasApi a;
+    a.create = reinterpret_cast<decltype(a.create)>(symbol("cublasCreate_v2"));
+    a.destroy = reinterpret_cast<decltype(a.destroy)>(symbol("cublasDestroy_v2"));
+    a.gemm_ex = reinterpret_cast<decltype(a.gemm_ex)>(symbol("cublasGemmEx"));
+    a.status_string = reinterpret_cast<decltype(a.status_string)>(symbol("cublasGetStatusString"));
+    a.get_property = reinterpret_cast<decltype(a.get_property)>(symbol("cublasGetProperty"));
+    return a;
+  }();
+  return api;
+}
+
 namespace {
 
 void check_cublas(cublasStatus_t status, const char* what, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
   throw CudaError(std::string(file) + ":" + std::to_string(line) + ": " + what + " failed: " +
-                  cublasGetStatusString(status));
+                  cublas().status_string(status));
 }
 #define NIBBLE_CUBLAS_CHECK(call) check_cublas((call), #call, __FILE__, __LINE__)
 
@@ -341,7 +373,7 @@ struct GemmRecipe {
 void cublas_bf16_gemm(cublasHandle_t h, const uint16_t* a, const uint16_t* b, float* c, int64_t m, int64_t n,
                       int64_t k) {
   const float alpha = 1.0f, beta = 0.0f;
-  NIBBLE_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+  NIBBLE_CUBLAS_CHECK(cublas().gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
                                    static_cast<int>(k), &alpha, b, CUDA_R_16BF, static_cast<int>(k), a, CUDA_R_16BF,
                                    static_cast<int>(k), &beta, c, CUDA_R_32F, static_cast<int>(n), CUBLAS_COMPUTE_32F,
                                    CUBLAS_GEMM_DEFAULT));
@@ -369,7 +401,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
                 static_cast<long long>(s.n), static_cast<long long>(s.m), static_cast<long long>(s.k),
                 static_cast<long long>(s.n), static_cast<long long>(s.k));
   cublasHandle_t handle;
-  NIBBLE_CUBLAS_CHECK(cublasCreate(&handle));
+  NIBBLE_CUBLAS_CHECK(cublas().create(&handle));
   const GemmRecipe recipes[] = {
       {"e2m1 1x16 nvfp4", Format::kE2M1, BlockShape::k1x16, ScaleMode::kNVFP4},
       {"e2m1 1x32 mx-floor", Format::kE2M1, BlockShape::k1x32, ScaleMode::kMXFloor},
@@ -509,7 +541,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
   out << "  (device MiB: operands + output each path holds; cuBLAS's own workspace not counted;\n"
          "   the bit-exact GEMM allocates nothing per call: free device memory is checked unchanged;\n"
          "   the wgmma kernel's FMA check takes its 4-byte verdict from a memory pool the library keeps per device)\n";
-  NIBBLE_CUBLAS_CHECK(cublasDestroy(handle));
+  NIBBLE_CUBLAS_CHECK(cublas().destroy(handle));
 }
 
 }  // namespace

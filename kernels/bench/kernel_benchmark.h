@@ -8,11 +8,27 @@
 // against golden (sampled outputs) before it is timed.
 #pragma once
 
+#include <cublas_v2.h>
+
 #include <ostream>
 
 #include "nibble/io/kernel_bench_file.h"
 
 namespace nibble::cuda::bench {
+
+// The cuBLAS functions the yardsticks call, from the library opened at the
+// first call (never at start-up). Throws CudaError where it cannot be loaded.
+struct CublasApi {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  // The C entry point (the header adds a C++ overload taking a cudaDataType compute type).
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                            const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                            cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+  decltype(&cublasGetStatusString) status_string = nullptr;
+  decltype(&cublasGetProperty) get_property = nullptr;
+};
+const CublasApi& cublas();
 
 using BenchOptions = io::KernelBenchOptions;
 
