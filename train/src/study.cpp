@@ -741,6 +741,16 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
     std::map<std::string, std::map<uint64_t, DepthProfile>> depth;
     int planned = 0, done = 0;
     ojson outside = ojson::array();
+    // A started run as the summary lists it, in the plan or outside it.
+    auto run_entry = [](const StudyRun& run, const StudyRunStatus& st) {
+      ojson r = {{"dir", run.dir}, {"recipe", run.spec}, {"seed", run.seeds.init}, {"state", state_name(st.state)}};
+      if (st.state == StudyRunState::kDiverged) r["diverged_at_step"] = st.diverged_at;
+      if (st.state == StudyRunState::kFinished) {
+        r["final_val_loss"] = st.final_val_loss;
+        r["final_val_loss_bf16_forward"] = st.final_val_loss_bf16;
+      }
+      return r;
+    };
     if (best >= 0) {
       const double lr = points[static_cast<size_t>(best)].lr;
       for (const auto& run : plan_main_phase(s, size, lr)) {
@@ -756,14 +766,7 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
           data_ids.insert(st.data);
           depth[run.spec][run.seeds.init] = read_depth_profile(runs_dir / run.dir / "diag.csv");
         }
-        if (st.state == StudyRunState::kAbsent) continue;
-        ojson r = {{"dir", run.dir}, {"recipe", run.spec}, {"seed", run.seeds.init}, {"state", state_name(st.state)}};
-        if (st.state == StudyRunState::kDiverged) r["diverged_at_step"] = st.diverged_at;
-        if (st.state == StudyRunState::kFinished) {
-          r["final_val_loss"] = st.final_val_loss;
-          r["final_val_loss_bf16_forward"] = st.final_val_loss_bf16;
-        }
-        runs.push_back(r);
+        if (st.state != StudyRunState::kAbsent) runs.push_back(run_entry(run, st));
       }
       // Runs of the study's other seeds where the size runs fewer: reported, never counted.
       for (uint64_t seed : s.seeds) {
@@ -772,9 +775,7 @@ nlohmann::ordered_json summarize_study(const Study& s, const fs::path& runs_dir)
           const StudyRun run = make_run(s, size, StudyPhase::kMain, spec, lr, seed);
           const auto st = study_run_status(runs_dir, run);
           if (st.state == StudyRunState::kAbsent) continue;
-          ojson r = {{"dir", run.dir}, {"recipe", run.spec}, {"seed", seed}, {"state", state_name(st.state)}};
-          if (st.state == StudyRunState::kFinished) r["final_val_loss"] = st.final_val_loss;
-          outside.push_back(r);
+          outside.push_back(run_entry(run, st));
           ++total_outside;
         }
       }
