@@ -19,7 +19,6 @@
 #include "nibble/cuda/check.h"
 #include "nibble/cuda/device_buffer.h"
 #include "nibble/cuda/gemm.h"
-#include "nibble/cuda/detail/gemm_wgmma_layout.h"
 #include "nibble/cuda/quantize.h"
 #include "nibble/dot.h"
 #include "nibble/fp32.h"
@@ -434,10 +433,10 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
     DeviceBuffer<float> c(static_cast<size_t>(s.m * s.n));
 
     // Every kernel that applies to this recipe (the wgmma kernel runs the mma.sync kernel where it
-    // does not, and is then not timed twice), on its own tiles, and the wgmma kernel on
-    // 128 x 128 tiles too where it picks other tiles, and for an output of at
-    // most 64 rows on both half tiles (128 x 64, and 64 x 128 on the operands
-    // swapped): validate sampled outputs against golden dot_rows, then time.
+    // does not, and is then not timed twice), on its own tiles, and the wgmma kernel on each of
+    // its other tile shapes too (128 x 128, 128 x 64, and 64 x 128 on the operands swapped), so
+    // that every row shows what kAuto's choice gains: validate sampled outputs against golden
+    // dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
     struct Run {
       GemmKernel kernel;
@@ -450,8 +449,7 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
       runs.push_back({kernel, GemmTiles::kAuto, 0.0});
       const std::string own = gemm_tile_shape(qa, qb, kernel);
       for (GemmTiles tiles : {GemmTiles::kFull, GemmTiles::kHalf, GemmTiles::kWide}) {
-        const bool timed = tiles == GemmTiles::kFull || s.m <= wgmma::HalfTile::kCols;
-        if (timed && own != gemm_tile_shape(qa, qb, kernel, tiles)) runs.push_back({kernel, tiles, 0.0});
+        if (own != gemm_tile_shape(qa, qb, kernel, tiles)) runs.push_back({kernel, tiles, 0.0});
       }
     }
     for (Run& run : runs) {

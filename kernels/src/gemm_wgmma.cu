@@ -1089,7 +1089,10 @@ struct Plan {
   bool half() const { return shape != GemmTiles::kFull; }
 };
 Plan plan_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, int sms) {
-  const GemmTiles shape = tiles != GemmTiles::kAuto ? tiles : wgmma::auto_tiles(a.rows, b.rows, sms);
+  const Launch how = launch_of(a, b);
+  const int half_cost = how == Launch::kFp32 || how == Launch::kScaled ? wgmma::kHalfTileCostScaled
+                                                                       : wgmma::kHalfTileCostE4m3;
+  const GemmTiles shape = tiles != GemmTiles::kAuto ? tiles : wgmma::auto_tiles(a.rows, b.rows, sms, half_cost);
   const bool swapped = shape == GemmTiles::kWide;
   return {shape, swapped, swapped ? b : a, swapped ? a : b};
 }

@@ -768,7 +768,8 @@ TEST(WgmmaGemmLayout, HalfTilesWhereEachHasAnSm) {
 
 // kAuto's tiles (132 SMs unless named): 128 x 64 where every one has an SM;
 // else 64 x 128 for at most 64 rows, 128 x 64 for at most 64 columns, and
-// 128 x 128 otherwise.
+// otherwise 128 x 128 on the E4M3 datapath, whose half tiles cost too much for
+// rounds of tiles to favour them (WgmmaGemmLayout.AutoTilesTakeTheFewerRounds).
 TEST(WgmmaGemmLayout, AutoTilesKeepEveryRowOfATileInC) {
   using cuda::GemmTiles;
   struct Case {
@@ -794,8 +795,66 @@ TEST(WgmmaGemmLayout, AutoTilesKeepEveryRowOfATileInC) {
       {40, 1000, 10, GemmTiles::kWide},      // 16 half tiles on 10 SMs
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(wgmma::auto_tiles(c.m, c.n, c.sms), c.tiles) << c.m << "x" << c.n << " on " << c.sms << " SMs";
+    EXPECT_EQ(wgmma::auto_tiles(c.m, c.n, c.sms, wgmma::kHalfTileCostE4m3), c.tiles)
+        << c.m << "x" << c.n << " on " << c.sms << " SMs";
   }
+}
+
+// Beyond one round of half tiles, kAuto takes the shape whose rounds of
+// persistent CTAs cost less, a round a tile's time: the training step's weight
+// gradients on 132 SMs (K = tokens) on both datapaths, and, over a grid of
+// shapes and SM counts, the choice's time never more than the other shape's.
+TEST(WgmmaGemmLayout, AutoTilesTakeTheFewerRounds) {
+  using cuda::GemmTiles;
+  struct Case {
+    int64_t m, n;
+    GemmTiles scaled, e4m3;
+  };
+  const Case cases[] = {
+      // 144 full tiles (2 rounds) or 288 half (3 rounds: 1.77 on the scaled datapath, 2.13 on E4M3)
+      {3072, 768, GemmTiles::kHalf, GemmTiles::kFull},
+      {768, 3072, GemmTiles::kHalf, GemmTiles::kFull},
+      {2304, 768, GemmTiles::kFull, GemmTiles::kFull},   // 108 full tiles, one round; 216 half (2 rounds)
+      {768, 768, GemmTiles::kHalf, GemmTiles::kHalf},    // 72 half tiles: one round
+      {16384, 768, GemmTiles::kFull, GemmTiles::kFull},  // 768 full tiles (6 rounds) or 1536 half (12)
+      {16384, 3072, GemmTiles::kFull, GemmTiles::kFull},
+      {4608, 1024, GemmTiles::kHalf, GemmTiles::kFull},  // 288 full tiles (3 rounds) or 576 half (5: 2.95)
+      {1100, 1000, GemmTiles::kFull, GemmTiles::kFull},  // 72 full tiles or 144 half: one round or two
+      {10000, 130, GemmTiles::kHalf, GemmTiles::kHalf},  // 158 full tiles or 237 half: two rounds either way
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(wgmma::auto_tiles(c.m, c.n, 132, wgmma::kHalfTileCostScaled), c.scaled) << c.m << "x" << c.n;
+    EXPECT_EQ(wgmma::auto_tiles(c.m, c.n, 132, wgmma::kHalfTileCostE4m3), c.e4m3) << c.m << "x" << c.n;
+  }
+  size_t shapes = 0;
+  size_t half_by_rounds[2] = {0, 0};
+  for (int sms : {8, 24, 78, 114, 132, 144}) {
+    for (int64_t m = 65; m <= 40000; m += m < 2048 ? 61 : 977) {
+      for (int64_t n = 65; n <= 40000; n += n < 2048 ? 67 : 1013) {
+        const int64_t full = wgmma::waves(wgmma::tile_count(m, n, 128, 128), sms);
+        const int64_t half = wgmma::waves(wgmma::tile_count(m, n, 128, 64), sms);
+        const bool one_round = wgmma::half_tiles(m, n, sms);
+        int i = 0;
+        for (int cost : {wgmma::kHalfTileCostScaled, wgmma::kHalfTileCostE4m3}) {
+          const GemmTiles tiles = wgmma::auto_tiles(m, n, sms, cost);
+          ASSERT_NE(tiles, GemmTiles::kWide) << m << "x" << n << " on " << sms;
+          if (one_round) {
+            ASSERT_EQ(tiles, GemmTiles::kHalf) << m << "x" << n << " on " << sms;
+          }
+          const int64_t chosen = tiles == GemmTiles::kHalf ? half * cost : full * 100;
+          const int64_t other = tiles == GemmTiles::kHalf ? full * 100 : half * cost;
+          ASSERT_LE(chosen, other) << m << "x" << n << " on " << sms << ", half tile cost " << cost;
+          half_by_rounds[i++] += tiles == GemmTiles::kHalf && !one_round;
+        }
+        ++shapes;
+      }
+    }
+  }
+  std::printf("%zu shapes; on half tiles by rounds alone: %zu (scaled), %zu (E4M3)\n", shapes, half_by_rounds[0],
+              half_by_rounds[1]);
+  EXPECT_GT(shapes, 10000u);
+  EXPECT_GT(half_by_rounds[0], half_by_rounds[1]);  // the cheaper half tile takes more shapes
+  EXPECT_GT(half_by_rounds[1], 0u);
 }
 
 // A UE8M0 call runs its operands swapped (the other one's scales folded)

@@ -57,6 +57,12 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 //     products in the same k order, C stored transposed), so that every row
 //     of a tile is one of C's, where 128 x 128 tiles would leave at least
 //     half of their rows empty (docs/results/kernels.md#design-choices-measured);
+//   * else 128 x 64 where their rounds of persistent CTAs take less time than
+//     128 x 128 tiles' (a round a tile's time; a half tile costs 0.59 of a full
+//     one on the scaled datapath, 0.71 on the E4M3 one): a training step's
+//     weight gradient of 3072 x 768 outputs is 144 full tiles on 132 SMs, two
+//     rounds with 12 tiles in the second, or 288 half tiles in three, which the
+//     UFP4 recipes' FP32 scales take;
 //   * 128 x 128 otherwise (two consumer warpgroups of 64 x 128).
 // kFull, kHalf and kWide force one (tests, benchmarks); every choice computes
 // the same bits. kMmaSync has one tile shape (128 x 128) and ignores it.

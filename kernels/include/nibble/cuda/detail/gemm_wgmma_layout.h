@@ -369,22 +369,35 @@ inline bool half_tiles(int64_t m, int64_t n, int sms) {
   return tile_count(m, n, HalfTile::kRows, HalfTile::kCols) <= sms;
 }
 
+// The rounds of `tiles` tiles on `sms` SMs (persistent CTAs, one per SM).
+inline int64_t waves(int64_t tiles, int sms) { return (tiles + sms - 1) / sms; }
+
+// A half tile's time as a percentage of a full tile's over the same k, per
+// datapath (1024 x 1024 outputs, K = 16384, one round of tiles either way, on
+// an H100 and an H200: docs/results/kernels.md#design-choices-measured).
+inline constexpr int kHalfTileCostScaled = 59;  // the scaled datapath: FP32 scales (UFP4), mixed pairs
+inline constexpr int kHalfTileCostE4m3 = 71;    // the E4M3 datapath; UE8M0 pairs too (0.68 on an H200)
+
 // The tiles GemmTiles::kAuto runs an m x n output on (nibble/cuda/gemm.h):
 // kHalf where every half tile has an SM (half_tiles); else kWide (half tiles
 // on the operands swapped) where C's rows fit a half tile's columns, kHalf
 // where its columns do (a full tile would compute no more outputs, the same
-// count of tiles), and kFull otherwise. Where every 128 x 64 tile has an SM,
-// an output of at most 64 rows keeps them although their rows are half
-// empty: both are one wave there, and the two shapes measured alike
+// count of tiles); else whichever takes less time by rounds of persistent
+// CTAs, each round a tile's time (half_cost: a half tile's, in percent of a
+// full tile's): 3072 x 768 outputs are 144 full tiles, two rounds on 132 SMs,
+// the second 12 tiles, or 288 half tiles in three rounds, 1.77 full tiles'
+// time on the scaled datapath and 2.13 on the E4M3 one. Where every 128 x 64
+// tile has an SM, an output of at most 64 rows keeps them although their rows
+// are half empty: both are one wave there, and the two shapes measured alike
 // (docs/results/kernels.md#design-choices-measured).
-inline GemmTiles auto_tiles(int64_t m, int64_t n, int sms) {
+inline GemmTiles auto_tiles(int64_t m, int64_t n, int sms, int half_cost) {
   if (half_tiles(m, n, sms)) return GemmTiles::kHalf;
   if (m <= HalfTile::kCols) return GemmTiles::kWide;
-  return n <= HalfTile::kCols ? GemmTiles::kHalf : GemmTiles::kFull;
+  if (n <= HalfTile::kCols) return GemmTiles::kHalf;
+  const int64_t full = waves(tile_count(m, n, FullTile::kRows, FullTile::kCols), sms);
+  const int64_t half = waves(tile_count(m, n, HalfTile::kRows, HalfTile::kCols), sms);
+  return half * half_cost < full * 100 ? GemmTiles::kHalf : GemmTiles::kFull;
 }
-
-// The rounds of `tiles` tiles on `sms` SMs (persistent CTAs, one per SM).
-inline int64_t waves(int64_t tiles, int sms) { return (tiles + sms - 1) / sms; }
 
 // Whether a UE8M0 call whose kernel takes operands of m and n rows may run
 // them swapped instead (its other operand's scales folded), on tiles of
