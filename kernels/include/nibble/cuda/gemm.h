@@ -58,8 +58,8 @@ GemmKernel gemm_kernel_for(const DeviceQuantized& a, const DeviceQuantized& b, G
 //     of a tile is one of C's, where 128 x 128 tiles would leave at least
 //     half of their rows empty (docs/results/kernels.md#design-choices-measured);
 //   * else 128 x 64 where their rounds of persistent CTAs take less time than
-//     128 x 128 tiles' (a round a tile's time; a half tile costs 0.59 of a full
-//     one on the scaled datapath, 0.71 on the E4M3 one): a training step's
+//     128 x 128 tiles' (a round a tile's time; a half tile's cost per datapath:
+//     wgmma::kHalfTileCostScaled, kHalfTileCostE4m3): a training step's
 //     weight gradient of 3072 x 768 outputs is 144 full tiles on 132 SMs, two
 //     rounds with 12 tiles in the second, or 288 half tiles in three, which the
 //     UFP4 recipes' FP32 scales take;
