@@ -58,6 +58,50 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
 // kTransposed: g's operands are the call's swapped, so g's output (m, n) is
 // the call's C[n][m] (the wgmma GEMM's Args::c_transposed); a warp's store there
 // fills four sectors of four rows.
+// Two outputs as the BF16 pair golden's round_to_bf16 gives (v0 in the low
+// half): one cvt.rn.bf16x2 rounds both to nearest even, as round_to_bf16 does
+// finite values and infinities (an overflow carries into Inf either way); a NaN,
+// which the cvt makes 0x7FFF, becomes the canonical NaN's upper half.
+__device__ __forceinline__ uint32_t bf16_pair_bits(float v0, float v1) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(v1), "f"(v0));
+  if (v0 != v0) r = (r & 0xFFFF0000u) | (math::bits_of(math::quiet_nan()) >> 16);
+  if (v1 != v1) r = (r & 0x0000FFFFu) | (math::bits_of(math::quiet_nan()) & 0xFFFF0000u);
+  return r;
+}
+
+// store_outputs where every output of the fragments lies inside C and pairs
+// of adjacent columns are aligned: no per-output bounds, one row address per
+// fragment row (each pair then a store at an immediate offset), BF16 by
+// bf16_pair_bits. Kept apart so that the common case runs a short, branch-free
+// stretch of code (the general one is several times longer, and a consumer
+// warpgroup's epilogue then waits on instruction fetch).
+template <typename Args, int MI, int NI>
+__device__ __forceinline__ void store_inner_outputs(const Args& g, const float (&acc)[MI][NI][4], float gab,
+                                                    int64_t m_base, int64_t n_base, int group, int quad) {
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t at = (m_base + mi * 16 + group + 8 * h) * g.b.rows + n_base + 2 * quad;
+      if (g.c_bf16 != nullptr) {
+        uint32_t* row = reinterpret_cast<uint32_t*>(g.c_bf16 + at);
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) {
+          row[4 * ni] = bf16_pair_bits(__fmul_rn(acc[mi][ni][2 * h], gab), __fmul_rn(acc[mi][ni][2 * h + 1], gab));
+        }
+      } else {
+        float2* row = reinterpret_cast<float2*>(g.c + at);
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) {
+          row[4 * ni] = make_float2(math::canonical(__fmul_rn(acc[mi][ni][2 * h], gab)),
+                                    math::canonical(__fmul_rn(acc[mi][ni][2 * h + 1], gab)));
+        }
+      }
+    }
+  }
+}
+
 template <bool kTransposed = false, typename Args, int MI, int NI>
 __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[MI][NI][4], int64_t m_base,
                                               int64_t n_base, int group, int quad) {
@@ -66,6 +110,10 @@ __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[
   const bool bf16 = g.c_bf16 != nullptr;
   const bool pairs = !kTransposed && n_total % 2 == 0 &&
                      (bf16 ? reinterpret_cast<uintptr_t>(g.c_bf16) % 4 : reinterpret_cast<uintptr_t>(g.c) % 8) == 0;
+  if (pairs && m_base + 16 * MI <= g.a.rows && n_base + 8 * NI <= n_total) {
+    store_inner_outputs(g, acc, gab, m_base, n_base, group, quad);
+    return;
+  }
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll

@@ -22,9 +22,10 @@
 //     of C, every row one of C's, stored transposed: Args::c_transposed);
 //   * the producer copies raw stage st + 1 (cp.async) and decodes stage st
 //     (128 k) into shared memory, in the layout wgmma reads
-//     (nibble/cuda/detail/gemm_wgmma_layout.h); named barriers hand the two
-//     decoded buffers back and forth, so the decode of stage st runs while
-//     the consumers compute stage st - 1;
+//     (nibble/cuda/detail/gemm_wgmma_layout.h); named barriers hand the
+//     decoded buffers back and forth (two on the E4M3 datapath, three on the
+//     scaled one: wgmma::RingOf), so the decode of stage st runs while the
+//     consumers compute stage st - 1 (or st - 2);
 //   * the wgmma of a k-block (C = 0, then chained for 32-wide blocks) gives
 //     the block's partial sums exactly, by the argument of gemm_mma_sync.cu's
 //     FP16 path (the products of a block are integer multiples of one power of two, and
@@ -279,9 +280,10 @@ __device__ __forceinline__ void decode_a_scales(const Args& g, const uint8_t* st
 // stage in buffer buf is ready (and its raw stage has landed); kEmpty + buf,
 // the consumers are done with it (and with the raw stage they read); kProducer,
 // the producer warpgroup's own (every copy of a raw stage has landed).
+// Room for three decoded buffers (kBufs).
 constexpr int kFull = 1;
-constexpr int kEmpty = 3;
-constexpr int kProducer = 5;
+constexpr int kEmpty = 4;
+constexpr int kProducer = 7;
 // The diagnostic builds below make one side's bar.arrive a bar.sync, never both.
 #if NIBBLE_WGMMA_SYNC_HANDBACK && NIBBLE_WGMMA_SYNC_READY
 #error "NIBBLE_WGMMA_SYNC_HANDBACK and NIBBLE_WGMMA_SYNC_READY together deadlock"
@@ -328,18 +330,32 @@ __device__ __forceinline__ void set_max_regs_inc() {
 }
 
 // ---- persistent CTAs (the schedule: nibble/cuda/detail/gemm_wgmma_layout.h) ---------------------
-using wgmma::Ring;
 using wgmma::Tiles;
 
-// The consumers' side of Ring: each stage they are done with goes back to
+// The decoded buffers of a datapath's ring (wgmma::RingOf): the E4M3
+// datapath's decoded A scales take the room of two more, so it runs two; the
+// scaled datapath runs three, its fourth raw stage in the last room.
+template <bool kFoldB>
+inline constexpr int kBufs = kFoldB ? 2 : 3;
+
+// Raw stage `raw` of a ring: the first kStages at the start of shared memory,
+// a three-buffer ring's fourth in decoded buffer wgmma::kFourthRawSlot's room.
+template <class Byte>
+__device__ __forceinline__ Byte* raw_stage(Byte* smem, Byte* decoded, int raw) {
+  return raw < kStages ? smem + raw * kStageBytes : decoded + wgmma::kFourthRawSlot * wgmma::kDecodedBytes;
+}
+
+// The consumers' side of the ring: each stage they are done with goes back to
 // the producer (wgmma::consumers_hand_back). The named barriers count the CTA's
 // threads, wgmma::kThreads.
-struct ConsumerRing : Ring {
+template <int kB>
+struct ConsumerRing : wgmma::RingOf<kB> {
   int cta_stages;
   __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles)
       : cta_stages(tiles.cta_stages(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x))) {}
   __device__ __forceinline__ void hand_back() {
-    if (wgmma::consumers_hand_back(stage, cta_stages)) {
+    const int buf = this->buf;
+    if (wgmma::consumers_hand_back<kB>(this->stage, cta_stages)) {
 #if NIBBLE_WGMMA_SYNC_HANDBACK
       // A diagnostic build (-DNIBBLE_WGMMA_SYNC_HANDBACK=1 in CMAKE_CUDA_FLAGS): the
       // consumers wait at the barrier instead of arriving, a full rendezvous with the
@@ -351,7 +367,7 @@ struct ConsumerRing : Ring {
       bar_arrive(kEmpty + buf, wgmma::kThreads);
 #endif
     }
-    advance();
+    this->advance();
   }
 };
 
@@ -363,9 +379,10 @@ __device__ __forceinline__ int stage_blocks(const Args& g, int64_t st) {
 }
 
 // The producer warpgroup: copies raw stage G + 1 of the CTA's stage count G
-// while it decodes stage G into decoded buffer G % 2, once the consumers are
-// done with stage G - 2 (its decoded buffer, and the raw buffer stage G + 1
-// goes into); stage G + 1 is the next tile's first where G is a tile's last.
+// while it decodes stage G into decoded buffer G % kBufs, once the consumers
+// are done with stage G - kBufs (its decoded buffer, and the raw buffer stage
+// G + 1 goes into); stage G + 1 is the next tile's first where G is a tile's
+// last.
 // Thread t takes row t: B's row (the consumers decode A themselves, from the
 // raw stage) and the scales (E4M3 datapath: A's alone; scaled: both, or with
 // binary32 scales of kStep-wide blocks, kFp32Scales, B's moved and the padding
@@ -393,14 +410,14 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
     Copies(g, tiles.m0(tile), tiles.n0(tile)).issue(g, smem, 0);
   }
   cp_async_commit();
-  Ring ring;
+  wgmma::RingOf<kBufs<kFoldB>> ring;
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += stride) {
     // The tile's copies, unchanged over its stages (the compiler may keep
     // what they work out from it); its first stage is already issued.
     const Copies copies(g, tiles.m0(tile), tiles.n0(tile));
     for (int st = 0; st < tiles.stages; ++st) {
-      if (wgmma::producer_waits(ring.stage)) bar_sync(kEmpty + ring.buf, kCta);
-      uint8_t* next = smem + ring.next_raw() * kStageBytes;
+      if (wgmma::producer_waits<kBufs<kFoldB>>(ring.stage)) bar_sync(kEmpty + ring.buf, kCta);
+      uint8_t* next = raw_stage(smem, decoded, ring.next_raw());
       if (st + 1 < tiles.stages) {
         copies.issue(g, next, static_cast<int64_t>(st + 1) * kBK);
       } else if (tile + stride < tiles.count) {
@@ -409,7 +426,7 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
       cp_async_commit();
       cp_async_wait<1>();                           // this thread's copies of stage G have landed
       bar_sync(kProducer, wgmma::kProducerThreads);  // every producer thread's have
-      uint8_t* stage = smem + ring.raw * kStageBytes;
+      uint8_t* stage = raw_stage(smem, decoded, ring.raw);
       const int blocks = stage_blocks<kBlocksPerStage>(g, st);
       decode_row<kFoldB, kPasses>(g, stage, b_row, b_pass0, decoded + ring.buf * wgmma::kDecodedBytes, lut_b,
                                   blocks * kChunks);
@@ -647,7 +664,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
   constexpr bool kScalesAhead = kStep == 16;
   const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
-  ConsumerRing ring(tiles);
+  ConsumerRing<kBufs<false>> ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
     float acc[S::kAcc];
@@ -661,7 +678,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
 
     for (int st = 0; st < tiles.stages; ++st) {
       const int buf = ring.buf;
-      const uint8_t* stage = smem + ring.raw * kStageBytes;
+      const uint8_t* stage = raw_stage(smem, decoded, ring.raw);
       uint64_t desc[kParts];
       start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);
       wgmma_wait<kDepth<kParts>>();  // no wait (kDepth are pending), but ptxas then knows the last buffer is complete
@@ -719,7 +736,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
   static_assert(kDepth<kParts> < kParts, "a step's buffer is free again when it is issued");
   const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
-  ConsumerRing ring(tiles);
+  ConsumerRing<kBufs<true>> ring(tiles);
 
   for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
     float acc[S::kAcc];
@@ -730,7 +747,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
 
     for (int st = 0; st < tiles.stages; ++st) {
       const int buf = ring.buf;
-      const uint8_t* stage = smem + ring.raw * kStageBytes;
+      const uint8_t* stage = raw_stage(smem, decoded, ring.raw);
       const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
       uint64_t desc[kParts];
       start_stage<kChunks>(g, stage, dec_base, buf, c, a, q, desc);

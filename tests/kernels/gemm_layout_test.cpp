@@ -592,16 +592,51 @@ TEST(WgmmaGemmLayout, TheProducerWarpgroupCopiesEveryChunkOnce) {
   }
 }
 
+// One CTA's barrier protocol over `total` stages on a kBufs-deep ring: Ring at
+// G % kBufs and G % (kBufs + 1); on each decoded buffer's barrier the
+// producer's waits and the consumers' hand-backs pair up in order, the wait
+// before stage G taking the hand-back of stage G - kBufs, whose raw stage is
+// the one stage G + 1's copy goes into, and no copy goes into a raw stage the
+// consumers may still read. (An unpaired hand-back or wait leaves the named
+// barrier a generation off: a hang or a race.)
+template <int kBufs>
+void check_ring_protocol(int total, int cta, int ctas) {
+  using R = wgmma::RingOf<kBufs>;
+  std::vector<int> waits[kBufs], hand_backs[kBufs];
+  R ring;
+  for (int g = 0; g < total; ++g) {
+    ASSERT_EQ(ring.stage, g);
+    ASSERT_EQ(ring.buf, g % kBufs);
+    ASSERT_EQ(ring.raw, g % R::kRaw);
+    if (wgmma::producer_waits<kBufs>(g)) {
+      waits[g % kBufs].push_back(g);
+      // The consumers have handed back stage g - kBufs and may still read
+      // stages g - kBufs + 1 .. g - 1: the copy of g + 1 goes into the first's raw stage.
+      ASSERT_EQ(ring.next_raw(), (g - kBufs) % R::kRaw) << "stage " << g << " copies into a raw stage in use";
+      for (int live = g - kBufs + 1; live <= g; ++live) ASSERT_NE(ring.next_raw(), live % R::kRaw);
+    } else {
+      for (int used = 0; used <= g; ++used) ASSERT_NE(ring.next_raw(), used % R::kRaw);
+    }
+    if (wgmma::consumers_hand_back<kBufs>(g, total)) hand_backs[g % kBufs].push_back(g);
+    ring.advance();
+  }
+  for (int b = 0; b < kBufs; ++b) {
+    ASSERT_EQ(waits[b].size(), hand_backs[b].size()) << "buffer " << b << ", cta " << cta << " of " << ctas;
+    for (size_t i = 0; i < waits[b].size(); ++i) ASSERT_EQ(waits[b][i], hand_backs[b][i] + kBufs);
+  }
+}
+
 // The wgmma GEMM's persistent schedule, on full and half tiles, for shapes and CTA
 // counts the GPU tests do not reach (a GPU launches one CTA per SM, or per
 // tile where there are fewer): the CTAs' tiles are every output tile once,
 // each where its m0 and n0 say; a CTA's stage count runs over its tiles'
-// stages with Ring at G % 2 and G % 3; and on each decoded buffer's barrier
-// the producer's waits and the consumers' hand-backs pair up in order, the
-// wait before stage G taking the hand-back of stage G - 2, whose raw stage is
-// the one stage G + 1's copy goes into. (An unpaired hand-back or wait leaves
-// the named barrier a generation off: a hang or a race.)
+// stages; and the barrier protocol holds on both rings (check_ring_protocol:
+// the E4M3 datapath's two buffers, the scaled datapath's three).
 TEST(WgmmaGemmLayout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
+  static_assert(wgmma::Ring::kRaw == mma_sync::kStages, "the two-buffer ring");
+  static_assert(3 * wgmma::kDecodedBytes + mma_sync::kStageBytes <= 4 * wgmma::kDecodedBytes &&
+                    wgmma::kFourthRawSlot == 3,
+                "the three-buffer ring's fourth raw stage lies in the room after its three buffers");
   struct Shape {
     int64_t m, n, k;
   };
@@ -642,27 +677,10 @@ TEST(WgmmaGemmLayout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
           const int total = t.cta_stages(cta, ctas);
           ASSERT_EQ(total, tiles_of_cta * t.stages) << "cta " << cta << " of " << ctas;
           all_stages += total;
-          // The barrier protocol, stage by stage.
-          std::vector<int> waits[2], hand_backs[2];
-          wgmma::Ring ring;
-          for (int g = 0; g < total; ++g) {
-            ASSERT_EQ(ring.stage, g);
-            ASSERT_EQ(ring.buf, g % 2);
-            ASSERT_EQ(ring.raw, g % mma_sync::kStages);
-            if (wgmma::producer_waits(g)) {
-              waits[g % 2].push_back(g);
-              ASSERT_EQ(ring.next_raw(), (g - 2) % mma_sync::kStages) << "stage " << g << " copies into a raw stage in use";
-            } else {
-              for (int used = 0; used <= g; ++used) ASSERT_NE(ring.next_raw(), used % mma_sync::kStages);
-            }
-            if (wgmma::consumers_hand_back(g, total)) hand_backs[g % 2].push_back(g);
-            ring.advance();
-            ++stages_checked;
-          }
-          for (int b = 0; b < 2; ++b) {
-            ASSERT_EQ(waits[b].size(), hand_backs[b].size()) << "buffer " << b << ", cta " << cta << " of " << ctas;
-            for (size_t i = 0; i < waits[b].size(); ++i) ASSERT_EQ(waits[b][i], hand_backs[b][i] + 2);
-          }
+          check_ring_protocol<2>(total, cta, ctas);
+          check_ring_protocol<3>(total, cta, ctas);
+          if (::testing::Test::HasFatalFailure()) return;
+          stages_checked += static_cast<size_t>(total);
           ++schedules;
         }
         for (int v : seen) ASSERT_EQ(v, 1);

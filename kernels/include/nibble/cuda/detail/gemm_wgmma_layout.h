@@ -46,7 +46,8 @@ inline constexpr int kDecodedBytes = (mma_sync::kBK / kAtomK) * kAtomBytes;  // 
 // Raw stages (the producer copies stage st + 1 and decodes stage st while the
 // consumers read stage st - 1's scales), two buffers of decoded B (the
 // producer writes one while the consumers' wgmmas read the other) and room
-// for two more (the E4M3 datapath's decoded A scales use it), two scale
+// for two more (the E4M3 datapath's decoded A scales use it; the scaled
+// datapath's third buffer and fourth raw stage: RingOf), two scale
 // tables, and 1 KiB to align the decoded buffers to the swizzle's 1 KiB period:
 // 227 KiB, all an SM offers one CTA.
 inline constexpr int kSmemBytes =
@@ -413,28 +414,50 @@ inline bool counts_fit(int64_t tiles, int64_t ctas, int64_t stages) {
   return tiles <= INT32_MAX - ctas && (tiles + ctas - 1) / ctas * stages <= INT32_MAX - 2;
 }
 
-// The CTA's stage count G, and where it stands in the two rings: decoded
-// buffer buf = G % 2 and raw stage buffer raw = G % mma_sync::kStages.
-struct Ring {
+// The CTA's stage count G, and where it stands in the two rings of a
+// pipeline kBufs stages deep: decoded buffer buf = G % kBufs and raw stage
+// buffer raw = G % (kBufs + 1). The E4M3 datapath runs two decoded buffers
+// (its decoded A scales take the room of two more), the scaled datapath three
+// (its scales stay in the raw stages, so the room holds a third buffer and a
+// fourth raw stage: kFourthRawSlot), which lets its producer run two stages
+// ahead of the consumers instead of one
+// (docs/results/kernels.md#design-choices-measured).
+template <int kBufs>
+struct RingOf {
+  static_assert(kBufs == 2 || kBufs == 3, "the room after the raw stages holds four decoded buffers");
+  static constexpr int kRaw = kBufs + 1;
   int stage = 0;
   int buf = 0;
   int raw = 0;
-  NIBBLE_HD int next_raw() const { return raw == mma_sync::kStages - 1 ? 0 : raw + 1; }
+  NIBBLE_HD int next_raw() const { return raw == kRaw - 1 ? 0 : raw + 1; }
   NIBBLE_HD void advance() {
     ++stage;
-    buf ^= 1;
+    buf = buf == kBufs - 1 ? 0 : buf + 1;
     raw = next_raw();
   }
 };
+using Ring = RingOf<2>;
+static_assert(Ring::kRaw == mma_sync::kStages, "the two-buffer ring's raw stages are the mma.sync kernel's");
 
-// The hand-over of the two decoded buffers (and of the raw stage the
+// A three-buffer ring's fourth raw stage lies in the room of decoded buffer
+// kFourthRawSlot, after the three buffers it decodes into.
+inline constexpr int kFourthRawSlot = 3;
+static_assert(mma_sync::kStageBytes <= kDecodedBytes, "a raw stage fits a decoded buffer's room");
+
+// The hand-over of the kBufs decoded buffers (and of the raw stage the
 // producer copies into next): before it fills stage G the producer waits for
-// the consumers to hand back stage G - 2 (same decoded buffer; its raw stage,
-// (G - 2) % 3, is the one stage G + 1's copy goes into), and the consumers
-// hand back every stage the producer will wait for: all but the CTA's last
-// two. Each wait and hand-back is one use of the buffer's named barrier, so
-// their counts must match buffer by buffer.
-NIBBLE_HD bool producer_waits(int stage) { return stage >= 2; }
-NIBBLE_HD bool consumers_hand_back(int stage, int cta_stages) { return stage + 2 < cta_stages; }
+// the consumers to hand back stage G - kBufs (same decoded buffer; its raw
+// stage, (G - kBufs) % (kBufs + 1), is the one stage G + 1's copy goes into),
+// and the consumers hand back every stage the producer will wait for: all but
+// the CTA's last kBufs. Each wait and hand-back is one use of the buffer's
+// named barrier, so their counts must match buffer by buffer.
+template <int kBufs>
+NIBBLE_HD bool producer_waits(int stage) {
+  return stage >= kBufs;
+}
+template <int kBufs>
+NIBBLE_HD bool consumers_hand_back(int stage, int cta_stages) {
+  return stage + kBufs < cta_stages;
+}
 
 }  // namespace nibble::cuda::wgmma
