@@ -9,10 +9,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
 
+#include "add_layer_norm.h"
 #include "backend.h"
 #include "nibble/train/recipe.h"
 #include "nibble/train/summary.h"
@@ -335,6 +337,73 @@ TEST(TrainerGpu, CudaBf16GemmsEqualGolden) {
   std::printf("%lld BF16 outputs compared (%lld non-zero)\n", static_cast<long long>(compared),
               static_cast<long long>(nonzero));
   EXPECT_GT(nonzero, compared / 2);
+}
+
+// On a GPU: the fused residual add and LayerNorm (add_layer_norm) gives h + y
+// bit for bit and x as the ATen ops give it up to the order of their sums (one
+// BF16 rounding apart at most), with the same gradients up to FP32 rounding; a
+// width the kernel does not take runs the ATen ops themselves, bit for bit.
+TEST(TrainerGpu, AddLayerNormMatchesTheAtenOps) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device or no CUDA GEMM backend";
+  std::printf("seed 11\n");
+  torch::manual_seed(11);
+  const auto f32 = torch::TensorOptions().device(torch::kCUDA, 0).dtype(torch::kFloat32);
+  const auto bf16 = f32.dtype(torch::kBFloat16);
+  int64_t compared = 0;
+  for (const int64_t d : {32, 96, 768, 1024, 40}) {
+    const bool fused_width = d % 32 == 0;
+    const torch::Tensor h0 = (torch::randn({3, 37, d}) * 2 + 0.5).to(f32);
+    const torch::Tensor y0 = torch::randn({3, 37, d}).to(bf16);
+    const torch::Tensor w0 = (torch::randn({d}) * 0.3 + 1).to(f32);
+    const torch::Tensor b0 = (torch::randn({d}) * 0.1).to(f32);
+    const torch::Tensor gh = torch::randn({3, 37, d}).to(f32);
+    const torch::Tensor gx = torch::randn({3, 37, d}).to(bf16);
+    struct Run {
+      torch::Tensor h_out, x;
+      torch::autograd::variable_list grads;  // h, y, w, b
+      std::string node;
+    };
+    auto run = [&](bool fused) {
+      const torch::Tensor h = h0.clone().requires_grad_(true), y = y0.clone().requires_grad_(true);
+      const torch::Tensor w = w0.clone().requires_grad_(true), b = b0.clone().requires_grad_(true);
+      Run r;
+      if (fused) {
+        std::tie(r.h_out, r.x) = add_layer_norm(h, y, w, b);
+      } else {
+        r.h_out = h + y;
+        r.x = torch::layer_norm(r.h_out, {d}, w, b, 1e-5).to(torch::kBFloat16);
+      }
+      r.node = r.x.grad_fn()->name();
+      r.grads = torch::autograd::grad({r.h_out, r.x}, {h, y, w, b}, {gh, gx});
+      return r;
+    };
+    const Run f = run(true), a = run(false);
+    SCOPED_TRACE("d = " + std::to_string(d));
+    EXPECT_EQ(f.node.find("AddLayerNorm") != std::string::npos, fused_width) << f.node;
+    EXPECT_EQ(f.h_out.ne(a.h_out).sum().item<int64_t>(), 0);
+    const torch::Tensor xf = f.x.to(torch::kFloat32), xa = a.x.to(torch::kFloat32);
+    if (fused_width) {
+      // One BF16 rounding apart: a unit in the last place, at most 2^-7 of the larger
+      // magnitude, or both near 0,
+      // where the sum (x - mean) rstd w + b cancels and FP32 rounding of its terms
+      // (of order 1 here) moves a small result by more than its own BF16 unit.
+      const torch::Tensor tol = torch::maximum(xf.abs(), xa.abs()) * std::ldexp(1.0, -7) + 1e-4;
+      EXPECT_EQ((xf - xa).abs().gt(tol).sum().item<int64_t>(), 0);
+      EXPECT_LT(xf.ne(xa).sum().item<int64_t>(), xf.numel() / 20) << "more than 5 % of x differ";
+      const char* names[] = {"dh", "dy", "dw", "db"};
+      for (size_t i = 0; i < 4; ++i) {
+        const torch::Tensor gf = f.grads[i].to(torch::kFloat32), ga = a.grads[i].to(torch::kFloat32);
+        const double rtol = i == 1 ? std::ldexp(1.0, -7) : 1e-4;
+        EXPECT_TRUE(torch::allclose(gf, ga, rtol, 1e-4 * ga.abs().max().item<double>())) << names[i];
+      }
+    } else {
+      EXPECT_EQ(xf.ne(xa).sum().item<int64_t>(), 0);
+      for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(torch::equal(f.grads[i], a.grads[i])) << i;
+    }
+    compared += xf.numel();
+  }
+  std::printf("%lld LayerNorm outputs compared\n", static_cast<long long>(compared));
+  EXPECT_GT(compared, 0);
 }
 
 TEST(Trainer, BadSizesAreRefused) {

@@ -49,8 +49,10 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <vector>
 
+#include "add_layer_norm.h"
 #include "backend.h"
 #include "distributed.h"
 #include "nibble/io/json.h"
@@ -346,10 +348,22 @@ struct Model {
     const torch::Tensor one_hot =
         tokens.unsqueeze(-1).eq(torch::arange(kVocabSize, tokens.options())).to(torch::kFloat32);
     torch::Tensor h = torch::matmul(one_hot, tok_emb) + pos_emb.slice(0, 0, T).unsqueeze(0);
+    // A branch's BF16 output not yet added to h: the add and the LayerNorm after it
+    // run as one (add_layer_norm). FP32 + BF16 promotes to FP32 inside the add, and
+    // BF16 GELU computes in FP32 and rounds once: the numerics of explicit casts,
+    // without their memory passes.
+    torch::Tensor branch;
+    auto norm = [&](const torch::Tensor& w, const torch::Tensor& bias) {
+      if (!branch.defined()) return torch::layer_norm(h, {d}, w, bias).to(torch::kBFloat16);
+      torch::Tensor x;
+      std::tie(h, x) = add_layer_norm(h, branch, w, bias);
+      branch = torch::Tensor();
+      return x;
+    };
     for (int l = 0; l < cfg.layers; ++l) {
       const Block& b = blocks[static_cast<size_t>(l)];
       const int site = 4 * l;
-      torch::Tensor x = torch::layer_norm(h, {d}, b.ln1_w, b.ln1_b).to(torch::kBFloat16);
+      torch::Tensor x = norm(b.ln1_w, b.ln1_b);
       torch::Tensor qkv = QuantLinear::apply(x, b.qkv, b.qkv16, site + 0);  // [B, T, 3d]
       auto parts = qkv.split(d, -1);
       auto heads = [&](const torch::Tensor& t) { return t.view({B, T, H, hd}).transpose(1, 2); };
@@ -357,14 +371,12 @@ struct Model {
                                                                std::nullopt, 0.0, /*is_causal=*/true)
                                   .transpose(1, 2)
                                   .reshape({B, T, d});
-      // FP32 + BF16 promotes to FP32 inside the add, and BF16 GELU computes in FP32
-      // and rounds once: the numerics of explicit casts, without their memory passes.
-      h = h + QuantLinear::apply(y, b.proj, b.proj16, site + 1);
-      x = torch::layer_norm(h, {d}, b.ln2_w, b.ln2_b).to(torch::kBFloat16);
+      branch = QuantLinear::apply(y, b.proj, b.proj16, site + 1);
+      x = norm(b.ln2_w, b.ln2_b);
       const torch::Tensor m = torch::gelu(QuantLinear::apply(x, b.fc1, b.fc116, site + 2));
-      h = h + QuantLinear::apply(m, b.fc2, b.fc216, site + 3);
+      branch = QuantLinear::apply(m, b.fc2, b.fc216, site + 3);
     }
-    const torch::Tensor x = torch::layer_norm(h, {d}, lnf_w, lnf_b).to(torch::kBFloat16);
+    const torch::Tensor x = norm(lnf_w, lnf_b);
     return Bf16Linear::apply(x, head, head16).to(torch::kFloat32);
   }
 };
