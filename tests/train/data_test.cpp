@@ -7,6 +7,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include <unistd.h>
 
@@ -20,11 +23,28 @@ namespace {
 
 namespace fs = std::filesystem;
 
+std::vector<fs::path>& scratch_dirs() {
+  static std::vector<fs::path> dirs;
+  return dirs;
+}
+
+// Removes the run's scratch directories when the test program ends, so that
+// repeated runs leave nothing behind in the temporary directory.
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    for (const fs::path& p : scratch_dirs()) fs::remove_all(p, ec);
+  }
+};
+const ::testing::Environment* const kScratchCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
 // A fresh directory per test run (several runs may share the machine).
 fs::path scratch(const std::string& name) {
   const fs::path p = fs::temp_directory_path() / ("nibble_train_test_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(p);
   fs::create_directories(p);
+  scratch_dirs().push_back(p);
   return p;
 }
 
