@@ -48,16 +48,6 @@ __device__ __forceinline__ void units_to_scaled_half(uint32_t units4, __half2 sc
   hi = *reinterpret_cast<uint32_t*>(&hh);
 }
 
-// The epilogue of both GEMM kernels: out = fl(acc * fl(ga * gb)) for a warp's
-// MI x NI m16n8 accumulator fragments, stored where they lie inside C (rows and
-// columns past its edges are dropped), every NaN stored as the canonical one;
-// in BF16 where g.c_bf16 is set, each out rounded by round_to_bf16.
-// A thread's two outputs of adjacent columns go out as one store (8 bytes, or
-// 4 in BF16) where C keeps them aligned (N even, C itself aligned): a warp's
-// store then fills whole 32-byte sectors, instead of half of each in two.
-// kTransposed: g's operands are the call's swapped, so g's output (m, n) is
-// the call's C[n][m] (the wgmma GEMM's Args::c_transposed); a warp's store there
-// fills four sectors of four rows.
 // Two outputs as the BF16 pair golden's round_to_bf16 gives (v0 in the low
 // half): one cvt.rn.bf16x2 rounds both to nearest even, as round_to_bf16 does
 // finite values and infinities (an overflow carries into Inf either way); a NaN,
@@ -102,6 +92,17 @@ __device__ __forceinline__ void store_inner_outputs(const Args& g, const float (
   }
 }
 
+// The epilogue of both GEMM kernels: out = fl(acc * fl(ga * gb)) for a warp's
+// MI x NI m16n8 accumulator fragments, stored where they lie inside C (rows and
+// columns past its edges are dropped), every NaN stored as the canonical one;
+// in BF16 where g.c_bf16 is set, each out rounded by round_to_bf16.
+// A thread's two outputs of adjacent columns go out as one store (8 bytes, or
+// 4 in BF16) where C keeps them aligned (N even, C itself aligned): a warp's
+// store then fills whole 32-byte sectors, instead of half of each in two.
+// kTransposed: g's operands are the call's swapped, so g's output (m, n) is
+// the call's C[n][m] (the wgmma GEMM's Args::c_transposed); a warp's store there
+// fills four sectors of four rows. Fragments wholly inside C with aligned pairs
+// take store_inner_outputs.
 template <bool kTransposed = false, typename Args, int MI, int NI>
 __device__ __forceinline__ void store_outputs(const Args& g, const float (&acc)[MI][NI][4], int64_t m_base,
                                               int64_t n_base, int group, int quad) {

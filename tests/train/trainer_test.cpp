@@ -384,9 +384,9 @@ TEST(TrainerGpu, AddLayerNormMatchesTheAtenOps) {
     const torch::Tensor xf = f.x.to(torch::kFloat32), xa = a.x.to(torch::kFloat32);
     if (fused_width) {
       // One BF16 rounding apart: a unit in the last place, at most 2^-7 of the larger
-      // magnitude, or both near 0,
-      // where the sum (x - mean) rstd w + b cancels and FP32 rounding of its terms
-      // (of order 1 here) moves a small result by more than its own BF16 unit.
+      // magnitude; or both near 0, where the sum (x - mean) rstd w + b cancels and FP32
+      // rounding of its terms (of order 1 here) moves a small result by more than its
+      // own BF16 unit.
       const torch::Tensor tol = torch::maximum(xf.abs(), xa.abs()) * std::ldexp(1.0, -7) + 1e-4;
       EXPECT_EQ((xf - xa).abs().gt(tol).sum().item<int64_t>(), 0);
       EXPECT_LT(xf.ne(xa).sum().item<int64_t>(), xf.numel() / 20) << "more than 5 % of x differ";
