@@ -533,6 +533,12 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
   // ufp4-int4) give the same bits and a run repeats exactly.
   setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 0);
   at::globalContext().setDeterministicAlgorithms(true, false);
+  // Deterministic mode also fills every new tensor (torch::empty) with NaN or
+  // the integer maximum, a kernel per allocation: about 500 per step here,
+  // before each GEMM's output among them. Every tensor this trainer allocates
+  // is written whole before it is read (trainer_test's GPU runs, compared bit
+  // for bit, would differ where one is not), so the fills only cost time.
+  at::globalContext().setDeterministicFillUninitializedMemory(false);
 
   if (lead) fs::create_directories(out_dir);
   const fs::path run_json = fs::path(out_dir) / "run.json";
