@@ -438,28 +438,36 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
     // that every row shows what kAuto's choice gains: validate sampled outputs against golden
     // dot_rows, then time.
     const QuantizedTensor ha = to_host(qa), hb = to_host(qb);
+    // With a workspace (GemmWorkspace) too, where the wgmma kernel then takes its ordered split.
     struct Run {
       GemmKernel kernel;
       GemmTiles tiles;
       double ms;
+      bool workspace = false;
     };
     std::vector<Run> runs;
     for (GemmKernel kernel : kAllGemmKernels) {
       if (gemm_kernel_for(qa, qb, kernel) != kernel) continue;
       runs.push_back({kernel, GemmTiles::kAuto, 0.0});
       const std::string own = gemm_tile_shape(qa, qb, kernel);
+      if (own != gemm_tile_shape(qa, qb, kernel, GemmTiles::kAuto, true)) {
+        runs.push_back({kernel, GemmTiles::kAuto, 0.0, true});
+      }
       for (GemmTiles tiles : {GemmTiles::kFull, GemmTiles::kHalf, GemmTiles::kWide}) {
         if (own != gemm_tile_shape(qa, qb, kernel, tiles)) runs.push_back({kernel, tiles, 0.0});
       }
     }
+    DeviceBuffer<uint8_t> workspace(gemm_workspace_bytes());
+    NIBBLE_CUDA_CHECK(cudaMemset(workspace.data(), 0, workspace.bytes()));
     for (Run& run : runs) {
       const GemmKernel kernel = run.kernel;
       // A kernel that fails (differs from golden, or a CUDA error) is reported
       // and left untimed, and the other kernels still run; the benchmark
       // throws at the end (run_kernel_benchmark).
       try {
+        const GemmWorkspace ws = run.workspace ? GemmWorkspace{workspace.data(), workspace.bytes()} : GemmWorkspace{};
         NIBBLE_CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.bytes()));  // no stale result can pass
-        gemm(qa, qb, c.data(), nullptr, kernel, run.tiles);
+        gemm(qa, qb, c.data(), nullptr, kernel, run.tiles, ws);
         const std::vector<float> got = c.download();
         std::mt19937_64 rng(5);
         for (int i = 0; i < 256; ++i) {
@@ -470,12 +478,12 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
           if (f32_bits(want) != f32_bits(have)) {
             throw std::runtime_error(format(
                 "GEMM %s (%s tiles) %s differs from golden at (%lld, %lld): got 0x%08x want 0x%08x", name(kernel),
-                gemm_tile_shape(qa, qb, kernel, run.tiles), r.name, static_cast<long long>(m),
+                gemm_tile_shape(qa, qb, kernel, run.tiles, run.workspace), r.name, static_cast<long long>(m),
                 static_cast<long long>(n), f32_bits(have), f32_bits(want)));
           }
         }
         const size_t before = free_device_bytes();
-        run.ms = time_ms([&] { gemm(qa, qb, c.data(), nullptr, kernel, run.tiles); }, o.warmup, o.iterations);
+        run.ms = time_ms([&] { gemm(qa, qb, c.data(), nullptr, kernel, run.tiles, ws); }, o.warmup, o.iterations);
         const size_t after = free_device_bytes();
         if (after < before) throw std::runtime_error(std::string("GEMM ") + name(kernel) + " allocated device memory");
       } catch (const std::exception& e) {
@@ -515,16 +523,17 @@ void bench_gemm(const BenchOptions& o, const GemmShape& s, std::ostream& out, io
     for (const Run& run : runs) {
       const double t = run.ms;
       if (t <= 0.0) continue;  // failed above
-      const std::string path = std::string("bit-exact ") + name(run.kernel) + " " + r.name;
+      const std::string path =
+          std::string("bit-exact ") + name(run.kernel) + " " + r.name + (run.workspace ? " (workspace)" : "");
       const std::string datapath = gemm_datapath(qa, qb, run.kernel, run.tiles);
       const std::string label = path + " [" + datapath + "]";
-      const char* tile = gemm_tile_shape(qa, qb, run.kernel, run.tiles);
+      const char* tile = gemm_tile_shape(qa, qb, run.kernel, run.tiles, run.workspace);
       out << format("  %-80s %9.3f %9.1f %8.2fx %10.0f %8s\n", label.c_str(), t, flops / (t * 1e-3) / 1e12,
                     cublas_ms / t, ours_mib, tile);
       io::KernelBenchRow* row = add_row("kernel", path, t, cublas_ms / t, ours_mib);
       row->recipe = r.name;
-      row->library_default =
-          run.tiles == GemmTiles::kAuto && run.kernel == gemm_kernel_for(qa, qb, kDefaultGemmKernel);
+      row->library_default = run.tiles == GemmTiles::kAuto && !run.workspace &&
+                             run.kernel == gemm_kernel_for(qa, qb, kDefaultGemmKernel);
       row->tiles = run.tiles == GemmTiles::kAuto ? "auto" : tile;  // a forced shape runs as asked
       row->tile = tile;
       row->datapath = datapath;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "nibble/cuda/check.h"
 #include "nibble/cuda/gemm.h"
 #include "gemm_stage.cuh"
 #include "gemm_mma_sync.h"
@@ -43,21 +44,30 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
   return e4m3 ? "FP16 mma" : "INT8 mma";
 }
 
-const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles) {
+const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles,
+                            bool workspace) {
   if (gemm_kernel_for(a, b, kernel) != GemmKernel::kWgmma) return "128x128";
-  switch (detail::gemm_wgmma_tiles(a, b, tiles)) {
-    case GemmTiles::kHalf: return "128x64";
+  const bool split = workspace && detail::gemm_wgmma_split(a, b, tiles) > 0;
+  switch (detail::gemm_wgmma_tiles(a, b, tiles, workspace)) {
+    case GemmTiles::kHalf: return split ? "128x64 split" : "128x64";
     case GemmTiles::kWide: return "64x128";
     case GemmTiles::kAuto:  // resolved: not returned
     case GemmTiles::kFull: break;
   }
-  return "128x128";
+  return split ? "128x128 split" : "128x128";
+}
+
+size_t gemm_workspace_bytes() {
+  int device = 0, sms = 0;
+  NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
+  NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return static_cast<size_t>(wgmma::split_workspace_bytes(sms));
 }
 
 namespace {
 
 void run_gemm(const DeviceQuantized& a, const DeviceQuantized& b, const detail::OutputPtr& c, cudaStream_t stream,
-              GemmKernel kernel, GemmTiles tiles) {
+              GemmKernel kernel, GemmTiles tiles, const GemmWorkspace& workspace) {
   if (a.cols != b.cols) {
     throw std::invalid_argument("gemm: contraction lengths differ (" + std::to_string(a.cols) + " vs " +
                                 std::to_string(b.cols) + ")");
@@ -66,7 +76,7 @@ void run_gemm(const DeviceQuantized& a, const DeviceQuantized& b, const detail::
     throw std::invalid_argument("gemm: operands must share the RHT size, bf16 option and seed");
   }
   switch (gemm_kernel_for(a, b, kernel)) {
-    case GemmKernel::kWgmma: detail::gemm_wgmma(a, b, c, stream, tiles); return;
+    case GemmKernel::kWgmma: detail::gemm_wgmma(a, b, c, stream, tiles, workspace); return;
     case GemmKernel::kMmaSync: detail::gemm_mma_sync(a, b, c, stream); return;
   }
 }
@@ -74,17 +84,17 @@ void run_gemm(const DeviceQuantized& a, const DeviceQuantized& b, const detail::
 }  // namespace
 
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream, GemmKernel kernel,
-          GemmTiles tiles) {
+          GemmTiles tiles, const GemmWorkspace& workspace) {
   detail::OutputPtr out;
   out.f32 = c;
-  run_gemm(a, b, out, stream, kernel, tiles);
+  run_gemm(a, b, out, stream, kernel, tiles, workspace);
 }
 
 void gemm_bf16(const DeviceQuantized& a, const DeviceQuantized& b, uint16_t* c, cudaStream_t stream,
-               GemmKernel kernel, GemmTiles tiles) {
+               GemmKernel kernel, GemmTiles tiles, const GemmWorkspace& workspace) {
   detail::OutputPtr out;
   out.bf16 = c;
-  run_gemm(a, b, out, stream, kernel, tiles);
+  run_gemm(a, b, out, stream, kernel, tiles, workspace);
 }
 
 std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel,

@@ -59,6 +59,12 @@ struct Args {
   // 64 x 128 tiles, and UE8M0 scales folded into the call's other operand),
   // so that output (m, n) is the call's C[n][m] (store_tile in gemm_wgmma.cu).
   bool c_transposed;
+  // The wgmma GEMM's ordered split (wgmma::Schedule): units (tile stages) per
+  // CTA, 0 for the classic schedule; its workspace's flag words and sums
+  // (wgmma::split_workspace_bytes).
+  int64_t split_per;
+  uint32_t* split_flags;
+  float* split_sums;
 };
 
 // The copies of a raw stage that one of kNumThreads threads (the first

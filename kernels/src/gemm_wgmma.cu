@@ -14,7 +14,10 @@
 //     setmaxnreg moves registers from the producer to the consumers
 //     (RoleRegs); the CTAs are persistent, each taking every gridDim.x-th
 //     tile, so that a tile's first stages are copied and decoded while the
-//     tile before it ends (Tiles). Where those tiles would leave SMs idle,
+//     tile before it ends (Tiles), or, with the caller's workspace where the
+//     tiles are not a multiple of the SMs, a run of tiles and stages of its
+//     own, a tile split between two CTAs handing its partial sums over
+//     (wgmma::Schedule, the ordered split). Where those tiles would leave SMs idle,
 //     half tiles of 128 x 64 (two consumer warpgroups of 64 x 64, the same
 //     producer and stages, 64 rows of B) give each SM one (wgmma::auto_tiles,
 //     wgmma::TileShape); an output of at most 64 rows with more of those than
@@ -330,6 +333,8 @@ __device__ __forceinline__ void set_max_regs_inc() {
 }
 
 // ---- persistent CTAs (the schedule: nibble/cuda/detail/gemm_wgmma_layout.h) ---------------------
+using wgmma::Schedule;
+using wgmma::Segment;
 using wgmma::Tiles;
 
 // The decoded buffers of a datapath's ring (wgmma::RingOf): the E4M3
@@ -351,8 +356,7 @@ __device__ __forceinline__ Byte* raw_stage(Byte* smem, Byte* decoded, int raw) {
 template <int kB>
 struct ConsumerRing : wgmma::RingOf<kB> {
   int cta_stages;
-  __device__ __forceinline__ explicit ConsumerRing(const Tiles& tiles)
-      : cta_stages(tiles.cta_stages(static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x))) {}
+  __device__ __forceinline__ explicit ConsumerRing(const Schedule& sched) : cta_stages(sched.total_stages()) {}
   __device__ __forceinline__ void hand_back() {
     const int buf = this->buf;
     if (wgmma::consumers_hand_back<kB>(this->stage, cta_stages)) {
@@ -404,24 +408,27 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
                                     StageLoads<wgmma::kProducerThreads, S::kCols>>;
   const int tid = static_cast<int>(threadIdx.x);
   const int b_row = tid % S::kCols, b_pass0 = kPasses == 2 ? 0 : tid / S::kCols;
-  const int stride = static_cast<int>(gridDim.x);
-  if (tiles.stages > 0) {
-    const int tile = static_cast<int>(blockIdx.x);  // every CTA has a tile
-    Copies(g, tiles.m0(tile), tiles.n0(tile)).issue(g, smem, 0);
+  const Schedule sched(tiles, g.split_per, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
+  const int segments = sched.segments();
+  if (segments > 0 && tiles.stages > 0) {
+    const Segment s = sched.segment(0);
+    Copies(g, tiles.m0(s.tile), tiles.n0(s.tile)).issue(g, smem, static_cast<int64_t>(s.k0) * kBK);
   }
   cp_async_commit();
   wgmma::RingOf<kBufs<kFoldB>> ring;
-  for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += stride) {
-    // The tile's copies, unchanged over its stages (the compiler may keep
-    // what they work out from it); its first stage is already issued.
-    const Copies copies(g, tiles.m0(tile), tiles.n0(tile));
-    for (int st = 0; st < tiles.stages; ++st) {
+  for (int i = 0; i < segments; ++i) {
+    // The tile's copies, unchanged over the segment's stages (the compiler
+    // may keep what they work out from it); its first stage is already issued.
+    const Segment s = sched.segment(i);
+    const Copies copies(g, tiles.m0(s.tile), tiles.n0(s.tile));
+    for (int st = s.k0; st < s.k1; ++st) {
       if (wgmma::producer_waits<kBufs<kFoldB>>(ring.stage)) bar_sync(kEmpty + ring.buf, kCta);
       uint8_t* next = raw_stage(smem, decoded, ring.next_raw());
-      if (st + 1 < tiles.stages) {
+      if (st + 1 < s.k1) {
         copies.issue(g, next, static_cast<int64_t>(st + 1) * kBK);
-      } else if (tile + stride < tiles.count) {
-        Copies(g, tiles.m0(tile + stride), tiles.n0(tile + stride)).issue(g, next, 0);
+      } else if (i + 1 < segments) {
+        const Segment n = sched.segment(i + 1);
+        Copies(g, tiles.m0(n.tile), tiles.n0(n.tile)).issue(g, next, static_cast<int64_t>(n.k0) * kBK);
       }
       cp_async_commit();
       cp_async_wait<1>();                           // this thread's copies of stage G have landed
@@ -587,6 +594,71 @@ __device__ __forceinline__ void advance(const Args& g, const uint8_t* stage, con
   }
 }
 
+// ---- the ordered split's hand-over of partial sums (wgmma::Schedule) -------------
+// A head segment leaves its consumers' sums in its CTA's slot of the
+// workspace and then raises the slot's flag; the tail of the same tile, on
+// the CTA before it, waits for the flag, lowers it again (every call leaves
+// the flags as it found them, zero) and resumes from the sums. Each
+// consumer thread keeps its own outputs in both CTAs (the same place in the
+// tile), so its sums go to and come from its own words, one coalesced
+// access per register. The sums pass through L2 only (st.cg, ld.cg).
+constexpr int kConsumersOnly = 8;  // named barrier of the consumer warpgroups alone
+
+__device__ __forceinline__ uint32_t load_acquire(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+template <int kAcc>
+__device__ __forceinline__ void hand_off(const Args& g, int slot, const float (&acc)[kAcc]) {
+  const int ctid = static_cast<int>(threadIdx.x) - wgmma::kProducerThreads;
+  float* sums = g.split_sums + static_cast<int64_t>(slot) * wgmma::kSplitSlotFloats;
+#pragma unroll
+  for (int j = 0; j < kAcc; ++j) __stcg(sums + j * wgmma::kConsumerThreads + ctid, acc[j]);
+  bar_sync(kConsumersOnly, wgmma::kConsumerThreads);  // every consumer's sums are written
+  if (ctid == 0) {
+    __threadfence();
+    store_release(g.split_flags + slot, 1u);
+  }
+}
+
+template <int kAcc>
+__device__ __forceinline__ void resume_from(const Args& g, int slot, float (&acc)[kAcc]) {
+  const int ctid = static_cast<int>(threadIdx.x) - wgmma::kProducerThreads;
+  if (ctid == 0) {
+    while (load_acquire(g.split_flags + slot) == 0u) __nanosleep(256);
+    g.split_flags[slot] = 0u;
+  }
+  bar_sync(kConsumersOnly, wgmma::kConsumerThreads);
+  const float* sums = g.split_sums + static_cast<int64_t>(slot) * wgmma::kSplitSlotFloats;
+#pragma unroll
+  for (int j = 0; j < kAcc; ++j) acc[j] = __ldcg(sums + j * wgmma::kConsumerThreads + ctid);
+}
+
+// A segment's start: acc zero, or the head's sums for a tail; the partial
+// sums q zero.
+template <int kAcc, int kParts>
+__device__ __forceinline__ void start_segment(const Args& g, const Schedule& sched, const Segment& s,
+                                              float (&acc)[kAcc], float (&q)[kParts][kPartRegs]) {
+  zero_sums(acc, q);
+  if (s.resume) resume_from(g, sched.cta + 1, acc);
+}
+
+// A segment's end: the tile's outputs stored, or a head's sums handed off.
+template <class S>
+__device__ __forceinline__ void end_segment(const Args& g, const Tiles& tiles, const Schedule& sched,
+                                            const Segment& s, const ConsumerPlace& c, const float (&acc)[S::kAcc]) {
+  if (s.handoff) {
+    hand_off(g, sched.cta, acc);
+  } else {
+    store_tile<S>(g, tiles, s.tile, c, acc);
+  }
+}
+
 // ---- the scaled datapath's consumers ---------------------------------------------
 
 // A thread's B scales of one n-part: one per two of its kPartRegs outputs
@@ -664,19 +736,22 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
   constexpr bool kScalesAhead = kStep == 16;
   const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
-  ConsumerRing<kBufs<false>> ring(tiles);
+  const Schedule sched(tiles, g.split_per, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
+  ConsumerRing<kBufs<false>> ring(sched);
 
-  for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
+  const int segments = sched.segments();
+  for (int i = 0; i < segments; ++i) {
+    const Segment seg = sched.segment(i);
     float acc[S::kAcc];
     float q[kParts][kPartRegs];
-    zero_sums(acc, q);
+    start_segment(g, sched, seg, acc, q);
     uint32_t a[2][kChunks][4];
     // The scales of the previous stage's last step, whose add waits for the
     // next stage's first kDepth wgmmas to be issued (+0 before the first).
     float sa_last[2] = {0.0f, 0.0f};
     float sb_last[kPartScales] = {};
 
-    for (int st = 0; st < tiles.stages; ++st) {
+    for (int st = seg.k0; st < seg.k1; ++st) {
       const int buf = ring.buf;
       const uint8_t* stage = raw_stage(smem, decoded, ring.raw);
       uint64_t desc[kParts];
@@ -710,7 +785,7 @@ __device__ __forceinline__ void consume_scaled(const Args& g, const Tiles& tiles
       ring.hand_back();
     }
     add_part_scaled<kFma>(acc, kParts - 1, q[kParts - 1], sa_last, sb_last);
-    store_tile<S>(g, tiles, tile, c, acc);
+    end_segment<S>(g, tiles, sched, seg, c, acc);
   }
 }
 
@@ -736,16 +811,19 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
   static_assert(kDepth<kParts> < kParts, "a step's buffer is free again when it is issued");
   const ConsumerPlace c = consumer_thread();
   const uint32_t dec_base = static_cast<uint32_t>(__cvta_generic_to_shared(decoded));
-  ConsumerRing<kBufs<true>> ring(tiles);
+  const Schedule sched(tiles, g.split_per, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x));
+  ConsumerRing<kBufs<true>> ring(sched);
 
-  for (int tile = static_cast<int>(blockIdx.x); tile < tiles.count; tile += static_cast<int>(gridDim.x)) {
+  const int segments = sched.segments();
+  for (int i = 0; i < segments; ++i) {
+    const Segment seg = sched.segment(i);
     float acc[S::kAcc];
     float q[kParts][kPartRegs];
-    zero_sums(acc, q);
+    start_segment(g, sched, seg, acc, q);
     float sa_last[2] = {0.0f, 0.0f};  // A scales of the previous stage's last block
     uint32_t a[2][kChunks][4];
 
-    for (int st = 0; st < tiles.stages; ++st) {
+    for (int st = seg.k0; st < seg.k1; ++st) {
       const int buf = ring.buf;
       const uint8_t* stage = raw_stage(smem, decoded, ring.raw);
       const uint8_t* a_scales = decoded + e4m3_a_scales_offset(buf);
@@ -775,7 +853,7 @@ __device__ __forceinline__ void consume_e4m3(const Args& g, const Tiles& tiles, 
       ring.hand_back();
     }
     add_part(acc, kParts - 1, q[kParts - 1], sa_last);
-    store_tile<S>(g, tiles, tile, c, acc);
+    end_segment<S>(g, tiles, sched, seg, c, acc);
   }
 }
 
@@ -905,8 +983,11 @@ void launch_persistent(void (*kernel)(Params...), const Args& g, const Args* swa
     tiles = std::max(tiles, wgmma::tile_count(swapped->a.rows, swapped->b.rows, S::kRows, S::kCols));
   }
   if (tiles == 0) return;  // no outputs
-  const int64_t ctas = std::min<int64_t>(tiles, sms);
-  if (!wgmma::counts_fit(tiles, ctas, (g.k + kBK - 1) / kBK)) {
+  const int64_t stages = (g.k + kBK - 1) / kBK;
+  // The ordered split's CTAs (g.split_per > 0: a call of one tile shape, no
+  // swapped order), or one per SM.
+  const int64_t ctas = g.split_per > 0 ? wgmma::ordered_ctas(tiles, stages, g.split_per) : std::min<int64_t>(tiles, sms);
+  if (!wgmma::counts_fit(tiles, ctas, stages) || g.split_per > INT32_MAX - 2) {
     throw std::invalid_argument("gemm: too many tiles and k-stages for one launch");  // Tiles' 32-bit counts
   }
   kernel<<<static_cast<unsigned>(ctas), wgmma::kThreads, wgmma::kSmemBytes, stream>>>(g, rest...);
@@ -1098,26 +1179,31 @@ Launch launch_of(const DeviceQuantized& a, const DeviceQuantized& b) {
 // How the wgmma kernel runs a call on a and b: its tiles (`tiles` where it names a shape,
 // else wgmma::auto_tiles), and the operands in the kernel's order, swapped on
 // 64 x 128 tiles (C then stored transposed).
+// With a workspace (`split`), every launch but the UE8M0 pairs' (whose CTAs
+// may run the call's operands in either order) may take the ordered split
+// (wgmma::split_tiles: per, the units per CTA).
 struct Plan {
   GemmTiles shape;
   bool swapped;
   const DeviceQuantized& first;
   const DeviceQuantized& second;
+  int64_t per;
   bool half() const { return shape != GemmTiles::kFull; }
 };
-Plan plan_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, int sms) {
+Plan plan_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, int sms, bool split = false) {
   const Launch how = launch_of(a, b);
   const int half_cost = how == Launch::kFp32 || how == Launch::kScaled ? wgmma::kHalfTileCostScaled
                                                                        : wgmma::kHalfTileCostE4m3;
-  const GemmTiles shape = tiles != GemmTiles::kAuto ? tiles : wgmma::auto_tiles(a.rows, b.rows, sms, half_cost);
-  const bool swapped = shape == GemmTiles::kWide;
-  return {shape, swapped, swapped ? b : a, swapped ? a : b};
+  wgmma::TilePlan t{tiles != GemmTiles::kAuto ? tiles : wgmma::auto_tiles(a.rows, b.rows, sms, half_cost), 0};
+  if (split && how != Launch::kUe8m0) t = wgmma::split_tiles(a.rows, b.rows, a.cols, sms, half_cost, tiles);
+  const bool swapped = t.shape == GemmTiles::kWide;
+  return {t.shape, swapped, swapped ? b : a, swapped ? a : b, t.per};
 }
 
 }  // namespace
 
-GemmTiles gemm_wgmma_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
-  return plan_for(a, b, tiles, sm_count()).shape;
+GemmTiles gemm_wgmma_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, bool workspace) {
+  return plan_for(a, b, tiles, sm_count(), workspace).shape;
 }
 
 Ue8m0Path gemm_wgmma_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
@@ -1135,13 +1221,26 @@ Ue8m0Path gemm_wgmma_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized&
   return path == Ue8m0Path::kFolded ? Ue8m0Path::kFoldedA : path == Ue8m0Path::kFoldedA ? Ue8m0Path::kFolded : path;
 }
 
+int64_t gemm_wgmma_split(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
+  return plan_for(a, b, tiles, sm_count(), true).per;
+}
+
 void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
-                GemmTiles tiles) {
+                GemmTiles tiles, const GemmWorkspace& workspace) {
   const int sms = sm_count();
-  const Plan p = plan_for(a, b, tiles, sms);
+  const bool split = workspace.data != nullptr;
+  if (split && static_cast<int64_t>(workspace.bytes) < wgmma::split_workspace_bytes(sms)) {
+    throw std::invalid_argument("gemm: the workspace is smaller than gemm_workspace_bytes()");
+  }
+  const Plan p = plan_for(a, b, tiles, sms, split);
   const bool half = p.half();
   Args g = args_of(p.first, p.second, c);
   g.c_transposed = p.swapped;
+  if (p.per > 0) {
+    g.split_per = p.per;
+    g.split_flags = static_cast<uint32_t*>(workspace.data);
+    g.split_sums = reinterpret_cast<float*>(static_cast<uint8_t*>(workspace.data) + wgmma::split_flag_bytes(sms));
+  }
   const bool step32 = k_step(a, b) == 32;
   const Launch how = launch_of(a, b);
   if (how == Launch::kE4m3) {

@@ -591,6 +591,110 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
   EXPECT_EQ(mismatches, 0u);
 }
 
+// With a workspace, the wgmma kernel's ordered split (wgmma::Schedule: a
+// tile's k range on two CTAs, the partial sums handed over between them):
+// about 2.5 tiles per SM, k of 3 to 5 stages (the last partial), on the
+// scaled datapath (binary32 scales, as the UFP4 recipes), the E4M3 one
+// (NVFP4) and mixed binary32 block widths, full tiles and half tiles. C
+// matches golden on lines crossing every tile and equals the classic
+// schedule's C bit for bit everywhere; the workspace's flag words are all
+// zero again after each call; one smaller than gemm_workspace_bytes() is refused.
+TEST(GpuGemm, OrderedSplitMatchesGoldenAndLeavesItsWorkspaceZeroed) {
+  NIBBLE_REQUIRE_GPU();
+  const int sms = device_sms();
+  ASSERT_GT(sms, 0);
+  constexpr int64_t kTileCols = 6;  // of 128 columns
+  const int64_t n = kTileCols * 128 - 20;
+  struct Case {
+    Format format;
+    BlockShape block_a, block_b;
+    ScaleMode scale;
+    int64_t k;
+    cuda::GemmTiles tiles;
+    int tiles_per_sm_x4;  // of the tiles' shape, about: 6 is 1.5 rounds (at most wgmma::kSplitMaxRounds split)
+  };
+  const Case cases[] = {
+      {Format::kE2M1, BlockShape::k1x16, BlockShape::k1x16, ScaleMode::kFP32, 300, cuda::GemmTiles::kAuto, 6},
+      {Format::kE1M2, BlockShape::k1x16, BlockShape::k1x16, ScaleMode::kFP32, 610, cuda::GemmTiles::kHalf, 6},
+      {Format::kE2M1, BlockShape::k1x16, BlockShape::k1x16, ScaleMode::kNVFP4, 330, cuda::GemmTiles::kAuto, 6},
+      {Format::kInt4, BlockShape::k1x32, BlockShape::k1x16, ScaleMode::kFP32, 520, cuda::GemmTiles::kFull, 7},
+      {Format::kE2M1, BlockShape::k1x16, BlockShape::k1x16, ScaleMode::kFP32, 460, cuda::GemmTiles::kAuto, 5}};
+  const uint64_t seed = 1300;
+  std::mt19937_64 rng(seed);
+  std::printf("%d SMs, seed %llu\n", sms, static_cast<unsigned long long>(seed));
+  cuda::DeviceBuffer<uint8_t> ws(cuda::gemm_workspace_bytes());
+  NIBBLE_CUDA_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));
+  const cuda::GemmWorkspace workspace{ws.data(), ws.bytes()};
+  size_t split_calls = 0, compared = 0, nontrivial = 0, mismatches = 0, differ = 0, dirty = 0;
+  uint64_t data_seed = seed;
+  for (const Case& t : cases) {
+    const int64_t tile_cols = t.tiles == cuda::GemmTiles::kHalf ? 2 * kTileCols : kTileCols;
+    const int64_t tile_rows = (t.tiles_per_sm_x4 * sms / 4 + tile_cols - 1) / tile_cols;
+    const int64_t m = tile_rows * 128 - 37;
+    const std::vector<int64_t> rows = lines_crossing_every_tile(m, cuda::wgmma::kGroupRows, rng);
+    const std::vector<int64_t> cols = lines_crossing_every_tile(n, cuda::wgmma::kGroupRows, rng);
+    QuantConfig ca, cb;
+    ca.format = cb.format = t.format;
+    ca.scale = cb.scale = t.scale;
+    ca.block = t.block_a;
+    cb.block = t.block_b;
+    cb.stream = 1;
+    const std::vector<float> a = test::wide_range_tensor(m, t.k, ++data_seed, false);
+    const std::vector<float> b = test::wide_range_tensor(n, t.k, ++data_seed, false);
+    cuda::DeviceBuffer<float> da(a), db(b);
+    cuda::DeviceQuantized qa = cuda::allocate_quantized(m, t.k, ca);
+    cuda::DeviceQuantized qb = cuda::allocate_quantized(n, t.k, cb);
+    cuda::quantize(da.data(), cuda::InputType::kFloat32, m, t.k, ca, &qa, nullptr);
+    cuda::quantize(db.data(), cuda::InputType::kFloat32, n, t.k, cb, &qb, nullptr);
+    if (!wgmma_runs(qa, qb)) GTEST_SKIP() << "the wgmma kernel does not run on this device";
+    const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kWgmma, t.tiles, true);
+    ASSERT_NE(shape.find("split"), std::string::npos) << "the case does not split: " << shape << " k " << t.k;
+    const QuantizedTensor ga = quantize(a.data(), m, t.k, ca);
+    const QuantizedTensor gb = quantize(b.data(), n, t.k, cb);
+    cuda::DeviceBuffer<float> c(static_cast<size_t>(m * n)), c_classic(static_cast<size_t>(m * n));
+    NIBBLE_CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.bytes()));
+    cuda::gemm(qa, qb, c.data(), nullptr, cuda::GemmKernel::kWgmma, t.tiles, workspace);
+    cuda::gemm(qa, qb, c_classic.data(), nullptr, cuda::GemmKernel::kWgmma, t.tiles);
+    NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
+    ++split_calls;
+    const std::vector<float> got = c.download(), classic = c_classic.download();
+    for (size_t i = 0; i < got.size(); ++i) differ += f32_bits(got[i]) != f32_bits(classic[i]) ? 1 : 0;
+    Outputs at;
+    for (int64_t r : rows) {
+      for (int64_t col = 0; col < n; ++col) at.emplace_back(r, col);
+    }
+    for (int64_t col : cols) {
+      for (int64_t r = 0; r < m; ++r) at.emplace_back(r, col);
+    }
+    std::vector<float> want;
+    want.reserve(at.size());
+    for (const auto& [r, col] : at) {
+      want.push_back(dot_rows(ga, r, gb, col));
+      nontrivial += std::isfinite(want.back()) && want.back() != 0.0f ? 1 : 0;
+    }
+    compared += at.size();
+    mismatches += count_mismatches_at(got, n, at, want,
+                                      shape + " " + test::describe(ca) + " " + std::to_string(m) + "x" +
+                                          std::to_string(n) + "x" + std::to_string(t.k));
+    const std::vector<uint8_t> after = ws.download();  // the flag words; the sums past them are scratch
+    for (int64_t i = 0; i < cuda::wgmma::split_flag_bytes(sms); ++i) dirty += after[static_cast<size_t>(i)] != 0 ? 1 : 0;
+  }
+  std::printf("%zu split calls, %zu outputs against golden (%zu finite non-zero), %zu mismatching, %zu differing "
+              "from the classic schedule, %zu flag bytes left non-zero\n",
+              split_calls, compared, nontrivial, mismatches, differ, dirty);
+  EXPECT_EQ(split_calls, std::size(cases));
+  EXPECT_GT(nontrivial, compared / 2);
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_EQ(differ, 0u);
+  EXPECT_EQ(dirty, 0u);
+  QuantConfig cfg;
+  cuda::DeviceQuantized qa = cuda::allocate_quantized(256, 128, cfg), qb = cuda::allocate_quantized(256, 128, cfg);
+  cuda::DeviceBuffer<float> out(256 * 256);
+  EXPECT_THROW(cuda::gemm(qa, qb, out.data(), nullptr, cuda::GemmKernel::kWgmma, cuda::GemmTiles::kAuto,
+                          cuda::GemmWorkspace{ws.data(), ws.bytes() - 1}),
+               std::invalid_argument);
+}
+
 // An output of at most 64 rows (a few tokens against a weight matrix) with
 // more 128 x 64 tiles than SMs runs 64 x 128 tiles (wgmma::auto_tiles): the
 // operands swapped, C stored transposed, every row of a tile one of C's. M of

@@ -696,6 +696,159 @@ TEST(WgmmaGemmLayout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
   EXPECT_TRUE(wgmma::counts_fit(int64_t{1} << 20, 132, int64_t{1} << 12));
 }
 
+// The schedules' segments (wgmma::Schedule). Classic (per 0): CTA b takes
+// tiles b, b + ctas, ... whole. Ordered: over random tile counts, stages and
+// SM counts, every (tile, stage) unit is run exactly once; a tile is run
+// whole by one CTA or split once, its head (stages 0 .. h) the first segment
+// of the CTA after the tail's (on the line), handing off, and its tail (h ..)
+// the last segment of that CTA, resuming, where the tail starts no earlier
+// than the head ends (each CTA's stages counted from its start); each CTA
+// runs at most `per` units and the last what is left; the rings' hand-backs
+// pair (check_ring_protocol); and a tail waits for a CTA of a lower blockIdx.
+TEST(WgmmaGemmLayout, OrderedSplitKeepsEachTilesKOrderAndFillsTheRounds) {
+  for (int count : {1, 5, 144}) {
+    for (int ctas : {1, 3, 132}) {
+      const wgmma::Tiles t(int64_t{count} * 128, 128, 300, 128, 128);
+      for (int b = 0; b < ctas && b < count; ++b) {
+        const wgmma::Schedule s(t, 0, b, ctas);
+        ASSERT_EQ(s.segments(), (count - b + ctas - 1) / ctas);
+        for (int i = 0; i < s.segments(); ++i) {
+          const wgmma::Segment g = s.segment(i);
+          ASSERT_TRUE(g.tile == b + i * ctas && g.k0 == 0 && g.k1 == t.stages && !g.resume && !g.handoff);
+        }
+        ASSERT_EQ(s.total_stages(), t.cta_stages(b, ctas));
+      }
+    }
+  }
+  const uint64_t seed = 4242;
+  std::mt19937_64 rng(seed);
+  size_t schedules = 0, splits = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int64_t count = 1 + static_cast<int64_t>(rng() % 700);
+    const int64_t stages = 1 + static_cast<int64_t>(rng() % 40);
+    const int sms = 1 + static_cast<int>(rng() % 200);
+    const wgmma::Tiles t(count * 128, 128, stages * mma_sync::kBK, 128, 128);
+    ASSERT_EQ(t.count, count);
+    ASSERT_EQ(t.stages, stages);
+    const int64_t per = wgmma::ordered_per(count, stages, sms);
+    const int64_t ctas = wgmma::ordered_ctas(count, stages, per);
+    ASSERT_GE(per, stages);
+    ASSERT_LE(ctas, std::min<int64_t>(count, sms)) << "seed " << seed << " trial " << trial;
+    std::vector<std::vector<int>> runs(static_cast<size_t>(count * stages));  // the CTA (line place) of each unit
+    struct Piece {
+      int64_t cta, start, k0, k1;  // start: the CTA's stages before it
+      bool resume, handoff, first, last;
+    };
+    std::vector<std::vector<Piece>> pieces(static_cast<size_t>(count));
+    int64_t all = 0;
+    for (int64_t b = 0; b < ctas; ++b) {
+      const wgmma::Schedule s(t, per, static_cast<int>(b), static_cast<int>(ctas));
+      ASSERT_EQ(s.cta, ctas - 1 - b);
+      int64_t start = 0;
+      for (int i = 0; i < s.segments(); ++i) {
+        const wgmma::Segment g = s.segment(i);
+        ASSERT_TRUE(g.tile >= 0 && g.tile < count && g.k0 >= 0 && g.k0 < g.k1 && g.k1 <= stages);
+        for (int k = g.k0; k < g.k1; ++k) runs[static_cast<size_t>(g.tile * stages + k)].push_back(s.cta);
+        pieces[static_cast<size_t>(g.tile)].push_back(
+            {s.cta, start, g.k0, g.k1, g.resume, g.handoff, i == 0, i == s.segments() - 1});
+        start += g.k1 - g.k0;
+      }
+      ASSERT_EQ(start, s.total_stages());
+      ASSERT_LE(start, per);
+      if (s.cta + 1 < ctas) {
+        ASSERT_EQ(start, per) << "only the last CTA on the line runs less";
+      }
+      all += start;
+      check_ring_protocol<2>(s.total_stages(), static_cast<int>(b), static_cast<int>(ctas));
+      check_ring_protocol<3>(s.total_stages(), static_cast<int>(b), static_cast<int>(ctas));
+      if (::testing::Test::HasFatalFailure()) return;
+      ++schedules;
+    }
+    ASSERT_EQ(all, count * stages);
+    for (const std::vector<int>& r : runs) ASSERT_EQ(r.size(), 1u) << "seed " << seed << " trial " << trial;
+    for (int64_t tile = 0; tile < count; ++tile) {
+      const std::vector<Piece>& p = pieces[static_cast<size_t>(tile)];
+      if (p.size() == 1) {
+        ASSERT_TRUE(p[0].k0 == 0 && p[0].k1 == stages && !p[0].resume && !p[0].handoff);
+        continue;
+      }
+      ASSERT_EQ(p.size(), 2u);
+      const Piece& head = p[0].k0 == 0 ? p[0] : p[1];
+      const Piece& tail = p[0].k0 == 0 ? p[1] : p[0];
+      ASSERT_TRUE(head.handoff && !head.resume && head.first && head.start == 0);
+      ASSERT_TRUE(tail.resume && !tail.handoff && tail.last && tail.k1 == stages && tail.k0 == head.k1);
+      ASSERT_EQ(head.cta, tail.cta + 1) << "the head's slot is the one the tail reads";
+      ASSERT_GE(tail.start, head.k1 - head.k0) << "the tail starts no earlier than the head ends";
+      // blockIdx.x = ctas - 1 - cta: the tail's CTA starts after the head's.
+      ASSERT_GT(ctas - 1 - tail.cta, ctas - 1 - head.cta);
+      ++splits;
+    }
+  }
+  std::printf("seed %llu: %zu ordered CTA schedules, %zu tiles split\n", static_cast<unsigned long long>(seed),
+              schedules, splits);
+  EXPECT_GT(splits, 1000u);
+}
+
+// The tiles and schedule a call with a workspace takes (wgmma::split_tiles):
+// the ordered split where it takes fewer units of time than the classic
+// schedule on auto_tiles's tiles, on full or half tiles of at most
+// kSplitMaxRounds rounds, and never on 64 x 128.
+TEST(WgmmaGemmLayout, SplitTilesTakeTheOrderedSplitWhereItIsFaster) {
+  using cuda::GemmTiles;
+  const int cost = wgmma::kHalfTileCostScaled;
+  struct Case {
+    int64_t m, n, k;
+    GemmTiles forced, shape;
+    int64_t per;
+  };
+  const Case cases[] = {
+      {3072, 768, 16384, GemmTiles::kAuto, GemmTiles::kFull, 140},  // 144 tiles: classic half tiles, 3 rounds of 59
+      {768, 3072, 16384, GemmTiles::kAuto, GemmTiles::kFull, 140},
+      {16384, 2304, 768, GemmTiles::kAuto, GemmTiles::kFull, 0},    // 2304 tiles: 18 rounds, past kSplitMaxRounds
+      {16384, 768, 768, GemmTiles::kAuto, GemmTiles::kFull, 0},     // 768 tiles: 6 rounds
+      {3456, 1024, 768, GemmTiles::kAuto, GemmTiles::kFull, 10},    // 216 tiles of 6 stages: 2 rounds, 1.64 ordered
+      {2304, 768, 16384, GemmTiles::kAuto, GemmTiles::kHalf, 210},  // 108 tiles: 216 half tiles, 0.965 of a round
+      {2304, 768, 16384, GemmTiles::kHalf, GemmTiles::kHalf, 210},  // the same, forced
+      {768, 768, 16384, GemmTiles::kAuto, GemmTiles::kHalf, 0},     // 72 half tiles: one round each way
+      {1024, 1024, 16384, GemmTiles::kAuto, GemmTiles::kHalf, 0},
+      {1408, 1536, 256, GemmTiles::kAuto, GemmTiles::kFull, 0},     // 132 tiles: one round
+      {48, 9000, 256, GemmTiles::kAuto, GemmTiles::kWide, 0},       // at most 64 rows: 64 x 128, classic
+      {3072, 768, 16384, GemmTiles::kHalf, GemmTiles::kHalf, 0},    // forced half tiles: 288, three rounds
+      {3072, 768, 16384, GemmTiles::kWide, GemmTiles::kWide, 0},
+      {100, 100, 0, GemmTiles::kAuto, GemmTiles::kHalf, 0},         // no k: nothing to split
+  };
+  for (const Case& c : cases) {
+    const wgmma::TilePlan p = wgmma::split_tiles(c.m, c.n, c.k, 132, cost, c.forced);
+    EXPECT_EQ(p.shape, c.shape) << c.m << "x" << c.n << "x" << c.k;
+    EXPECT_EQ(p.per, c.per) << c.m << "x" << c.n << "x" << c.k;
+  }
+  // Over a grid of shapes: never slower than the classic schedule by the measure.
+  size_t shapes = 0;
+  for (int64_t m : {64, 128, 700, 3072, 16384}) {
+    for (int64_t n : {64, 200, 768, 3072}) {
+      for (int64_t k : {128, 1000, 16384}) {
+        const GemmTiles classic = wgmma::auto_tiles(m, n, 132, cost);
+        const wgmma::TilePlan p = wgmma::split_tiles(m, n, k, 132, cost, GemmTiles::kAuto);
+        const int64_t stages = (k + 127) / 128;
+        auto count = [&](GemmTiles s) { return wgmma::tile_count(m, n, 128, s == GemmTiles::kHalf ? 64 : 128); };
+        auto unit = [&](GemmTiles s) { return s == GemmTiles::kHalf ? int64_t{cost} : int64_t{100}; };
+        if (classic == GemmTiles::kWide) {
+          EXPECT_EQ(p.per, 0);
+          continue;
+        }
+        const int64_t before = wgmma::waves(count(classic), 132) * stages * unit(classic);
+        const int64_t after = p.per > 0 ? p.per * unit(p.shape) : wgmma::waves(count(p.shape), 132) * stages * unit(p.shape);
+        EXPECT_LE(after, before) << m << "x" << n << "x" << k;
+        if (p.per == 0) {
+          EXPECT_EQ(p.shape, classic);
+        }
+        ++shapes;
+      }
+    }
+  }
+  EXPECT_GT(shapes, 0u);
+}
+
 // The consumers of each tile shape (wgmma::TileShape): every output of the tile
 // lies in exactly one thread's accumulators, where store_outputs (the m16n8
 // fragment layout: acc index 4 ni + 2 h + e is row warp_row + group + 8 h,

@@ -25,11 +25,13 @@ class CudaBackend final : public GemmBackend {
     cuda::DeviceQuantized& qa = quantize(a, 0, stream);
     cuda::DeviceQuantized& qb = quantize(b, 1, stream);
     torch::Tensor c = torch::empty({qa.rows, qb.rows}, a.src.options().dtype(out));
+    const cuda::GemmWorkspace ws = workspace(stream, a.src.options());
     if (out == torch::kBFloat16) {
       // Rounded in the GEMM's epilogue: no FP32 C written and read again by a cast.
-      cuda::gemm_bf16(qa, qb, static_cast<uint16_t*>(c.data_ptr()), stream);
+      cuda::gemm_bf16(qa, qb, static_cast<uint16_t*>(c.data_ptr()), stream, cuda::kDefaultGemmKernel,
+                      cuda::GemmTiles::kAuto, ws);
     } else {
-      cuda::gemm(qa, qb, c.data_ptr<float>(), stream);
+      cuda::gemm(qa, qb, c.data_ptr<float>(), stream, cuda::kDefaultGemmKernel, cuda::GemmTiles::kAuto, ws);
     }
     return c;
   }
@@ -77,7 +79,21 @@ class CudaBackend final : public GemmBackend {
     return q;
   }
 
+  // The GEMM's workspace on `stream` (its ordered split keeps every SM busy
+  // where the tiles are not a multiple of the SMs): one per stream, since
+  // the Wgrad GEMMs run beside the backward on a second one; zeroed once,
+  // on the stream (every call leaves its flags zero again).
+  cuda::GemmWorkspace workspace(cudaStream_t stream, const torch::TensorOptions& on) {
+    auto it = workspaces_.find(stream);
+    if (it == workspaces_.end()) {
+      const auto bytes = static_cast<int64_t>(cuda::gemm_workspace_bytes());
+      it = workspaces_.emplace(stream, torch::zeros({bytes}, on.dtype(torch::kUInt8))).first;
+    }
+    return {it->second.data_ptr(), static_cast<size_t>(it->second.numel())};
+  }
+
   std::map<Key, cuda::DeviceQuantized> pool_;
+  std::map<cudaStream_t, torch::Tensor> workspaces_;
 };
 
 }  // namespace

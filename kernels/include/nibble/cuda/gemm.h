@@ -85,9 +85,28 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
                           GemmTiles tiles = GemmTiles::kAuto);
 
 // The tile shape (rows x columns of C per CTA) a call with `tiles` runs on
-// the current device, for reports: "128x128", "128x64" or "64x128".
+// the current device, for reports: "128x128", "128x64" or "64x128"; with a
+// workspace (GemmWorkspace, below) where the call then takes kWgmma's
+// ordered split, "128x128 split" or "128x64 split".
 const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel,
-                            GemmTiles tiles = GemmTiles::kAuto);
+                            GemmTiles tiles = GemmTiles::kAuto, bool workspace = false);
+
+// Device memory a call may use so that every SM stays busy to its end
+// (kWgmma's ordered split, nibble/cuda/detail/gemm_wgmma_layout.h: where the
+// output tiles are not a multiple of the SMs, a tile's k range is split
+// between two CTAs, the first leaving its partial sums here for the second,
+// so each output keeps golden's k order): gemm_workspace_bytes() bytes,
+// zeroed once by its owner (cudaMemset) and reused; every call leaves its
+// flag words zero again (the rest is scratch). Calls that may run at the
+// same time (on other streams) need
+// workspaces of their own. Without one (data null) a call takes the classic
+// schedule, whole tiles per CTA; the bits are the same either way.
+struct GemmWorkspace {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+// The workspace's size on the current device (a few MiB: a tile's sums per SM).
+size_t gemm_workspace_bytes();
 
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device
 // pointer to M x N floats, row-major. Throws std::invalid_argument where golden
@@ -97,14 +116,16 @@ const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, 
 // word, for the check of the pair's scale codes, from a memory pool the
 // library creates once per device and keeps (with what it has allocated).
 void gemm(const DeviceQuantized& a, const DeviceQuantized& b, float* c, cudaStream_t stream = nullptr,
-          GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto);
+          GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto,
+          const GemmWorkspace& workspace = {});
 
 // The same GEMM with C stored in BF16: each output is the FP32 value above
 // rounded to nearest even (golden round_to_bf16), in the epilogue, for a
 // consumer that takes BF16 (the training harness): no FP32 C is written and
 // read again by a separate cast. `c` points to M x N BF16 bit patterns.
 void gemm_bf16(const DeviceQuantized& a, const DeviceQuantized& b, uint16_t* c, cudaStream_t stream = nullptr,
-               GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto);
+               GemmKernel kernel = kDefaultGemmKernel, GemmTiles tiles = GemmTiles::kAuto,
+               const GemmWorkspace& workspace = {});
 
 // Synchronous convenience: the M x N result on the host.
 std::vector<float> gemm_to_host(const DeviceQuantized& a, const DeviceQuantized& b,

@@ -408,6 +408,141 @@ bool other_order_fits(int64_t m, int64_t n, int sms) {
   return waves(tile_count(n, m, S::kRows, S::kCols), sms) <= waves(tile_count(m, n, S::kRows, S::kCols), sms);
 }
 
+// ---- the ordered split ---------------------------------------------------------------
+// Persistent CTAs taking whole tiles leave SMs idle in the last round where
+// the tiles are not a multiple of the CTAs: 144 tiles on 132 SMs take two
+// tiles' time for 1.09 tiles of work. Splitting a tile's k range between two
+// CTAs, each adding its part to partial sums of its own, would change each
+// output's order of binary32 adds, which the contract fixes (k order). The
+// ordered split hands the sums over instead, so one k order is kept:
+// McNaughton's wrap-around rule on the line of a call's (tile, stage) units
+// (tile by tile, each tile's stages in k order), every CTA taking a run of
+// `per` units (per >= stages, the last CTA what is left). A tile that
+// straddles the boundary between CTA c and c + 1 is split there, and its
+// order kept by running its first stages on CTA c + 1, first of all its work
+// (the "head", which leaves its partial sums in the call's workspace), and
+// its last stages on CTA c, last of all (the "tail", which resumes from
+// them and stores the outputs). The head ends at its length, stages - o, and
+// the tail starts at per - o, no earlier, since per >= stages: each CTA waits
+// for the sums only where the other runs slower. CTA c is blockIdx.x
+// gridDim.x - 1 - c, so that a tail waits for a CTA launched before it (the
+// hardware starts CTAs in index order: a waiting CTA never holds the SM the
+// CTA it waits for needs, even beside another such kernel on another stream).
+// per = 0: the classic schedule, CTA b taking tiles b, b + ctas, ...
+struct Segment {
+  int tile;
+  int k0;       // its first stage
+  int k1;       // past its last
+  bool resume;  // starts from the sums of the head of `tile` (slot: the next CTA's)
+  bool handoff; // leaves its sums for the tail of `tile` (slot: this CTA's) instead of storing them
+};
+
+struct Schedule {
+  int count;   // tiles
+  int stages;  // per tile
+  int ctas;
+  int cta;     // this CTA's place: blockIdx.x (classic), or its place on the line
+  int head;    // ordered: stages of the head segment (0: none)
+  int first;   // ordered: whole tiles [first, end)
+  int end;
+  int tail;    // ordered: stages of the tail segment (0: none)
+  bool ordered;
+
+  // CTA `block` of `ctas`, per units each (0: classic).
+  NIBBLE_HD Schedule(const Tiles& t, int64_t per, int block, int ctas_)
+      : count(t.count), stages(t.stages), ctas(ctas_), cta(per > 0 ? ctas_ - 1 - block : block), head(0),
+        first(0), end(0), tail(0), ordered(per > 0) {
+    if (!ordered) return;
+    const int64_t line = static_cast<int64_t>(t.count) * t.stages;
+    const int64_t u0 = cta * per;
+    const int64_t u1 = u0 + per < line ? u0 + per : line;
+    const int64_t o0 = u0 % t.stages, o1 = u1 % t.stages;
+    head = o0 > 0 ? static_cast<int>(t.stages - o0) : 0;
+    first = static_cast<int>((u0 + t.stages - 1) / t.stages);
+    end = static_cast<int>(u1 / t.stages);
+    tail = static_cast<int>(o1);
+  }
+  NIBBLE_HD int segments() const {
+    if (!ordered) return (count - cta + ctas - 1) / ctas;
+    return (head > 0 ? 1 : 0) + (end - first) + (tail > 0 ? 1 : 0);
+  }
+  NIBBLE_HD Segment segment(int i) const {
+    if (!ordered) return {cta + i * ctas, 0, stages, false, false};
+    if (head > 0) {
+      if (i == 0) return {first - 1, 0, head, false, true};
+      --i;
+    }
+    if (i < end - first) return {first + i, 0, stages, false, false};
+    return {end, stages - tail, stages, true, false};
+  }
+  // Every stage the CTA runs (the rings' count, consumers_hand_back).
+  NIBBLE_HD int total_stages() const {
+    if (!ordered) return segments() * stages;
+    return head + (end - first) * stages + tail;
+  }
+};
+
+// The units per CTA of the ordered split of `count` tiles of `stages` stages
+// over at most `sms` CTAs (at least a tile's, so that no tile is split
+// twice), and the CTAs that takes.
+inline int64_t ordered_per(int64_t count, int64_t stages, int sms) {
+  const int64_t line = count * stages;
+  const int64_t per = (line + sms - 1) / sms;
+  return per > stages ? per : stages;
+}
+inline int64_t ordered_ctas(int64_t count, int64_t stages, int64_t per) { return (count * stages + per - 1) / per; }
+
+// The ordered split's workspace (a call's nibble::cuda::GemmWorkspace): one
+// flag word per CTA, padded to 256 bytes, then one slot of a full tile's
+// sums per CTA (each consumer thread's kAcc registers, kConsumerThreads apart).
+inline constexpr int kSplitSlotFloats = mma_sync::kBM * mma_sync::kBN;
+inline int64_t split_flag_bytes(int64_t ctas) { return (ctas * 4 + 255) / 256 * 256; }
+inline int64_t split_workspace_bytes(int64_t ctas) { return split_flag_bytes(ctas) + ctas * kSplitSlotFloats * 4; }
+
+// The tiles and schedule of a call that may take the ordered split: by
+// auto_tiles's measure (a round of full tiles costs 100, of half tiles
+// half_cost; an ordered CTA's `per` units cost per / stages rounds), the
+// ordered split on full or half tiles where it takes less time than the
+// classic schedule on the tiles auto_tiles picks (or on `forced`, kFull or
+// kHalf), and where its tiles are at most two rounds (kSplitMaxRounds). A
+// full tile's split pays where the last round is partly idle: a weight
+// gradient of 3072 x 768 outputs (144 tiles on 132 SMs, or 288 half tiles in
+// three rounds: 177) takes 109 ordered, and measured 1.53x faster. Over more
+// rounds the rule gains little, and the order of the tiles costs more: the
+// classic schedule runs neighbouring tiles at once, which share their rows of
+// A, where the ordered split runs a CTA's tiles one after another; an
+// activation GEMM of 16384 x 2304 outputs, K 768 (18 rounds, 105 of 108
+// ordered) measured 1.11x slower ordered
+// (docs/results/kernels.md#design-choices-measured). An output of at most 64
+// rows keeps auto_tiles's 64 x 128 tiles.
+inline constexpr int kSplitMaxRounds = 2;
+struct TilePlan {
+  GemmTiles shape;
+  int64_t per;  // units per CTA of the ordered split, 0: classic
+};
+inline TilePlan split_tiles(int64_t m, int64_t n, int64_t k, int sms, int half_cost, GemmTiles forced) {
+  const int64_t stages = (k + mma_sync::kBK - 1) / mma_sync::kBK;
+  const GemmTiles classic = forced != GemmTiles::kAuto ? forced : auto_tiles(m, n, sms, half_cost);
+  if (classic == GemmTiles::kWide || stages == 0) return {classic, 0};
+  auto cost = [&](GemmTiles shape) { return shape == GemmTiles::kHalf ? int64_t{half_cost} : int64_t{100}; };
+  auto count = [&](GemmTiles shape) {
+    return shape == GemmTiles::kHalf ? tile_count(m, n, HalfTile::kRows, HalfTile::kCols)
+                                     : tile_count(m, n, FullTile::kRows, FullTile::kCols);
+  };
+  TilePlan best{classic, 0};
+  int64_t best_cost = waves(count(classic), sms) * stages * cost(classic);
+  for (GemmTiles shape : {GemmTiles::kFull, GemmTiles::kHalf}) {
+    if (forced != GemmTiles::kAuto && shape != forced) continue;
+    if (count(shape) > kSplitMaxRounds * sms) continue;
+    const int64_t per = ordered_per(count(shape), stages, sms);
+    if (per * cost(shape) < best_cost) {
+      best = {shape, per};
+      best_cost = per * cost(shape);
+    }
+  }
+  return best;
+}
+
 // Whether `tiles` tiles of `stages` stages on `ctas` CTAs keep every count of
 // Tiles and Ring (tile + ctas included) within int.
 inline bool counts_fit(int64_t tiles, int64_t ctas, int64_t stages) {
