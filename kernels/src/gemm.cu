@@ -61,7 +61,7 @@ size_t gemm_workspace_bytes() {
   int device = 0, sms = 0;
   NIBBLE_CUDA_CHECK(cudaGetDevice(&device));
   NIBBLE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return static_cast<size_t>(wgmma::split_workspace_bytes(sms));
+  return static_cast<size_t>(wgmma::workspace_bytes(sms));
 }
 
 namespace {

@@ -65,6 +65,10 @@ struct Args {
   int64_t split_per;
   uint32_t* split_flags;
   float* split_sums;
+  // The wgmma GEMM's B decoded once (wgmma::predecode_b), rows padded to
+  // b_decoded_rows; null where the producer decodes B per stage.
+  const uint8_t* b_decoded;
+  int64_t b_decoded_rows;
 };
 
 // The copies of a raw stage that one of kNumThreads threads (the first

@@ -135,6 +135,28 @@ __device__ __forceinline__ uint32_t hmul2_bits(uint32_t x, uint32_t s) {
   return *reinterpret_cast<const uint32_t*>(&r);
 }
 
+// One 16-k slice of a row of B (16 codes, two words) to its two 16-byte
+// chunks of FP16 (the k-halves), through the FP16 table `high`, in the k
+// order of A's register fragments (nibble/cuda/detail/gemm_wgmma_layout.h);
+// kFoldB: each value times the half2 sb.
+template <bool kFoldB>
+__device__ __forceinline__ void decode_slice(uint32_t w0, uint32_t w1, const uint32_t (&high)[4], uint32_t sb,
+                                             uint4 (&chunk)[2]) {
+  uint32_t pairs[8];  // pair p: codes 2p, 2p + 1 of the slice, as half2
+#pragma unroll
+  for (int word = 0; word < 2; ++word) {
+    uint32_t h[4];
+    wgmma::decode_codes8_half(word == 0 ? w0 : w1, high, h);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) pairs[4 * word + j] = kFoldB ? hmul2_bits(h[j], sb) : h[j];
+  }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    chunk[half] = make_uint4(pairs[wgmma::chunk_pair(half, 0)], pairs[wgmma::chunk_pair(half, 1)],
+                             pairs[wgmma::chunk_pair(half, 2)], pairs[wgmma::chunk_pair(half, 3)]);
+  }
+}
+
 // Decodes row n of B of a stage (the consumers decode A themselves), in two
 // passes of 32 raw bytes (two 16-byte loads each; kPasses 2: both, from pass
 // 0; 1: pass pass0 alone, where two threads share the row), per 16-k slice
@@ -176,25 +198,61 @@ __device__ __forceinline__ void decode_row(const Args& g, const uint8_t* stage, 
 #pragma unroll
     for (int i = 0; i < kPassSlices; ++i) {
       const int s = kPassSlices * pass + i;
-      uint32_t pairs[8];  // pair p: codes 2p, 2p + 1 of the slice, as half2
+      uint4 chunk[2];
+      decode_slice<kFoldB>(w[2 * i], w[2 * i + 1], o.half_high, kFoldB ? sb[i] : 0u, chunk);
 #pragma unroll
-      for (int word = 0; word < 2; ++word) {
-        uint32_t h[4];
-        wgmma::decode_codes8_half(w[2 * i + word], o.half_high, h);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) pairs[4 * word + j] = kFoldB ? hmul2_bits(h[j], sb[i]) : h[j];
-      }
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        *reinterpret_cast<uint4*>(dec + wgmma::decoded_offset(n, s, half)) =
-            make_uint4(pairs[wgmma::chunk_pair(half, 0)], pairs[wgmma::chunk_pair(half, 1)],
-                       pairs[wgmma::chunk_pair(half, 2)], pairs[wgmma::chunk_pair(half, 3)]);
-      }
+      for (int half = 0; half < 2; ++half) *reinterpret_cast<uint4*>(dec + wgmma::decoded_offset(n, s, half)) = chunk[half];
     }
   }
   for (int s = kPasses == 2 ? slices : max(slices, kPassSlices * pass0); s < kPassSlices * (pass0 + kPasses); ++s) {
     *reinterpret_cast<uint4*>(dec + wgmma::decoded_offset(n, s, 0)) = make_uint4(0u, 0u, 0u, 0u);
     *reinterpret_cast<uint4*>(dec + wgmma::decoded_offset(n, s, 1)) = make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+// ---- B decoded once per call (wgmma::predecode_b) -------------------------------
+// Thread (row n, slice s of the call's k) writes what decode_row writes for
+// it on the scaled datapath: the slice's codes as they lie in the raw stage
+// (zero past the row's codes_ld bytes and past B's rows), decoded to their
+// FP16 values, and zero for slices past the last k-block.
+__global__ void predecode_b_kernel(const Operand b, int64_t rows, int64_t stages, int64_t k_blocks, int step,
+                                   uint8_t* out) {
+  constexpr int kSlicesPerStage = wgmma::kSlices;
+  const int64_t items = rows * stages * kSlicesPerStage;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < items;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t slice = i % (stages * kSlicesPerStage), n = i / (stages * kSlicesPerStage);
+    const int64_t st = slice / kSlicesPerStage;
+    const int s = static_cast<int>(slice % kSlicesPerStage);
+    const int64_t byte = slice * (wgmma::kSliceK / 2);  // of the row's codes
+    uint2 w = make_uint2(0u, 0u);
+    if (n < b.rows && byte < b.codes_ld && slice * wgmma::kSliceK < k_blocks * step) {
+      w = *reinterpret_cast<const uint2*>(b.codes + n * b.codes_ld + byte);
+    }
+    uint4 chunk[2];
+    decode_slice<false>(w.x, w.y, b.half_high, 0u, chunk);
+    if (slice * wgmma::kSliceK >= k_blocks * step) chunk[0] = chunk[1] = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      *reinterpret_cast<uint4*>(out + wgmma::predecoded_offset(rows, st, n, s, half)) = chunk[half];
+    }
+  }
+}
+
+// The producer's copy of stage st of the decoded B of a tile's rows n0.. into
+// decoded buffer `dst`: per atom, its S::kCols rows of 128 bytes as they lie.
+template <class S>
+__device__ __forceinline__ void copy_decoded_b(const Args& g, int64_t n0, int st, uint8_t* dst) {
+  constexpr int kAtoms = kBK / wgmma::kAtomK;
+  constexpr int kBytes = S::kCols * 128;  // of an atom
+  static_assert(kBytes % (16 * wgmma::kProducerThreads) == 0, "whole 16-byte copies per thread");
+  const int tid = static_cast<int>(threadIdx.x);
+#pragma unroll
+  for (int atom = 0; atom < kAtoms; ++atom) {
+    const uint8_t* src = g.b_decoded + ((static_cast<int64_t>(st) * kAtoms + atom) * g.b_decoded_rows + n0) * 128;
+    uint8_t* to = dst + atom * wgmma::kAtomBytes;
+#pragma unroll
+    for (int i = 16 * tid; i < kBytes; i += 16 * wgmma::kProducerThreads) cp_async_16(to + i, src + i, true);
   }
 }
 
@@ -423,6 +481,10 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
     const Copies copies(g, tiles.m0(s.tile), tiles.n0(s.tile));
     for (int st = s.k0; st < s.k1; ++st) {
       if (wgmma::producer_waits<kBufs<kFoldB>>(ring.stage)) bar_sync(kEmpty + ring.buf, kCta);
+      if (!kFoldB && g.b_decoded != nullptr) {  // B decoded once: this stage's, into its free buffer
+        copy_decoded_b<S>(g, tiles.n0(s.tile), st, decoded + ring.buf * wgmma::kDecodedBytes);
+        cp_async_commit();
+      }
       uint8_t* next = raw_stage(smem, decoded, ring.next_raw());
       if (st + 1 < s.k1) {
         copies.issue(g, next, static_cast<int64_t>(st + 1) * kBK);
@@ -431,12 +493,14 @@ __device__ __forceinline__ void produce(const Args& g, const Tiles& tiles, uint8
         Copies(g, tiles.m0(n.tile), tiles.n0(n.tile)).issue(g, next, static_cast<int64_t>(n.k0) * kBK);
       }
       cp_async_commit();
-      cp_async_wait<1>();                           // this thread's copies of stage G have landed
+      cp_async_wait<1>();  // this thread's copies of stage G (and of its decoded B) have landed
       bar_sync(kProducer, wgmma::kProducerThreads);  // every producer thread's have
       uint8_t* stage = raw_stage(smem, decoded, ring.raw);
       const int blocks = stage_blocks<kBlocksPerStage>(g, st);
-      decode_row<kFoldB, kPasses>(g, stage, b_row, b_pass0, decoded + ring.buf * wgmma::kDecodedBytes, lut_b,
-                                  blocks * kChunks);
+      if (kFoldB || g.b_decoded == nullptr) {
+        decode_row<kFoldB, kPasses>(g, stage, b_row, b_pass0, decoded + ring.buf * wgmma::kDecodedBytes, lut_b,
+                                    blocks * kChunks);
+      }
       if constexpr (kFoldB) {
         decode_a_scales<kChunks>(g, stage, tid, lut_a, blocks, decoded + e4m3_a_scales_offset(ring.buf));
       } else if constexpr (kFp32Scales) {
@@ -1229,7 +1293,7 @@ void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const Output
                 GemmTiles tiles, const GemmWorkspace& workspace) {
   const int sms = sm_count();
   const bool split = workspace.data != nullptr;
-  if (split && static_cast<int64_t>(workspace.bytes) < wgmma::split_workspace_bytes(sms)) {
+  if (split && static_cast<int64_t>(workspace.bytes) < wgmma::workspace_bytes(sms)) {
     throw std::invalid_argument("gemm: the workspace is smaller than gemm_workspace_bytes()");
   }
   const Plan p = plan_for(a, b, tiles, sms, split);
@@ -1251,6 +1315,18 @@ void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const Output
   if (!wgmma::half_high_table(p.first.config.format, g.a.half_high, lsb_exp(p.first.config.format)) ||
       !wgmma::half_high_table(p.second.config.format, g.b.half_high, lsb_exp(p.second.config.format))) {
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
+  }
+  if (split && (how == Launch::kFp32 || how == Launch::kScaled) && wgmma::predecode_b(g.a.rows, g.b.rows, g.k)) {
+    auto* out = static_cast<uint8_t*>(workspace.data) + wgmma::split_workspace_bytes(sms);
+    const int64_t rows = wgmma::predecoded_rows(g.b.rows), stages = (g.k + kBK - 1) / kBK;
+    const int64_t items = rows * stages * wgmma::kSlices;
+    constexpr int kThreads = 256;
+    const int64_t blocks = std::min<int64_t>((items + kThreads - 1) / kThreads, int64_t{sms} * 16);
+    predecode_b_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(g.b, rows, stages, g.k_blocks,
+                                                                            k_step(a, b), out);
+    NIBBLE_CUDA_CHECK_LAUNCH("predecode_b_kernel");
+    g.b_decoded = out;
+    g.b_decoded_rows = rows;
   }
   if (how == Launch::kFp32) {
     step32 ? launch<32, false, true>(g, half, sms, stream) : launch<16, false, true>(g, half, sms, stream);

@@ -499,6 +499,40 @@ inline constexpr int kSplitSlotFloats = mma_sync::kBM * mma_sync::kBN;
 inline int64_t split_flag_bytes(int64_t ctas) { return (ctas * 4 + 255) / 256 * 256; }
 inline int64_t split_workspace_bytes(int64_t ctas) { return split_flag_bytes(ctas) + ctas * kSplitSlotFloats * 4; }
 
+// ---- B decoded once per call ---------------------------------------------------------
+// The producer decodes each stage of B for every tile that reads it: the
+// activation GEMMs of a training step (M = 16384 tokens) decode each row of
+// the weights 128 times, about 30 M of the kernel's 253 M instructions at
+// 16384 x 2304 x 768 (docs/results/training-speed.md). With a workspace, the
+// scaled datapath's calls whose B each CTA row of tiles reads again
+// (at least kPredecodeMinTileRows rows of tiles) and whose decoded B fits
+// kPredecodeMaxBytes decode B once, in a kernel of its own, to the FP16
+// stages the producer would write, in global memory; the producer then
+// copies a stage where it decoded one. The layout: per stage, per 64-k atom,
+// the rows of B (padded to kPredecodeRowPad, zero past B's end) of 128 bytes,
+// in the decoded stage's swizzle (decoded_offset): a tile's rows of an atom
+// are one run of bytes, copied as they lie.
+inline constexpr int kPredecodeMinTileRows = 16;
+inline constexpr int64_t kPredecodeMaxBytes = int64_t{8} << 20;
+inline constexpr int kPredecodeRowPad = mma_sync::kBN;
+NIBBLE_HD int64_t predecoded_rows(int64_t n) { return (n + kPredecodeRowPad - 1) / kPredecodeRowPad * kPredecodeRowPad; }
+NIBBLE_HD int64_t predecoded_bytes(int64_t n, int64_t k) {
+  return predecoded_rows(n) * ((k + mma_sync::kBK - 1) / mma_sync::kBK) * (mma_sync::kBK / kAtomK) * 128;
+}
+// The byte of row n's 16-byte chunk (slice, half) of stage st, B's rows padded to `rows`.
+NIBBLE_HD int64_t predecoded_offset(int64_t rows, int64_t st, int64_t n, int slice, int half) {
+  const int64_t atom = st * (mma_sync::kBK / kAtomK) + slice / (kAtomK / kSliceK);
+  const int chunk = 2 * (slice % (kAtomK / kSliceK)) + half;
+  return (atom * rows + n) * 128 + ((chunk ^ static_cast<int>(n % 8)) * 16);
+}
+static_assert(kAtomBytes == kPredecodeRowPad * 128, "a full tile's rows of an atom are the atom");
+inline bool predecode_b(int64_t m, int64_t n, int64_t k) {
+  return (m + mma_sync::kBM - 1) / mma_sync::kBM >= kPredecodeMinTileRows && predecoded_bytes(n, k) <= kPredecodeMaxBytes;
+}
+// A call's whole workspace on `sms` SMs (nibble::cuda::gemm_workspace_bytes):
+// the ordered split's, then the room for B decoded once.
+inline int64_t workspace_bytes(int64_t sms) { return split_workspace_bytes(sms) + kPredecodeMaxBytes; }
+
 // The tiles and schedule of a call that may take the ordered split: by
 // auto_tiles's measure (a round of full tiles costs 100, of half tiles
 // half_cost; an ordered CTA's `per` units cost per / stages rounds), the
