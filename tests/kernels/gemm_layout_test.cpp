@@ -789,6 +789,47 @@ TEST(WgmmaGemmLayout, OrderedSplitKeepsEachTilesKOrderAndFillsTheRounds) {
   EXPECT_GT(splits, 1000u);
 }
 
+// B decoded once (wgmma::predecode_b): the producer's copy of a tile's rows
+// of each atom, as they lie (copy_decoded_b), puts every chunk the decode
+// kernel writes (predecoded_offset) where the per-stage decode writes it
+// (decoded_offset), on full and half tiles, inside the call's buffer
+// (predecoded_bytes); calls decode B once only with enough rows of tiles.
+TEST(WgmmaGemmLayout, BDecodedOnceIsCopiedWhereTheProducerDecodesIt) {
+  size_t chunks = 0;
+  for (int64_t n_rows : {1, 64, 130, 768}) {
+    const int64_t rows = wgmma::predecoded_rows(n_rows);
+    ASSERT_EQ(rows % mma_sync::kBN, 0);
+    ASSERT_GE(rows, n_rows);
+    for (int64_t k : {16, 128, 300}) {
+      const int64_t stages = (k + mma_sync::kBK - 1) / mma_sync::kBK;
+      const int64_t bytes = wgmma::predecoded_bytes(n_rows, k);
+      for (int cols : {wgmma::FullTile::kCols, wgmma::HalfTile::kCols}) {
+        for (int64_t n0 = 0; n0 < n_rows; n0 += cols) {
+          for (int64_t st = 0; st < stages; ++st) {
+            for (int n = 0; n < cols; ++n) {
+              for (int slice = 0; slice < wgmma::kSlices; ++slice) {
+                for (int half = 0; half < 2; ++half) {
+                  const int atom = slice / (wgmma::kAtomK / wgmma::kSliceK);
+                  const int64_t src = ((st * (mma_sync::kBK / wgmma::kAtomK) + atom) * rows + n0) * 128;
+                  const int64_t g = wgmma::predecoded_offset(rows, st, n0 + n, slice, half);
+                  ASSERT_TRUE(g >= src && g < src + cols * 128 && g + 16 <= bytes);
+                  ASSERT_EQ(atom * wgmma::kAtomBytes + (g - src), wgmma::decoded_offset(n, slice, half))
+                      << "row " << n0 + n << " stage " << st << " slice " << slice << " half " << half;
+                  ++chunks;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(chunks, 0u);
+  EXPECT_TRUE(wgmma::predecode_b(16384, 2304, 768));   // a training step's activation GEMM: 3.4 MiB
+  EXPECT_FALSE(wgmma::predecode_b(1920, 2304, 768));   // 15 rows of tiles
+  EXPECT_FALSE(wgmma::predecode_b(3072, 768, 16384));  // a weight gradient: 24 MiB of decoded B
+}
+
 // The tiles and schedule a call with a workspace takes (wgmma::split_tiles):
 // the ordered split where it takes fewer units of time than the classic
 // schedule on auto_tiles's tiles, on full or half tiles of at most
