@@ -427,6 +427,44 @@ std::vector<int64_t> lines_crossing_every_tile(int64_t extent, int64_t tile, std
   return lines;
 }
 
+// Every output of whole rows `rows` (each across C's n columns), then of
+// whole columns `cols` (each down C's m rows), and golden's values there.
+Outputs whole_lines(const std::vector<int64_t>& rows, const std::vector<int64_t>& cols, int64_t m, int64_t n) {
+  Outputs at;
+  for (int64_t r : rows) {
+    for (int64_t c = 0; c < n; ++c) at.emplace_back(r, c);
+  }
+  for (int64_t c : cols) {
+    for (int64_t r = 0; r < m; ++r) at.emplace_back(r, c);
+  }
+  return at;
+}
+std::vector<float> golden_at(const QuantizedTensor& ga, const QuantizedTensor& gb, const Outputs& at) {
+  std::vector<float> want;
+  want.reserve(at.size());
+  for (const auto& [r, c] : at) want.push_back(dot_rows(ga, r, gb, c));
+  return want;
+}
+
+// A: m x k and B: n x k of seeded wide-range data, quantized on the device
+// and by golden.
+struct QuantizedPair {
+  cuda::DeviceQuantized qa, qb;
+  QuantizedTensor ga, gb;
+};
+QuantizedPair quantized_pair(int64_t m, int64_t n, int64_t k, const QuantConfig& ca, const QuantConfig& cb,
+                             uint64_t& data_seed) {
+  const std::vector<float> a = test::wide_range_tensor(m, k, ++data_seed, false);
+  const std::vector<float> b = test::wide_range_tensor(n, k, ++data_seed, false);
+  cuda::DeviceBuffer<float> da(a), db(b);
+  QuantizedPair p{cuda::allocate_quantized(m, k, ca), cuda::allocate_quantized(n, k, cb), quantize(a.data(), m, k, ca),
+                  quantize(b.data(), n, k, cb)};
+  cuda::quantize(da.data(), cuda::InputType::kFloat32, m, k, ca, &p.qa, nullptr);
+  cuda::quantize(db.data(), cuda::InputType::kFloat32, n, k, cb, &p.qb, nullptr);
+  NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());  // before da and db are freed
+  return p;
+}
+
 // C may start at any float (a view into a larger tensor): the epilogue stores
 // a thread's two adjacent outputs as one 8-byte store only where C's rows keep
 // them 8-byte aligned. Every kernel writes C at offsets 0 to 3 floats
@@ -554,26 +592,11 @@ TEST(GpuGemm, MoreTilesThanSmsMatchGoldenOnLinesCrossingEveryTile) {
     ca.scale = t.scale;
     QuantConfig cb = ca;
     cb.stream = 1;
-    const std::vector<float> a = test::wide_range_tensor(m, t.k, ++data_seed, false);
-    const std::vector<float> b = test::wide_range_tensor(n, t.k, ++data_seed, false);
-    cuda::DeviceBuffer<float> da(a), db(b);
-    cuda::DeviceQuantized qa = cuda::allocate_quantized(m, t.k, ca);
-    cuda::DeviceQuantized qb = cuda::allocate_quantized(n, t.k, cb);
-    cuda::quantize(da.data(), cuda::InputType::kFloat32, m, t.k, ca, &qa, nullptr);
-    cuda::quantize(db.data(), cuda::InputType::kFloat32, n, t.k, cb, &qb, nullptr);
-    const QuantizedTensor ga = quantize(a.data(), m, t.k, ca);
-    const QuantizedTensor gb = quantize(b.data(), n, t.k, cb);
-    // The checked outputs (whole rows, then whole columns) and golden's values.
-    Outputs at;
-    for (int64_t r : rows) {
-      for (int64_t c = 0; c < n; ++c) at.emplace_back(r, c);
-    }
-    for (int64_t c : cols) {
-      for (int64_t r = 0; r < m; ++r) at.emplace_back(r, c);
-    }
-    std::vector<float> want;
-    want.reserve(at.size());
-    for (const auto& [r, c] : at) want.push_back(dot_rows(ga, r, gb, c));
+    const QuantizedPair p = quantized_pair(m, n, t.k, ca, cb, data_seed);
+    const cuda::DeviceQuantized &qa = p.qa, &qb = p.qb;
+    const QuantizedTensor &ga = p.ga, &gb = p.gb;
+    const Outputs at = whole_lines(rows, cols, m, n);
+    const std::vector<float> want = golden_at(ga, gb, at);
     const std::string what = test::describe(ca) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                              std::to_string(t.k);
     for (cuda::GemmKernel kernel : cuda::kAllGemmKernels) {
@@ -644,19 +667,12 @@ TEST(GpuGemm, WorkspaceCallsMatchGoldenAndLeaveTheirFlagsZero) {
     ca.block = t.block_a;
     cb.block = t.block_b;
     cb.stream = 1;
-    const std::vector<float> a = test::wide_range_tensor(m, t.k, ++data_seed, false);
-    const std::vector<float> b = test::wide_range_tensor(n, t.k, ++data_seed, false);
-    cuda::DeviceBuffer<float> da(a), db(b);
-    cuda::DeviceQuantized qa = cuda::allocate_quantized(m, t.k, ca);
-    cuda::DeviceQuantized qb = cuda::allocate_quantized(n, t.k, cb);
-    cuda::quantize(da.data(), cuda::InputType::kFloat32, m, t.k, ca, &qa, nullptr);
-    cuda::quantize(db.data(), cuda::InputType::kFloat32, n, t.k, cb, &qb, nullptr);
+    const QuantizedPair p = quantized_pair(m, n, t.k, ca, cb, data_seed);
+    const cuda::DeviceQuantized &qa = p.qa, &qb = p.qb;
     if (!wgmma_runs(qa, qb)) GTEST_SKIP() << "the wgmma kernel does not run on this device";
     const std::string shape = cuda::gemm_tile_shape(qa, qb, cuda::GemmKernel::kWgmma, t.tiles, true);
     ASSERT_EQ(shape.find("split") != std::string::npos, t.split) << shape << " k " << t.k;
     ASSERT_GE(m, 128 * cuda::wgmma::kPredecodeMinTileRows) << "B is decoded once in every case";
-    const QuantizedTensor ga = quantize(a.data(), m, t.k, ca);
-    const QuantizedTensor gb = quantize(b.data(), n, t.k, cb);
     cuda::DeviceBuffer<float> c(static_cast<size_t>(m * n)), c_classic(static_cast<size_t>(m * n));
     NIBBLE_CUDA_CHECK(cudaMemset(c.data(), 0xFF, c.bytes()));
     cuda::gemm(qa, qb, c.data(), nullptr, cuda::GemmKernel::kWgmma, t.tiles, workspace);
@@ -665,19 +681,9 @@ TEST(GpuGemm, WorkspaceCallsMatchGoldenAndLeaveTheirFlagsZero) {
     split_calls += t.split ? 1 : 0;
     const std::vector<float> got = c.download(), classic = c_classic.download();
     for (size_t i = 0; i < got.size(); ++i) differ += f32_bits(got[i]) != f32_bits(classic[i]) ? 1 : 0;
-    Outputs at;
-    for (int64_t r : rows) {
-      for (int64_t col = 0; col < n; ++col) at.emplace_back(r, col);
-    }
-    for (int64_t col : cols) {
-      for (int64_t r = 0; r < m; ++r) at.emplace_back(r, col);
-    }
-    std::vector<float> want;
-    want.reserve(at.size());
-    for (const auto& [r, col] : at) {
-      want.push_back(dot_rows(ga, r, gb, col));
-      nontrivial += std::isfinite(want.back()) && want.back() != 0.0f ? 1 : 0;
-    }
+    const Outputs at = whole_lines(rows, cols, m, n);
+    const std::vector<float> want = golden_at(p.ga, p.gb, at);
+    for (float w : want) nontrivial += std::isfinite(w) && w != 0.0f ? 1 : 0;
     compared += at.size();
     mismatches += count_mismatches_at(got, n, at, want,
                                       shape + " " + test::describe(ca) + " " + std::to_string(m) + "x" +
