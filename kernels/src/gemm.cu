@@ -47,8 +47,9 @@ const char* gemm_datapath(const DeviceQuantized& a, const DeviceQuantized& b, Ge
 const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, GemmKernel kernel, GemmTiles tiles,
                             bool workspace) {
   if (gemm_kernel_for(a, b, kernel) != GemmKernel::kWgmma) return "128x128";
-  const bool split = workspace && detail::gemm_wgmma_split(a, b, tiles) > 0;
-  switch (detail::gemm_wgmma_tiles(a, b, tiles, workspace)) {
+  const wgmma::TilePlan plan = detail::gemm_wgmma_tiles(a, b, tiles, workspace);
+  const bool split = plan.per > 0;
+  switch (plan.shape) {
     case GemmTiles::kHalf: return split ? "128x64 split" : "128x64";
     case GemmTiles::kWide: return "64x128";
     case GemmTiles::kAuto:  // resolved: not returned

@@ -206,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 2) multistage_gemm_kernel(const Args
   const int64_t m0 = static_cast<int64_t>(blockIdx.y) * kBM;
   const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kBN;
   constexpr int kBlocksPerStage = kBK / kStep;
-  const int64_t stages = (g.k + kBK - 1) / kBK;
+  const int64_t stages = mma_sync::k_stages(g.k);
 
   // Prologue: the first kStages - 1 stages in flight (one commit group each,
   // empty past the end, so that group s always holds stage s).

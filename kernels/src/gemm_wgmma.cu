@@ -225,13 +225,12 @@ __global__ void predecode_b_kernel(const Operand b, int64_t rows, int64_t stages
     const int64_t st = slice / kSlicesPerStage;
     const int s = static_cast<int>(slice % kSlicesPerStage);
     const int64_t byte = slice * (wgmma::kSliceK / 2);  // of the row's codes
-    uint2 w = make_uint2(0u, 0u);
-    if (n < b.rows && byte < b.codes_ld && slice * wgmma::kSliceK < k_blocks * step) {
-      w = *reinterpret_cast<const uint2*>(b.codes + n * b.codes_ld + byte);
+    uint4 chunk[2] = {make_uint4(0u, 0u, 0u, 0u), make_uint4(0u, 0u, 0u, 0u)};
+    if (slice * wgmma::kSliceK < k_blocks * step) {  // a slice of the data
+      uint2 w = make_uint2(0u, 0u);
+      if (n < b.rows && byte < b.codes_ld) w = *reinterpret_cast<const uint2*>(b.codes + n * b.codes_ld + byte);
+      decode_slice<false>(w.x, w.y, b.half_high, 0u, chunk);
     }
-    uint4 chunk[2];
-    decode_slice<false>(w.x, w.y, b.half_high, 0u, chunk);
-    if (slice * wgmma::kSliceK >= k_blocks * step) chunk[0] = chunk[1] = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       *reinterpret_cast<uint4*>(out + wgmma::predecoded_offset(rows, st, n, s, half)) = chunk[half];
@@ -1047,7 +1046,7 @@ void launch_persistent(void (*kernel)(Params...), const Args& g, const Args* swa
     tiles = std::max(tiles, wgmma::tile_count(swapped->a.rows, swapped->b.rows, S::kRows, S::kCols));
   }
   if (tiles == 0) return;  // no outputs
-  const int64_t stages = (g.k + kBK - 1) / kBK;
+  const int64_t stages = mma_sync::k_stages(g.k);
   // The ordered split's CTAs (g.split_per > 0: a call of one tile shape, no
   // swapped order), or one per SM.
   const int64_t ctas = g.split_per > 0 ? wgmma::ordered_ctas(tiles, stages, g.split_per) : std::min<int64_t>(tiles, sms);
@@ -1266,8 +1265,10 @@ Plan plan_for(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tile
 
 }  // namespace
 
-GemmTiles gemm_wgmma_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles, bool workspace) {
-  return plan_for(a, b, tiles, sm_count(), workspace).shape;
+wgmma::TilePlan gemm_wgmma_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles,
+                                 bool workspace) {
+  const Plan p = plan_for(a, b, tiles, sm_count(), workspace);
+  return {p.shape, p.per};
 }
 
 Ue8m0Path gemm_wgmma_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
@@ -1283,10 +1284,6 @@ Ue8m0Path gemm_wgmma_ue8m0_path(const DeviceQuantized& a, const DeviceQuantized&
   const Ue8m0Path path = ue8m0_path(outside, fold_a);  // wgmma_gemm_kernel_ue8m0's choice, on the kernel's order
   if (!p.swapped) return path;
   return path == Ue8m0Path::kFolded ? Ue8m0Path::kFoldedA : path == Ue8m0Path::kFoldedA ? Ue8m0Path::kFolded : path;
-}
-
-int64_t gemm_wgmma_split(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles) {
-  return plan_for(a, b, tiles, sm_count(), true).per;
 }
 
 void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
@@ -1318,7 +1315,7 @@ void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const Output
   }
   if (split && (how == Launch::kFp32 || how == Launch::kScaled) && wgmma::predecode_b(g.a.rows, g.b.rows, g.k)) {
     auto* out = static_cast<uint8_t*>(workspace.data) + wgmma::split_workspace_bytes(sms);
-    const int64_t rows = wgmma::predecoded_rows(g.b.rows), stages = (g.k + kBK - 1) / kBK;
+    const int64_t rows = wgmma::predecoded_rows(g.b.rows), stages = mma_sync::k_stages(g.k);
     const int64_t items = rows * stages * wgmma::kSlices;
     constexpr int kThreads = 256;
     const int64_t blocks = std::min<int64_t>((items + kThreads - 1) / kThreads, int64_t{sms} * 16);

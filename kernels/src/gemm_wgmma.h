@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gemm_output.h"
+#include "nibble/cuda/detail/gemm_wgmma_layout.h"
 #include "nibble/cuda/gemm.h"
 #include "nibble/cuda/quantize.h"
 
@@ -18,15 +19,12 @@ bool gemm_wgmma_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
                 GemmTiles tiles, const GemmWorkspace& workspace);
 
-// The units per CTA of the ordered split that call takes on the current
-// device with a workspace (0: the classic schedule), for tests.
-int64_t gemm_wgmma_split(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles);
-
-// The tiles that call runs on the current device: `tiles` where it names a
-// shape, else GemmTiles's rule (wgmma::auto_tiles; with a workspace,
-// wgmma::split_tiles).
-GemmTiles gemm_wgmma_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles,
-                           bool workspace = false);
+// The tiles that call runs on the current device, and its schedule (per:
+// the ordered split's units per CTA, 0 for the classic schedule): `tiles`
+// where it names a shape, else GemmTiles's rule (wgmma::auto_tiles; with a
+// workspace, wgmma::split_tiles).
+wgmma::TilePlan gemm_wgmma_tiles(const DeviceQuantized& a, const DeviceQuantized& b, GemmTiles tiles,
+                                 bool workspace = false);
 
 // How the wgmma kernel computes this pair on `tiles` on the current device where
 // both have UE8M0 scales (gemm_wgmma.cu): B's scales folded into B (every code

@@ -674,7 +674,7 @@ TEST(WgmmaGemmLayout, PersistentScheduleCoversEveryTileAndPairsEveryHandBack) {
             ASSERT_TRUE(m0 >= 0 && m0 < sh.m && n0 >= 0 && n0 < sh.n && m0 % tile_m == 0 && n0 % tile_n == 0);
             ASSERT_EQ(m0 / tile_m * cols + n0 / tile_n, tile);
           }
-          const int total = t.cta_stages(cta, ctas);
+          const int total = wgmma::Schedule(t, 0, cta, ctas).total_stages();  // the classic schedule's
           ASSERT_EQ(total, tiles_of_cta * t.stages) << "cta " << cta << " of " << ctas;
           all_stages += total;
           check_ring_protocol<2>(total, cta, ctas);
@@ -716,7 +716,7 @@ TEST(WgmmaGemmLayout, OrderedSplitKeepsEachTilesKOrderAndFillsTheRounds) {
           const wgmma::Segment g = s.segment(i);
           ASSERT_TRUE(g.tile == b + i * ctas && g.k0 == 0 && g.k1 == t.stages && !g.resume && !g.handoff);
         }
-        ASSERT_EQ(s.total_stages(), t.cta_stages(b, ctas));
+        ASSERT_EQ(s.total_stages(), s.segments() * t.stages);
       }
     }
   }
@@ -801,7 +801,7 @@ TEST(WgmmaGemmLayout, BDecodedOnceIsCopiedWhereTheProducerDecodesIt) {
     ASSERT_EQ(rows % mma_sync::kBN, 0);
     ASSERT_GE(rows, n_rows);
     for (int64_t k : {16, 128, 300}) {
-      const int64_t stages = (k + mma_sync::kBK - 1) / mma_sync::kBK;
+      const int64_t stages = mma_sync::k_stages(k);
       const int64_t bytes = wgmma::predecoded_bytes(n_rows, k);
       for (int cols : {wgmma::FullTile::kCols, wgmma::HalfTile::kCols}) {
         for (int64_t n0 = 0; n0 < n_rows; n0 += cols) {
@@ -870,7 +870,7 @@ TEST(WgmmaGemmLayout, SplitTilesTakeTheOrderedSplitWhereItIsFaster) {
       for (int64_t k : {128, 1000, 16384}) {
         const GemmTiles classic = wgmma::auto_tiles(m, n, 132, cost);
         const wgmma::TilePlan p = wgmma::split_tiles(m, n, k, 132, cost, GemmTiles::kAuto);
-        const int64_t stages = (k + 127) / 128;
+        const int64_t stages = mma_sync::k_stages(k);
         auto count = [&](GemmTiles s) { return wgmma::tile_count(m, n, 128, s == GemmTiles::kHalf ? 64 : 128); };
         auto unit = [&](GemmTiles s) { return s == GemmTiles::kHalf ? int64_t{cost} : int64_t{100}; };
         if (classic == GemmTiles::kWide) {

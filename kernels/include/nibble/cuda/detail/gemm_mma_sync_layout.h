@@ -27,6 +27,8 @@ namespace nibble::cuda::mma_sync {
 inline constexpr int kBM = 128;
 inline constexpr int kBN = 128;
 inline constexpr int kBK = 128;
+// The k-stages of kBK that cover k (both GEMM kernels).
+NIBBLE_HD constexpr int64_t k_stages(int64_t k) { return (k + kBK - 1) / kBK; }
 inline constexpr int kStages = 3;
 inline constexpr int kThreads = 128;  // 4 warps, 2 (M) x 2 (N), warp tile 64 x 64
 inline constexpr int kWarpM = 64;

@@ -346,13 +346,11 @@ struct Tiles {
   NIBBLE_HD Tiles(int64_t m, int64_t n, int64_t k, int rows, int tile_cols)
       : count(static_cast<int>(((m + rows - 1) / rows) * ((n + tile_cols - 1) / tile_cols))),
         cols(static_cast<int>((n + tile_cols - 1) / tile_cols)),
-        stages(static_cast<int>((k + mma_sync::kBK - 1) / mma_sync::kBK)),
+        stages(static_cast<int>(mma_sync::k_stages(k))),
         tile_m(rows),
         tile_n(tile_cols) {}
   NIBBLE_HD int64_t m0(int tile) const { return static_cast<int64_t>(tile / cols) * tile_m; }
   NIBBLE_HD int64_t n0(int tile) const { return static_cast<int64_t>(tile % cols) * tile_n; }
-  // The stages CTA cta of ctas runs, over all its tiles.
-  NIBBLE_HD int cta_stages(int cta, int ctas) const { return (count - cta + ctas - 1) / ctas * stages; }
 };
 
 // Tiles' count for an m x n output in 64 bits: what the launch checks with
@@ -517,7 +515,7 @@ inline constexpr int64_t kPredecodeMaxBytes = int64_t{8} << 20;
 inline constexpr int kPredecodeRowPad = mma_sync::kBN;
 NIBBLE_HD int64_t predecoded_rows(int64_t n) { return (n + kPredecodeRowPad - 1) / kPredecodeRowPad * kPredecodeRowPad; }
 NIBBLE_HD int64_t predecoded_bytes(int64_t n, int64_t k) {
-  return predecoded_rows(n) * ((k + mma_sync::kBK - 1) / mma_sync::kBK) * (mma_sync::kBK / kAtomK) * 128;
+  return predecoded_rows(n) * mma_sync::k_stages(k) * (mma_sync::kBK / kAtomK) * 128;
 }
 // The byte of row n's 16-byte chunk (slice, half) of stage st, B's rows padded to `rows`.
 NIBBLE_HD int64_t predecoded_offset(int64_t rows, int64_t st, int64_t n, int slice, int half) {
@@ -555,7 +553,7 @@ struct TilePlan {
   int64_t per;  // units per CTA of the ordered split, 0: classic
 };
 inline TilePlan split_tiles(int64_t m, int64_t n, int64_t k, int sms, int half_cost, GemmTiles forced) {
-  const int64_t stages = (k + mma_sync::kBK - 1) / mma_sync::kBK;
+  const int64_t stages = mma_sync::k_stages(k);
   const GemmTiles classic = forced != GemmTiles::kAuto ? forced : auto_tiles(m, n, sms, half_cost);
   if (classic == GemmTiles::kWide || stages == 0) return {classic, 0};
   auto cost = [&](GemmTiles shape) { return shape == GemmTiles::kHalf ? int64_t{half_cost} : int64_t{100}; };
