@@ -1,6 +1,6 @@
 #include "add_layer_norm.h"
 
-#include <tuple>
+#include <cstdint>
 
 #if NIBBLE_TRAIN_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -33,35 +33,39 @@ class AddLayerNorm : public torch::autograd::Function<AddLayerNorm> {
     const torch::Tensor hc = h.contiguous(), yc = y.contiguous();
     torch::Tensor h_out = torch::empty_like(hc);
     torch::Tensor x = torch::empty(hc.sizes(), hc.options().dtype(torch::kBFloat16));
-    // The shapes native_layer_norm gives its statistics, which its backward reads.
-    torch::Tensor mean = torch::empty({rows, 1}, hc.options());
-    torch::Tensor rstd = torch::empty({rows, 1}, hc.options());
+    // Each row's statistics, which the backward reads.
+    torch::Tensor mean = torch::empty({rows}, hc.options());
+    torch::Tensor rstd = torch::empty({rows}, hc.options());
     add_layer_norm_bf16(hc.data_ptr<float>(), reinterpret_cast<const uint16_t*>(yc.data_ptr()),
                         w.data_ptr<float>(), b.data_ptr<float>(), h_out.data_ptr<float>(),
                         reinterpret_cast<uint16_t*>(x.data_ptr()), mean.data_ptr<float>(), rstd.data_ptr<float>(),
                         rows, static_cast<int>(d), static_cast<float>(kEps), at::cuda::getCurrentCUDAStream().stream());
-    ctx->save_for_backward({h_out, mean, rstd, w, b});
+    ctx->save_for_backward({h_out, mean, rstd, w});
     return {h_out, x};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor& h_out = saved[0];
+    if (!grads[1].defined()) return {grads[0], grads[0].defined() ? grads[0].to(torch::kBFloat16) : torch::Tensor(),
+                                     torch::Tensor(), torch::Tensor()};
     const int64_t d = h_out.size(-1);
-    const torch::Tensor h2 = h_out.reshape({-1, d});
-    torch::Tensor dh;
-    torch::Tensor dw, db;
-    if (grads[1].defined()) {
-      const torch::Tensor g = grads[1].reshape({-1, d}).to(torch::kFloat32);
-      std::tie(dh, dw, db) =
-          at::native_layer_norm_backward(g, h2, {d}, saved[1], saved[2], saved[3], saved[4], {true, true, true});
-      dh = dh.view(h_out.sizes());
-      if (grads[0].defined()) dh = dh + grads[0];
-    } else {
-      dh = grads[0];
-    }
+    const int64_t rows = h_out.numel() / d;
     // y entered the add as BF16: its gradient is h_out's, in y's type (as autograd gives it for h + y).
-    const torch::Tensor dy = dh.defined() ? dh.to(torch::kBFloat16) : torch::Tensor();
+    torch::Tensor gx = grads[1].to(torch::kBFloat16).contiguous();
+    if (reinterpret_cast<uintptr_t>(gx.data_ptr()) % 16 != 0) gx = gx.clone();  // the kernels' vector loads
+    const torch::Tensor gh = grads[0].defined() ? grads[0].to(torch::kFloat32).contiguous() : torch::Tensor();
+    torch::Tensor dh = torch::empty_like(h_out);
+    torch::Tensor dy = torch::empty(h_out.sizes(), h_out.options().dtype(torch::kBFloat16));
+    torch::Tensor dw = torch::empty({d}, h_out.options()), db = torch::empty({d}, h_out.options());
+    torch::Tensor partial = torch::empty({add_layer_norm_backward_partial_floats(rows, static_cast<int>(d))},
+                                         h_out.options());
+    add_layer_norm_backward_bf16(reinterpret_cast<const uint16_t*>(gx.data_ptr()),
+                                 gh.defined() ? gh.data_ptr<float>() : nullptr, h_out.data_ptr<float>(),
+                                 saved[1].data_ptr<float>(), saved[2].data_ptr<float>(), saved[3].data_ptr<float>(),
+                                 dh.data_ptr<float>(), reinterpret_cast<uint16_t*>(dy.data_ptr()),
+                                 dw.data_ptr<float>(), db.data_ptr<float>(), partial.data_ptr<float>(), rows,
+                                 static_cast<int>(d), at::cuda::getCurrentCUDAStream().stream());
     return {dh, dy, dw, db};
   }
 };

@@ -12,9 +12,9 @@ namespace nibble::train {
 // in FP32, as PyTorch promotes it) and x = layer_norm(h_out, w, b, eps 1e-5)
 // rounded to BF16: {h_out, x}, both differentiable. On a CUDA device, for
 // widths a multiple of 32 up to 1024, one fused kernel (add_layer_norm_kernel.h)
-// reads the residual stream once instead of three times; the backward is
-// ATen's LayerNorm backward from the saved row statistics. Elsewhere, the
-// ATen ops themselves.
+// reads the residual stream once instead of three times, and its backward
+// (from the saved row statistics) twice instead of ATen's five passes.
+// Elsewhere, the ATen ops themselves.
 std::pair<torch::Tensor, torch::Tensor> add_layer_norm(const torch::Tensor& h, const torch::Tensor& y,
                                                        const torch::Tensor& w, const torch::Tensor& b);
 
