@@ -75,6 +75,11 @@ if [ ! -f "$corpus/package.json" ]; then
 fi
 
 [ "$build" = 1 ] || exit 0
-cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The Python the packages above serve (their NumPy, pybind11 and pytest): a
+# python3 earlier on PATH, such as pyenv's, has none of them, and CMake would
+# then leave the Python module and its tests out.
+python=()
+if [ -x /usr/bin/python3 ]; then python=(-DPython3_EXECUTABLE=/usr/bin/python3); fi
+cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${python[@]}"
 cmake --build "$build_dir" -j "$(nproc)"
 echo "setup.sh: built into $build_dir (nibble is $build_dir/bin/nibble)"
