@@ -17,6 +17,9 @@ state_path = os.environ["FAKE_STATE"]
 with open(state_path) as f:
     state = json.load(f)
 args = sys.argv[1:]
+if args == ["--version"]:
+    print("nibble stand-in")
+    sys.exit(0)
 name = "reference" if args[0] != "train" else args[args.index("--recipe") + 1]
 state["log"].append(name)
 if state.get("fail") == name:
@@ -63,6 +66,8 @@ def test_rounds_alternate_and_report_medians_of_same_round_ratios(source_dir, tm
     cases.check(log == ["reference", "e2m1", "bf16"] * 3, f"runs in the order {log}")
     d = json.loads(out.read_text())
     cases.check(d["schema"] == "nibble-train-bench/2" and d["repeat"] == 3, d["schema"])
+    cases.check(d["nibble"] == "nibble stand-in" and d["command"].startswith("python3 train/bench/bench_train.py")
+                and "--repeat 3" in d["command"], f"{d['nibble']}: {d['command']}")
     cases.check(len(d["rounds"]) == 9 and [r["round"] for r in d["rounds"]] == [0] * 3 + [1] * 3 + [2] * 3,
                 "every round recorded")
     rows = {r["recipe"] if r["impl"] == "nibble" else "reference": r for r in d["rows"]}

@@ -18,6 +18,7 @@ running faster or slower for a while moves both sides of a ratio.
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -78,6 +79,7 @@ def main():
         if shape not in SHAPES:
             raise SystemExit(f"bench_train: unknown shape '{shape}'; valid: {', '.join(SHAPES)}")
 
+    version = run([a.nibble, "--version"]).strip().splitlines()[0]
     rounds = []
     with tempfile.TemporaryDirectory() as tmp:
         for shape in shapes:
@@ -130,8 +132,9 @@ def main():
     if a.out:
         # Through a temporary name, so that a reader never sees half of it.
         with open(a.out + ".tmp", "w") as f:
-            json.dump({"schema": "nibble-train-bench/2", "steps": a.steps, "timed_from": a.timed_from,
-                       "repeat": a.repeat,
+            json.dump({"schema": "nibble-train-bench/2",
+                       "command": shlex.join(["python3", "train/bench/bench_train.py", *sys.argv[1:]]),
+                       "nibble": version, "steps": a.steps, "timed_from": a.timed_from, "repeat": a.repeat,
                        "shapes": {k: dict(zip(("layers", "d_model", "heads", "ctx", "batch"), SHAPES[k]))
                                   for k in shapes}, "rows": rows, "rounds": rounds}, f, indent=2)
         os.replace(a.out + ".tmp", a.out)
