@@ -70,17 +70,6 @@ __global__ void __launch_bounds__(32 * kWarps) add_layer_norm_kernel(const float
   }
 }
 
-// The backward's kPer for width d: a few widths compiled, so that registers
-// stay few (d = 768: three CTAs on an SM). The forward keeps one kernel for
-// every width: it ran faster so, with its loads under the per-value test,
-// than with them unconditional (more registers, fewer CTAs).
-template <template <int> class Pick>
-auto by_width(int d) {
-  if (d <= 256) return Pick<8>::kernel();
-  if (d <= 512) return Pick<16>::kernel();
-  if (d <= 768) return Pick<24>::kernel();
-  return Pick<kMaxPerLane>::kernel();
-}
 // The backward of add_layer_norm_kernel, as three kernels: the rows
 // (dh and dy), the columns (the CTAs' partial sums of the gamma and beta
 // gradients over their chunks of rows) and the sum of the partials. Each
@@ -137,13 +126,19 @@ __global__ void __launch_bounds__(32 * kWarps) add_layer_norm_backward_rows_kern
   }
 }
 
+// The rows kernel for width d: a few widths compiled, so that registers stay
+// few (d = 768: three CTAs on an SM). The forward keeps one kernel for every
+// width: it measured faster so, with its loads under the per-value test,
+// than with them unconditional (more registers, fewer CTAs).
+using RowsKernel = void (*)(const __nv_bfloat16*, const float*, const float*, const float*, const float*,
+                            const float*, float*, __nv_bfloat16*, int64_t, int);
 template <bool kGh>
-struct RowsKernel {
-  template <int kPer>
-  struct Of {
-    static auto kernel() { return add_layer_norm_backward_rows_kernel<kPer, kGh>; }
-  };
-};
+RowsKernel rows_kernel(int d) {
+  if (d <= 256) return add_layer_norm_backward_rows_kernel<8, kGh>;
+  if (d <= 512) return add_layer_norm_backward_rows_kernel<16, kGh>;
+  if (d <= 768) return add_layer_norm_backward_rows_kernel<24, kGh>;
+  return add_layer_norm_backward_rows_kernel<kMaxPerLane, kGh>;
+}
 
 // Columns: CTA (x, y) sums gx xhat and gx over rows y kChunkRows ..
 // (y + 1) kChunkRows - 1 for columns x kColTile .. + kColTile - 1, thread
@@ -232,7 +227,7 @@ void add_layer_norm_backward_bf16(const uint16_t* gx, const float* gh, const flo
   const auto bf = [](const uint16_t* p) { return reinterpret_cast<const __nv_bfloat16*>(p); };
   const int64_t chunks = (rows + kChunkRows - 1) / kChunkRows;
   if (rows > 0) {
-    const auto kernel = gh != nullptr ? by_width<RowsKernel<true>::Of>(d) : by_width<RowsKernel<false>::Of>(d);
+    const RowsKernel kernel = gh != nullptr ? rows_kernel<true>(d) : rows_kernel<false>(d);
     kernel<<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), 32 * kWarps, 0, stream>>>(
         bf(gx), gh, h_out, mean, rstd, w, dh, reinterpret_cast<__nv_bfloat16*>(dy), rows, d);
     check_launch("add_layer_norm_backward_bf16 (rows)");
