@@ -69,10 +69,7 @@ std::string config_repr(const QuantConfig& c) {
          std::string(name(c.policy.nonfinite)) + "')";
 }
 
-bool same_config(const QuantConfig& a, const QuantConfig& b) {
-  return a.format == b.format && a.block == b.block && a.scale == b.scale && a.rounding == b.rounding &&
-         a.sr_bits == b.sr_bits && a.rht == b.rht && a.seed == b.seed && a.stream == b.stream && a.policy == b.policy;
-}
+bool same_config(const QuantConfig& a, const QuantConfig& b) { return a == b; }
 
 QuantizedTensor quantize_array(const py::handle& x, const QuantConfig& cfg) {
   const py::array_t<float, py::array::c_style> v = float32_view(x, "x");

@@ -198,5 +198,32 @@ TEST(QuantizeTensor, RejectsInvalidConfigurations) {
   EXPECT_THROW(quantize(x.data(), 0, 40, QuantConfig{}), std::invalid_argument);
 }
 
+// Every field takes part in a configuration's equality (the training backend
+// reuses a quantized operand only for an equal configuration).
+TEST(QuantConfigEquality, EachFieldMakesConfigurationsDiffer) {
+  const QuantConfig base;
+  EXPECT_TRUE(base == QuantConfig{});
+  std::vector<void (*)(QuantConfig&)> changes = {
+      [](QuantConfig& c) { c.format = Format::kE1M2; },
+      [](QuantConfig& c) { c.block = BlockShape::k16x16; },
+      [](QuantConfig& c) { c.scale = ScaleMode::kNVFP4; },
+      [](QuantConfig& c) { c.rounding = Rounding::kStochastic; },
+      [](QuantConfig& c) { c.sr_bits = 3; },
+      [](QuantConfig& c) { c.rht.size = 16; },
+      [](QuantConfig& c) { c.rht.round_bf16 = true; },
+      [](QuantConfig& c) { c.seed = 7; },
+      [](QuantConfig& c) { c.stream = 2; },
+      [](QuantConfig& c) { c.policy.zero = ZeroPolicy::kSigned; },
+      [](QuantConfig& c) { c.policy.nonfinite = NonFinitePolicy::kPropagate; },
+  };
+  for (size_t i = 0; i < changes.size(); ++i) {
+    QuantConfig c = base;
+    changes[i](c);
+    EXPECT_TRUE(c != base) << "change " << i;
+    EXPECT_FALSE(c == base) << "change " << i;
+  }
+  EXPECT_EQ(changes.size(), 11u);
+}
+
 }  // namespace
 }  // namespace nibble

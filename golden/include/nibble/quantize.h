@@ -91,6 +91,11 @@ struct QuantConfig {
   uint32_t stream = 0;  // SR stream: give every tensor of a step its own
   QuantPolicy policy;   // signed zero and non-finite inputs
 };
+inline bool operator==(const QuantConfig& a, const QuantConfig& b) {
+  return a.format == b.format && a.block == b.block && a.scale == b.scale && a.rounding == b.rounding &&
+         a.sr_bits == b.sr_bits && a.rht == b.rht && a.seed == b.seed && a.stream == b.stream && a.policy == b.policy;
+}
+inline bool operator!=(const QuantConfig& a, const QuantConfig& b) { return !(a == b); }
 // Throws std::invalid_argument naming the first problem found.
 void validate(const QuantConfig& cfg);
 
