@@ -69,8 +69,9 @@ void add_run_flags(CLI::App* cmd, tr::RunOptions& o) {
   cmd->add_option("--graph", o.graph, "CUDA-graph capture of the step where no GEMM is quantized: auto, off")
       ->capture_default_str();
   cmd->add_option("--wgrad-stream", o.wgrad_stream,
-                  "quantized weight-gradient GEMMs on a second CUDA stream, beside the rest of the backward "
-                  "(the same bits): auto, off")
+                  "a second CUDA stream for the quantized weight-gradient GEMMs, beside the rest of the backward, "
+                  "and for the step's weight quantizations, ahead of the GEMMs that read them (the same bits): "
+                  "auto, off")
       ->capture_default_str();
   cmd->add_option("--checkpoint-every", o.checkpoint_every,
                   "write a resumable checkpoint every K steps (0: only where --time-limit stops the run); a run "

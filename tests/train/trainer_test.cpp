@@ -14,6 +14,11 @@
 
 #include <unistd.h>
 
+#if NIBBLE_TRAIN_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 #include "add_layer_norm.h"
 #include "backend.h"
 #include "nibble/train/recipe.h"
@@ -274,9 +279,9 @@ TEST(TrainerGpu, GraphedStepEqualsEagerAndInt4EqualsE1m2) {
   const TrainResult i4 = run_training(preset("ufp4-int4"), c, d, out_dir("gpu_int4"), log);
   EXPECT_FALSE(u.graphed);
   EXPECT_TRUE(bit_identical(u.loss, i4.loss));
-  // Weight gradients on the second stream (the default) give the bits of the
-  // one-stream backward, with gradient accumulation too (nvfp4: its last
-  // block's Wgrad stays on the first stream).
+  // Weight gradients on the second stream and the weights quantized ahead
+  // there (the default) give the bits of the one-stream step, with gradient
+  // accumulation too (nvfp4: its last block's GEMMs stay on the first stream, in BF16).
   for (const char* name : {"e2m1", "nvfp4"}) {
     c.batch = 4;
     c.micro_batch = 2;
@@ -337,6 +342,84 @@ TEST(TrainerGpu, CudaBf16GemmsEqualGolden) {
   std::printf("%lld BF16 outputs compared (%lld non-zero)\n", static_cast<long long>(compared),
               static_cast<long long>(nonzero));
   EXPECT_GT(nonzero, compared / 2);
+}
+
+// On a GPU: a weight operand quantized ahead (GemmBackend::prepare, on another
+// stream) gives the GEMM the bits of its own quantization, and is used only
+// while it is current: the GEMM after an in-place change of the weight, or
+// after forget_prepared(), quantizes the weight as it is then.
+TEST(TrainerGpu, PreparedWeightOperandsGiveTheSameBits) {
+#if !NIBBLE_TRAIN_CUDA
+  GTEST_SKIP() << "no CUDA GEMM backend in this build";
+#else
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device or no CUDA GEMM backend";
+  std::printf("seed 13\n");
+  torch::manual_seed(13);
+  const auto on_gpu = torch::TensorOptions().device(torch::kCUDA, 0);
+  const torch::Tensor x = (torch::randn({96, 64}) * 3).to(on_gpu.dtype(torch::kBFloat16));
+  const torch::Tensor dy = (torch::randn({96, 80}) * 1e-3).to(on_gpu.dtype(torch::kBFloat16));
+  const c10::cuda::CUDAStream main_stream = c10::cuda::getCurrentCUDAStream();
+  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, 0);
+  auto same = [](const torch::Tensor& a, const torch::Tensor& b) {
+    return a.view(torch::kInt16).eq(b.view(torch::kInt16)).all().item<bool>();
+  };
+  int cases = 0;
+  for (const char* name : {"e2m1", "ufp4"}) {  // ufp4: the weights' RHT signs come from the GEMM's seed
+    for (const Gemm g : {Gemm::kFprop, Gemm::kDgrad}) {
+      const std::unique_ptr<GemmBackend> gpu = make_cuda_backend();
+      const std::unique_ptr<GemmBackend> fresh = make_cuda_backend();
+      torch::Tensor w = (torch::randn({80, 64}) * 0.05).to(on_gpu.dtype(torch::kFloat32));
+      const uint64_t seed = gemm_seed(3, 7, 1, g);
+      const Recipe r = preset(name);
+      const auto ca = operand_config(r, g, Operand::kA, 0, 2, seed);
+      const auto cb = operand_config(r, g, Operand::kB, 0, 2, seed);
+      ASSERT_TRUE(ca && cb);
+      const bool dgrad = g == Gemm::kDgrad;
+      const GemmOperand a{dgrad ? dy : x, false, *ca};
+      auto b = [&] { return GemmOperand{w, dgrad, *cb}; };
+      const torch::Tensor inline_q = fresh->gemm(a, b(), torch::kBFloat16);
+      {
+        const c10::cuda::CUDAStreamGuard on_side(side);
+        gpu->prepare({b()});
+      }
+      EXPECT_TRUE(same(gpu->gemm(a, b(), torch::kBFloat16), inline_q)) << name;
+      // A change the weight's version does not see (through an alias of its
+      // memory): the prepared operand is still taken, its bits showing that it was used.
+      torch::from_blob(w.data_ptr(), w.sizes(), w.options()).mul_(2);
+      const torch::Tensor doubled = fresh->gemm(a, b(), torch::kBFloat16);
+      EXPECT_FALSE(same(doubled, inline_q)) << name;
+      EXPECT_TRUE(same(gpu->gemm(a, b(), torch::kBFloat16), inline_q)) << name;
+      gpu->forget_prepared();
+      EXPECT_TRUE(same(gpu->gemm(a, b(), torch::kBFloat16), doubled)) << name;
+      // Prepared again, then changed in place (a new version): not taken.
+      {
+        const c10::cuda::CUDAStreamGuard on_side(side);
+        gpu->prepare({b()});
+      }
+      EXPECT_TRUE(same(gpu->gemm(a, b(), torch::kBFloat16), doubled)) << name;
+      {
+        torch::NoGradGuard no_grad;
+        w.mul_(0.5);
+      }
+      EXPECT_TRUE(same(gpu->gemm(a, b(), torch::kBFloat16), inline_q)) << name;
+      // A different configuration (another step's seed, which ufp4's RHT reads;
+      // e2m1 rounds its weights to nearest, so the bits are the same) is not taken
+      // either: the call quantizes with its own.
+      const auto cb2 = operand_config(r, g, Operand::kB, 0, 2, gemm_seed(3, 8, 1, g));
+      {
+        const c10::cuda::CUDAStreamGuard on_side(side);
+        gpu->prepare({b()});
+      }
+      const GemmOperand a2{a.src, false, *operand_config(r, g, Operand::kA, 0, 2, gemm_seed(3, 8, 1, g))};
+      EXPECT_TRUE(same(gpu->gemm(a2, GemmOperand{w, dgrad, *cb2}, torch::kBFloat16),
+                       fresh->gemm(a2, GemmOperand{w, dgrad, *cb2}, torch::kBFloat16)))
+          << name;
+      ++cases;
+    }
+  }
+  EXPECT_EQ(main_stream, c10::cuda::getCurrentCUDAStream());
+  EXPECT_EQ(cases, 4);
+#endif
 }
 
 // On a GPU: the fused residual add and LayerNorm (add_layer_norm) gives h + y

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "nibble/quantize.h"
 
@@ -25,6 +26,15 @@ class GemmBackend {
   virtual ~GemmBackend() = default;
   virtual torch::Tensor gemm(const GemmOperand& a, const GemmOperand& b,
                              torch::ScalarType out = torch::kFloat32) = 0;
+  // Quantizes each operand now, on the current stream, into storage of its own,
+  // for the gemm() calls until the next prepare() or forget_prepared() whose
+  // operand is the same one: the same tensor (storage, shape and version) taken
+  // the same way with an equal configuration. Those calls then skip their own
+  // quantization of it and wait on their stream for this one. The trainer
+  // quantizes a step's weight operands this way at the step's start, on a
+  // side stream. Backends without it quantize at every call.
+  virtual void prepare(const std::vector<GemmOperand>& /*operands*/) {}
+  virtual void forget_prepared() {}
   virtual const char* name() const = 0;
   // The device the GEMMs run on, as the driver names it (empty for the CPU).
   virtual std::string device_name() const { return {}; }

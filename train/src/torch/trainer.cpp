@@ -19,7 +19,9 @@
 // a long reduction: too few tiles to fill the GPU, and no split of the
 // reduction keeps the contract's order of adds) runs on a second stream, beside
 // the data-gradient GEMMs and the rest of the backward; its result is added to
-// the gradient there, as autograd would add it.
+// the gradient there, as autograd would add it. That stream also quantizes the
+// step's weight operands at its start (prepare_weights), before the GEMMs
+// that read them.
 #include <ATen/ATen.h>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -87,7 +89,9 @@ struct Session {
   bool diag = false;
   std::vector<DiagEntry> entries;
 #if NIBBLE_TRAIN_CUDA
-  std::optional<c10::cuda::CUDAStream> wgrad_stream;  // set where quantized Wgrad GEMMs run beside the backward
+  // Set where quantized Wgrad GEMMs run beside the backward, and the weight
+  // operands of a step's quantized GEMMs are quantized ahead on it.
+  std::optional<c10::cuda::CUDAStream> wgrad_stream;
   bool wgrad_pending = false;  // work on wgrad_stream the current stream has not waited for
 #endif
 };
@@ -229,6 +233,26 @@ class Bf16Linear : public torch::autograd::Function<Bf16Linear> {
   }
 };
 
+// h = table[tokens] ([B, T] -> [B, T, d]), a gather; the table's gradient is
+// the one-hot product one_hot(tokens)^T dh, a GEMM: deterministic, no host
+// synchronization, capturable in a CUDA graph (the gather's own backward adds
+// by atomics or sorts).
+class ByteEmbedding : public torch::autograd::Function<ByteEmbedding> {
+ public:
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& tokens, const torch::Tensor& table) {
+    ctx->save_for_backward({tokens});
+    ctx->saved_data["rows"] = table.size(0);
+    return table.index_select(0, tokens.reshape({-1})).view({tokens.size(0), tokens.size(1), table.size(1)});
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const torch::Tensor tokens = ctx->get_saved_variables()[0].reshape({-1});
+    const torch::Tensor dh = grads[0].reshape({-1, grads[0].size(-1)});
+    const torch::Tensor one_hot =
+        tokens.unsqueeze(-1).eq(torch::arange(ctx->saved_data["rows"].toInt(), tokens.options())).to(dh.scalar_type());
+    return {torch::Tensor(), one_hot.t().mm(dh)};
+  }
+};
+
 // Every parameter as a view of one flat FP32 buffer, with its gradient a view of
 // one flat gradient buffer: the optimizer, the clipping and the data-parallel
 // reduction each touch one or two tensors. The matrices (weight decay) come
@@ -241,9 +265,15 @@ struct FlatParams {
 
   torch::Tensor matrices() const { return data.narrow(0, 0, n_matrix); }
   torch::Tensor others() const { return data.narrow(0, n_matrix, n_total - n_matrix); }
-  void refresh_bf16() {
+  void refresh_bf16() { refresh_bf16(0, n_matrix); }
+  void refresh_bf16(int64_t begin, int64_t end) {
     torch::NoGradGuard no_grad;
-    bf16.copy_(matrices());
+    bf16.narrow(0, begin, end - begin).copy_(data.narrow(0, begin, end - begin));
+  }
+  // The offset of a parameter (a view of data) in the flat buffer.
+  int64_t offset_of(const torch::Tensor& t) const {
+    return (static_cast<const char*>(t.data_ptr()) - static_cast<const char*>(data.data_ptr())) /
+           static_cast<int64_t>(sizeof(float));
   }
 };
 
@@ -322,11 +352,7 @@ struct Model {
       off += n;
     }
     flat.refresh_bf16();
-    auto copy16 = [&](const torch::Tensor& w) {
-      const int64_t start = (static_cast<const char*>(w.data_ptr()) - static_cast<const char*>(flat.data.data_ptr())) /
-                            static_cast<int64_t>(sizeof(float));
-      return flat.bf16.narrow(0, start, w.numel()).view(w.sizes());
-    };
+    auto copy16 = [&](const torch::Tensor& w) { return flat.bf16.narrow(0, flat.offset_of(w), w.numel()).view(w.sizes()); };
     for (auto& b : blocks) {
       b.qkv16 = copy16(b.qkv);
       b.proj16 = copy16(b.proj);
@@ -336,6 +362,19 @@ struct Model {
     head16 = copy16(head);
   }
 
+  // The BF16 copies of the matrices whose GEMMs run in BF16 under recipe r
+  // (the LM head, and every matrix where nothing is quantized); a BF16 forward
+  // of a quantized recipe's weights refreshes them all first.
+  void refresh_bf16_of(const Recipe& r) {
+    if (!r.quantized) return flat.refresh_bf16();
+    for (int l = 0; l < cfg.layers; ++l) {
+      if (layer_quantized(r, l, cfg.layers)) continue;
+      const Block& b = blocks[static_cast<size_t>(l)];
+      flat.refresh_bf16(flat.offset_of(b.qkv), flat.offset_of(b.fc2) + b.fc2.numel());
+    }
+    flat.refresh_bf16(flat.offset_of(head), flat.offset_of(head) + head.numel());
+  }
+
   // tokens: int64 [B, T] -> logits FP32 [B, T, vocab].
   torch::Tensor forward(const torch::Tensor& tokens) const {
     const int64_t B = tokens.size(0);
@@ -343,11 +382,7 @@ struct Model {
     const int64_t d = cfg.d_model;
     const int64_t H = cfg.heads;
     const int64_t hd = d / H;
-    // The embedding as a one-hot product: exact in FP32, and its backward is a
-    // GEMM (deterministic, no host synchronization, capturable in a CUDA graph).
-    const torch::Tensor one_hot =
-        tokens.unsqueeze(-1).eq(torch::arange(kVocabSize, tokens.options())).to(torch::kFloat32);
-    torch::Tensor h = torch::matmul(one_hot, tok_emb) + pos_emb.slice(0, 0, T).unsqueeze(0);
+    torch::Tensor h = ByteEmbedding::apply(tokens, tok_emb) + pos_emb.slice(0, 0, T).unsqueeze(0);
     // A branch's BF16 output not yet added to h: the add and the LayerNorm after it
     // run as one (add_layer_norm). FP32 + BF16 promotes to FP32 inside the add, and
     // BF16 GELU computes in FP32 and rounds once: the numerics of explicit casts,
@@ -380,6 +415,39 @@ struct Model {
     return Bf16Linear::apply(x, head, head16).to(torch::kFloat32);
   }
 };
+
+#if NIBBLE_TRAIN_CUDA
+// The weight operands of this step's quantized Fprop and Dgrad GEMMs, quantized
+// at its start on the side stream (GemmBackend::prepare), in the order the
+// forward and the backward take them: each is a small kernel the GEMM after it
+// would otherwise wait for. The side stream starts once the current stream has
+// written the weights (the last step's update).
+void prepare_weights(const Model& m) {
+  Session& s = *g_session;
+  if (!s.wgrad_stream || !s.recipe.quantized) return;
+  std::vector<GemmOperand> ops;
+  auto add = [&](Gemm g, int layer) {
+    if (!layer_quantized(s.recipe, layer, s.n_layers)) return;
+    const Block& b = m.blocks[static_cast<size_t>(layer)];
+    const torch::Tensor* w[4] = {&b.qkv, &b.proj, &b.fc1, &b.fc2};
+    for (int i = 0; i < 4; ++i) {
+      const uint64_t seed = gemm_seed(s.quant_seed, s.step, 4 * layer + i, g);
+      const auto cfg = operand_config(s.recipe, g, Operand::kB, layer, s.n_layers, seed);
+      if (cfg) ops.push_back({*w[i], g == Gemm::kDgrad, *cfg});
+    }
+  };
+  for (int l = 0; l < s.n_layers; ++l) add(Gemm::kFprop, l);
+  for (int l = s.n_layers - 1; l >= 0; --l) add(Gemm::kDgrad, l);
+  if (ops.empty()) return;
+  const c10::cuda::CUDAStream side = *s.wgrad_stream;
+  at::cuda::CUDAEvent written;
+  written.record(at::cuda::getCurrentCUDAStream());
+  written.block(side);
+  c10::cuda::CUDAStreamGuard on_side(side);
+  s.backend->prepare(ops);
+  s.wgrad_pending = true;  // the update waits for these reads of the weights (join_wgrad_stream)
+}
+#endif
 
 // Windows of ctx + 1 bytes starting at `offsets` (int64, on the data's device),
 // gathered from the resident bytes -> int64 [B, ctx + 1].
@@ -606,6 +674,9 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
 
   // One optimizer step on the offsets already in step_offsets.
   auto train_step = [&]() {
+#if NIBBLE_TRAIN_CUDA
+    prepare_weights(model);
+#endif
     model.flat.grad.zero_();
     step_loss.zero_();
     for (int i = 0; i < accum; ++i) {
@@ -619,12 +690,13 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
 #if NIBBLE_TRAIN_CUDA
     join_wgrad_stream();
 #endif
+    session.backend->forget_prepared();  // the update below changes the weights
     torch::NoGradGuard no_grad;
     if (rank.world > 1) rank.all_reduce_mean({model.flat.grad, step_loss});
     step_norm.copy_(at::linalg_vector_norm(model.flat.grad, 2));
     model.flat.grad.mul_((c.grad_clip / (step_norm + 1e-6)).clamp_max(1.0));
     adamw();
-    model.flat.refresh_bf16();
+    model.refresh_bf16_of(recipe);
   };
 
   const int64_t eval_tokens = c.eval_bytes > 0 ? std::min<int64_t>(c.eval_bytes, static_cast<int64_t>(data.val.size()) - 1)
@@ -637,7 +709,10 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     const bool diag = session.diag;
     const Recipe kept = session.recipe;
     session.diag = false;
-    if (bf16_forward) session.recipe = preset("bf16");
+    if (bf16_forward) {
+      session.recipe = preset("bf16");
+      model.refresh_bf16_of(session.recipe);  // a step refreshes only the copies its own recipe reads
+    }
     torch::Tensor sum = torch::zeros({}, fopts.dtype(torch::kFloat64));
     for (size_t i = static_cast<size_t>(rank.index) * mb; i < val_offsets.size();
          i += static_cast<size_t>(mb) * rank.world) {
