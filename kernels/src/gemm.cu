@@ -65,6 +65,10 @@ size_t gemm_workspace_bytes() {
   return static_cast<size_t>(wgmma::workspace_bytes(sms));
 }
 
+bool decode_b_ahead(const DeviceQuantized& b, int step, DecodedB& out, cudaStream_t stream) {
+  return detail::gemm_wgmma_decode_b(b, step, out, stream);
+}
+
 namespace {
 
 void run_gemm(const DeviceQuantized& a, const DeviceQuantized& b, const detail::OutputPtr& c, cudaStream_t stream,

@@ -238,6 +238,15 @@ __global__ void predecode_b_kernel(const Operand b, int64_t rows, int64_t stages
   }
 }
 
+void launch_predecode_b(const Operand& b, int64_t rows, int64_t stages, int64_t k_blocks, int step, int sms,
+                        uint8_t* out, cudaStream_t stream) {
+  const int64_t items = rows * stages * wgmma::kSlices;
+  constexpr int kThreads = 256;
+  const int64_t blocks = std::min<int64_t>((items + kThreads - 1) / kThreads, int64_t{sms} * 16);
+  predecode_b_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(b, rows, stages, k_blocks, step, out);
+  NIBBLE_CUDA_CHECK_LAUNCH("predecode_b_kernel");
+}
+
 // The producer's copy of stage st of the decoded B of a tile's rows n0.. into
 // decoded buffer `dst`: per atom, its S::kCols rows of 128 bytes as they lie.
 template <class S>
@@ -1214,6 +1223,28 @@ void with_fma_check(const DeviceQuantized& a, const DeviceQuantized& b, cudaStre
 
 }  // namespace
 
+bool gemm_wgmma_decode_b(const DeviceQuantized& b, int step, DecodedB& out, cudaStream_t stream) {
+  const ScaleFormat scales = scale_format(b.config.scale);
+  if (!gemm_wgmma_runs(b, b) || scales == ScaleFormat::kE4M3 || scales == ScaleFormat::kUE8M0) return false;
+  if (step != 16 && step != 32) throw std::invalid_argument("decode_b_ahead: the k-block width must be 16 or 32");
+  if (step > block_cols(b.config.block)) {
+    throw std::invalid_argument("decode_b_ahead: the k-block width is longer than b's blocks");
+  }
+  const int64_t bytes = wgmma::predecoded_bytes(b.rows, b.cols);
+  if (bytes > wgmma::kPredecodeMaxBytes) return false;
+  Operand o = operand_of(b);
+  if (!wgmma::half_high_table(b.config.format, o.half_high, lsb_exp(b.config.format))) {
+    throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
+  }
+  if (out.bytes.bytes() != static_cast<size_t>(bytes)) out.bytes = DeviceBuffer<uint8_t>(static_cast<size_t>(bytes));
+  out.of = &b;
+  out.step = step;
+  out.rows = wgmma::predecoded_rows(b.rows);
+  out.stages = mma_sync::k_stages(b.cols);
+  launch_predecode_b(o, out.rows, out.stages, (b.cols + step - 1) / step, step, sm_count(), out.bytes.data(), stream);
+  return true;
+}
+
 bool gemm_wgmma_runs(const DeviceQuantized& a, const DeviceQuantized& b) {
 #ifndef NIBBLE_GEMM_WGMMA_BUILT
   return false;  // this nvcc has no sm_90a (kernels/CMakeLists.txt)
@@ -1314,15 +1345,16 @@ void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const Output
     throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
   }
   if (split && (how == Launch::kFp32 || how == Launch::kScaled) && wgmma::predecode_b(g.a.rows, g.b.rows, g.k)) {
-    auto* out = static_cast<uint8_t*>(workspace.data) + wgmma::split_workspace_bytes(sms);
     const int64_t rows = wgmma::predecoded_rows(g.b.rows), stages = mma_sync::k_stages(g.k);
-    const int64_t items = rows * stages * wgmma::kSlices;
-    constexpr int kThreads = 256;
-    const int64_t blocks = std::min<int64_t>((items + kThreads - 1) / kThreads, int64_t{sms} * 16);
-    predecode_b_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(g.b, rows, stages, g.k_blocks,
-                                                                            k_step(a, b), out);
-    NIBBLE_CUDA_CHECK_LAUNCH("predecode_b_kernel");
-    g.b_decoded = out;
+    const DecodedB* ahead = workspace.b_decoded;
+    if (ahead != nullptr && ahead->of == &p.second && ahead->step == k_step(a, b) && ahead->rows == rows &&
+        ahead->stages == stages) {
+      g.b_decoded = ahead->bytes.data();
+    } else {
+      auto* out = static_cast<uint8_t*>(workspace.data) + wgmma::split_workspace_bytes(sms);
+      launch_predecode_b(g.b, rows, stages, g.k_blocks, k_step(a, b), sms, out, stream);
+      g.b_decoded = out;
+    }
     g.b_decoded_rows = rows;
   }
   if (how == Launch::kFp32) {

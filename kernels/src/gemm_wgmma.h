@@ -19,6 +19,9 @@ bool gemm_wgmma_runs(const DeviceQuantized& a, const DeviceQuantized& b);
 void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const OutputPtr& c, cudaStream_t stream,
                 GemmTiles tiles, const GemmWorkspace& workspace);
 
+// nibble::cuda::decode_b_ahead on the wgmma kernel's device (gemm.h).
+bool gemm_wgmma_decode_b(const DeviceQuantized& b, int step, DecodedB& out, cudaStream_t stream);
+
 // The tiles that call runs on the current device, and its schedule (per:
 // the ordered split's units per CTA, 0 for the classic schedule): `tiles`
 // where it names a shape, else GemmTiles's rule (wgmma::auto_tiles; with a

@@ -708,6 +708,90 @@ TEST(GpuGemm, WorkspaceCallsMatchGoldenAndLeaveTheirFlagsZero) {
                std::invalid_argument);
 }
 
+// B decoded ahead (decode_b_ahead) and handed to a call with a workspace:
+// the call copies it instead of decoding B itself and gives its own bits, on
+// binary32 scales one per k-block (the UFP4 recipes' datapath) and mixed block
+// widths, full and half tiles. A decode of another operand, or for another
+// k-block width, is ignored; one the call takes is really read (zeroed, it
+// changes C); E4M3 and UE8M0 scales decode nothing, and a width other than
+// 16 or 32, or longer than B's blocks, is refused.
+TEST(GpuGemm, BDecodedAheadGivesTheCallsOwnBits) {
+  NIBBLE_REQUIRE_GPU();
+  const int sms = device_sms();
+  ASSERT_GT(sms, 0);
+  struct Case {
+    Format format;
+    BlockShape block_a, block_b;
+    int64_t n, k;
+    cuda::GemmTiles tiles;
+  };
+  const Case cases[] = {{Format::kE2M1, BlockShape::k1x16, BlockShape::k1x16, 700, 300, cuda::GemmTiles::kAuto},
+                        {Format::kE1M2, BlockShape::k1x16, BlockShape::k1x16, 400, 610, cuda::GemmTiles::kHalf},
+                        {Format::kInt4, BlockShape::k1x32, BlockShape::k1x16, 520, 520, cuda::GemmTiles::kFull},
+                        {Format::kE2M1, BlockShape::k1x32, BlockShape::k1x32, 300, 256, cuda::GemmTiles::kAuto}};
+  const uint64_t seed = 1400;
+  std::printf("%d SMs, seed %llu\n", sms, static_cast<unsigned long long>(seed));
+  uint64_t data_seed = seed;
+  cuda::DeviceBuffer<uint8_t> ws(cuda::gemm_workspace_bytes());
+  NIBBLE_CUDA_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));
+  const int64_t m = 128 * cuda::wgmma::kPredecodeMinTileRows + 40;  // B is decoded once
+  size_t calls = 0, differ = 0, zeroed_differ = 0;
+  for (const Case& t : cases) {
+    QuantConfig ca, cb;
+    ca.format = cb.format = t.format;
+    ca.block = t.block_a;
+    cb.block = t.block_b;
+    cb.stream = 1;
+    const QuantizedPair p = quantized_pair(m, t.n, t.k, ca, cb, data_seed);
+    const QuantizedPair other = quantized_pair(m, t.n, t.k, ca, cb, data_seed);
+    if (!wgmma_runs(p.qa, p.qb)) GTEST_SKIP() << "the wgmma kernel does not run on this device";
+    const int step = std::min(block_cols(t.block_a), block_cols(t.block_b));
+    const std::string what = test::describe(ca) + " B " + std::string(name(t.block_b)) + " k " + std::to_string(t.k);
+    auto run = [&](const cuda::DecodedB* ahead) {
+      cuda::DeviceBuffer<float> c(static_cast<size_t>(m * t.n));
+      cuda::gemm(p.qa, p.qb, c.data(), nullptr, cuda::GemmKernel::kWgmma, t.tiles,
+                 cuda::GemmWorkspace{ws.data(), ws.bytes(), ahead});
+      NIBBLE_CUDA_CHECK(cudaDeviceSynchronize());
+      ++calls;
+      return c.download();
+    };
+    auto count_differing = [](const std::vector<float>& x, const std::vector<float>& y) {
+      size_t d = 0;
+      for (size_t i = 0; i < x.size(); ++i) d += f32_bits(x[i]) != f32_bits(y[i]) ? 1 : 0;
+      return d;
+    };
+    const std::vector<float> own = run(nullptr);
+    cuda::DecodedB decoded, decoded_other, decoded_step;
+    ASSERT_TRUE(cuda::decode_b_ahead(p.qb, step, decoded)) << what;
+    ASSERT_TRUE(cuda::decode_b_ahead(other.qb, step, decoded_other)) << what;
+    differ += count_differing(run(&decoded), own);
+    differ += count_differing(run(&decoded_other), own);  // not this call's B: ignored
+    if (step == 32) {
+      ASSERT_TRUE(cuda::decode_b_ahead(p.qb, 16, decoded_step)) << what;
+      differ += count_differing(run(&decoded_step), own);  // another k-block width: ignored
+    }
+    NIBBLE_CUDA_CHECK(cudaMemset(decoded.bytes.data(), 0, decoded.bytes.bytes()));
+    const size_t z = count_differing(run(&decoded), own);
+    EXPECT_GT(z, own.size() / 2) << what << ": a zeroed decode of B was not read";
+    zeroed_differ += z;
+    EXPECT_THROW(cuda::decode_b_ahead(p.qb, 8, decoded), std::invalid_argument);
+    if (block_cols(t.block_b) == 16) EXPECT_THROW(cuda::decode_b_ahead(p.qb, 32, decoded), std::invalid_argument);
+  }
+  for (const ScaleMode mode : {ScaleMode::kNVFP4, ScaleMode::kMXFloor}) {
+    QuantConfig c;
+    c.scale = mode;
+    if (mode == ScaleMode::kMXFloor) c.block = BlockShape::k1x32;
+    const cuda::DeviceQuantized q = cuda::allocate_quantized(256, 256, c);
+    cuda::DecodedB none;
+    EXPECT_FALSE(cuda::decode_b_ahead(q, block_cols(c.block), none)) << name(mode);
+    EXPECT_EQ(none.of, nullptr);
+  }
+  std::printf("%zu calls, %zu outputs differing from the call's own decode, %zu where B's decode was zeroed\n",
+              calls, differ, zeroed_differ);
+  EXPECT_EQ(calls, 17u);
+  EXPECT_EQ(differ, 0u);
+}
+
 // An output of at most 64 rows (a few tokens against a weight matrix) with
 // more 128 x 64 tiles than SMs runs 64 x 128 tiles (wgmma::auto_tiles): the
 // operands swapped, C stored transposed, every row of a tile one of C's. M of

@@ -101,12 +101,37 @@ const char* gemm_tile_shape(const DeviceQuantized& a, const DeviceQuantized& b, 
 // same time (on other streams) need
 // workspaces of their own. Without one (data null) a call takes the classic
 // schedule, whole tiles per CTA; the bits are the same either way.
+struct DecodedB;
 struct GemmWorkspace {
   void* data = nullptr;
   size_t bytes = 0;
+  const DecodedB* b_decoded = nullptr;  // B decoded ahead (decode_b_ahead, below), or null
 };
 // The workspace's size on the current device (a few MiB: a tile's sums per SM).
 size_t gemm_workspace_bytes();
+
+// B decoded ahead of its GEMMs. A call with a workspace on the wgmma
+// kernel's scaled datapath (binary32 scales on both operands, or a pair of
+// mixed scale formats) whose B every row of tiles reads again decodes B once
+// to FP16 stages in its workspace, in a kernel of its own before the GEMM
+// (nibble/cuda/detail/gemm_wgmma_layout.h, predecode_b). decode_b_ahead runs
+// that kernel now, into `out`, for calls whose k-blocks are `step` columns
+// (the shorter of the operands' block widths): a call given it
+// (GemmWorkspace::b_decoded) whose B is the very operand decoded (out.of)
+// copies these bytes instead; any other call ignores it. The caller keeps it
+// current: decoded after b's last quantization and before the call (ordered
+// on one stream, or by an event). Returns false, decoding nothing, where no
+// call would take it: another kernel runs on this device, b's scales are
+// E4M3 or UE8M0 (whose pairs take other datapaths), or its decoded stages
+// are larger than a call decodes.
+struct DecodedB {
+  DeviceBuffer<uint8_t> bytes;
+  const DeviceQuantized* of = nullptr;
+  int step = 0;
+  int64_t rows = 0;    // b's rows, padded (wgmma::predecoded_rows)
+  int64_t stages = 0;  // k stages
+};
+bool decode_b_ahead(const DeviceQuantized& b, int step, DecodedB& out, cudaStream_t stream = nullptr);
 
 // a: [M, K] and b: [N, K], both quantized along K (row-wise); c: device
 // pointer to M x N floats, row-major. Throws std::invalid_argument where golden
