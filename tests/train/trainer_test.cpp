@@ -345,7 +345,8 @@ TEST(TrainerGpu, CudaBf16GemmsEqualGolden) {
 }
 
 // On a GPU: a weight operand quantized ahead (GemmBackend::prepare, on another
-// stream) gives the GEMM the bits of its own quantization, and is used only
+// stream), and decoded ahead as the GEMM's B (2100 tokens: a GEMM that decodes
+// B once), gives the GEMM the bits of its own quantization, and is used only
 // while it is current: the GEMM after an in-place change of the weight, or
 // after forget_prepared(), quantizes the weight as it is then.
 TEST(TrainerGpu, PreparedWeightOperandsGiveTheSameBits) {
@@ -356,8 +357,8 @@ TEST(TrainerGpu, PreparedWeightOperandsGiveTheSameBits) {
   std::printf("seed 13\n");
   torch::manual_seed(13);
   const auto on_gpu = torch::TensorOptions().device(torch::kCUDA, 0);
-  const torch::Tensor x = (torch::randn({96, 64}) * 3).to(on_gpu.dtype(torch::kBFloat16));
-  const torch::Tensor dy = (torch::randn({96, 80}) * 1e-3).to(on_gpu.dtype(torch::kBFloat16));
+  const torch::Tensor x = (torch::randn({2100, 64}) * 3).to(on_gpu.dtype(torch::kBFloat16));
+  const torch::Tensor dy = (torch::randn({2100, 80}) * 1e-3).to(on_gpu.dtype(torch::kBFloat16));
   const c10::cuda::CUDAStream main_stream = c10::cuda::getCurrentCUDAStream();
   const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool(false, 0);
   auto same = [](const torch::Tensor& a, const torch::Tensor& b) {

@@ -30,9 +30,10 @@ class GemmBackend {
   // for the gemm() calls until the next prepare() or forget_prepared() whose
   // operand is the same one: the same tensor (storage, shape and version) taken
   // the same way with an equal configuration. Those calls then skip their own
-  // quantization of it and wait on their stream for this one. The trainer
-  // quantizes a step's weight operands this way at the step's start, on a
-  // side stream. Backends without it quantize at every call.
+  // quantization of it (and, where it is their B, its decode) and wait on
+  // their stream for this one. The trainer quantizes a step's weight operands
+  // this way at the step's start, on a side stream. Backends without it
+  // quantize at every call.
   virtual void prepare(const std::vector<GemmOperand>& /*operands*/) {}
   virtual void forget_prepared() {}
   virtual const char* name() const = 0;

@@ -3,7 +3,8 @@
 // Quantized operands live in buffers reused across calls (one per shape,
 // configuration, operand slot and stream): every use of one is ordered on its
 // stream. Prepared operands (GemmBackend::prepare) have buffers of their own,
-// ordered across streams by events.
+// ordered across streams by events, and are decoded ahead as a GEMM's B where
+// a GEMM would decode them before its main kernel.
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 
@@ -33,7 +34,8 @@ class CudaBackend final : public GemmBackend {
     const cuda::DeviceQuantized& qa = pa ? pa->q : quantize(a, 0, stream);
     const cuda::DeviceQuantized& qb = pb ? pb->q : quantize(b, 1, stream);
     torch::Tensor c = torch::empty({qa.rows, qb.rows}, a.src.options().dtype(out));
-    const cuda::GemmWorkspace ws = workspace(stream, a.src.options());
+    cuda::GemmWorkspace ws = workspace(stream, a.src.options());
+    if (pb && pb->decoded_ahead) ws.b_decoded = &pb->decoded;
     if (out == torch::kBFloat16) {
       // Rounded in the GEMM's epilogue: no FP32 C written and read again by a cast.
       cuda::gemm_bf16(qa, qb, static_cast<uint16_t*>(c.data_ptr()), stream, cuda::kDefaultGemmKernel,
@@ -68,6 +70,8 @@ class CudaBackend final : public GemmBackend {
       p.config = op.config;
       p.generation = generation_;
       quantize_into(op, p.q, current.stream());
+      // Where a GEMM would decode it as its B before its main kernel, decoded now too.
+      p.decoded_ahead = cuda::decode_b_ahead(p.q, block_cols(op.config.block), p.decoded, current.stream());
       p.ready.record(current);
     }
   }
@@ -94,7 +98,9 @@ class CudaBackend final : public GemmBackend {
     int64_t version = 0;
     QuantConfig config;
     uint64_t generation = 0;
-    at::cuda::CUDAEvent ready;  // the quantization done
+    cuda::DecodedB decoded;  // q decoded as a GEMM's B (cuda::decode_b_ahead), where decoded_ahead
+    bool decoded_ahead = false;
+    at::cuda::CUDAEvent ready;  // the quantization (and decode) done
     at::cuda::CUDAEvent read;   // the last GEMM that read it
   };
 
