@@ -644,6 +644,9 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
   torch::Tensor exp_avg_sq = torch::zeros({model.flat.n_total}, fopts);
   torch::Tensor adam_step = torch::zeros({}, fopts);
   torch::Tensor lr_t = torch::zeros({}, fopts);
+  // The clipping, applied by AdamW as it reads each gradient (its grad_scale
+  // divides): max(1, (norm + 1e-6) / clip), no pass of its own over the gradients.
+  torch::Tensor clip_divisor = torch::ones({}, fopts);
   const int64_t nm = model.flat.n_matrix;
   const int64_t no = model.flat.n_total - nm;
   auto adamw = [&]() {
@@ -651,10 +654,10 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     adam_step.add_(1);
     at::_fused_adamw_({model.flat.matrices()}, {model.flat.grad.narrow(0, 0, nm)}, {exp_avg.narrow(0, 0, nm)},
                       {exp_avg_sq.narrow(0, 0, nm)}, {}, {adam_step}, lr_t, 0.9, 0.95, c.weight_decay, 1e-8, false,
-                      false, std::nullopt, std::nullopt);
+                      false, clip_divisor, std::nullopt);
     at::_fused_adamw_({model.flat.others()}, {model.flat.grad.narrow(0, nm, no)}, {exp_avg.narrow(0, nm, no)},
                       {exp_avg_sq.narrow(0, nm, no)}, {}, {adam_step}, lr_t, 0.9, 0.95, 0.0, 1e-8, false, false,
-                      std::nullopt, std::nullopt);
+                      clip_divisor, std::nullopt);
   };
 
   // The training bytes live on the device; a step uploads only its window offsets.
@@ -694,7 +697,7 @@ TrainResult train_rank(const Recipe& recipe, const TrainConfig& c, const Prepare
     torch::NoGradGuard no_grad;
     if (rank.world > 1) rank.all_reduce_mean({model.flat.grad, step_loss});
     step_norm.copy_(at::linalg_vector_norm(model.flat.grad, 2));
-    model.flat.grad.mul_((c.grad_clip / (step_norm + 1e-6)).clamp_max(1.0));
+    clip_divisor.copy_(((step_norm + 1e-6) / c.grad_clip).clamp_min(1.0));
     adamw();
     model.refresh_bf16_of(recipe);
   };
