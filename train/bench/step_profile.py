@@ -20,6 +20,7 @@ import io
 import json
 import lzma
 import os
+import signal
 import sys
 
 # Kind of a kernel by the first pattern its name holds (lower case), in this order.
@@ -137,4 +138,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a reader that stops early (| head) ends the table quietly
     main()
