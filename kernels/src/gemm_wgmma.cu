@@ -238,6 +238,15 @@ __global__ void predecode_b_kernel(const Operand b, int64_t rows, int64_t stages
   }
 }
 
+// The scaled datapath multiplies the operands' values: each code's FP16 value
+// with its format's unit folded in, high bytes only (operand_of's table is the
+// E4M3 datapath's, without the unit).
+void use_scaled_values(const DeviceQuantized& q, Operand& o) {
+  if (!wgmma::half_high_table(q.config.format, o.half_high, lsb_exp(q.config.format))) {
+    throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
+  }
+}
+
 void launch_predecode_b(const Operand& b, int64_t rows, int64_t stages, int64_t k_blocks, int step, int sms,
                         uint8_t* out, cudaStream_t stream) {
   const int64_t items = rows * stages * wgmma::kSlices;
@@ -1233,9 +1242,7 @@ bool gemm_wgmma_decode_b(const DeviceQuantized& b, int step, DecodedB& out, cuda
   const int64_t bytes = wgmma::predecoded_bytes(b.rows, b.cols);
   if (bytes > wgmma::kPredecodeMaxBytes) return false;
   Operand o = operand_of(b);
-  if (!wgmma::half_high_table(b.config.format, o.half_high, lsb_exp(b.config.format))) {
-    throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
-  }
+  use_scaled_values(b, o);
   if (out.bytes.bytes() != static_cast<size_t>(bytes)) out.bytes = DeviceBuffer<uint8_t>(static_cast<size_t>(bytes));
   out.of = &b;
   out.step = step;
@@ -1339,11 +1346,8 @@ void gemm_wgmma(const DeviceQuantized& a, const DeviceQuantized& b, const Output
     step32 ? launch<32, true>(g, half, sms, stream) : launch<16, true>(g, half, sms, stream);
     return;
   }
-  // The scaled datapath multiplies the operands' values.
-  if (!wgmma::half_high_table(p.first.config.format, g.a.half_high, lsb_exp(p.first.config.format)) ||
-      !wgmma::half_high_table(p.second.config.format, g.b.half_high, lsb_exp(p.second.config.format))) {
-    throw std::logic_error("gemm: a code's value needs the low byte of its FP16");
-  }
+  use_scaled_values(p.first, g.a);
+  use_scaled_values(p.second, g.b);
   if (split && (how == Launch::kFp32 || how == Launch::kScaled) && wgmma::predecode_b(g.a.rows, g.b.rows, g.k)) {
     const int64_t rows = wgmma::predecoded_rows(g.b.rows), stages = mma_sync::k_stages(g.k);
     const DecodedB* ahead = workspace.b_decoded;

@@ -270,6 +270,8 @@ struct FlatParams {
     torch::NoGradGuard no_grad;
     bf16.narrow(0, begin, end - begin).copy_(data.narrow(0, begin, end - begin));
   }
+  // The BF16 copy of one matrix (a view of data).
+  void refresh_bf16(const torch::Tensor& m) { refresh_bf16(offset_of(m), offset_of(m) + m.numel()); }
   // The offset of a parameter (a view of data) in the flat buffer.
   int64_t offset_of(const torch::Tensor& t) const {
     return (static_cast<const char*>(t.data_ptr()) - static_cast<const char*>(data.data_ptr())) /
@@ -370,9 +372,9 @@ struct Model {
     for (int l = 0; l < cfg.layers; ++l) {
       if (layer_quantized(r, l, cfg.layers)) continue;
       const Block& b = blocks[static_cast<size_t>(l)];
-      flat.refresh_bf16(flat.offset_of(b.qkv), flat.offset_of(b.fc2) + b.fc2.numel());
+      for (const torch::Tensor* m : {&b.qkv, &b.proj, &b.fc1, &b.fc2}) flat.refresh_bf16(*m);
     }
-    flat.refresh_bf16(flat.offset_of(head), flat.offset_of(head) + head.numel());
+    flat.refresh_bf16(head);
   }
 
   // tokens: int64 [B, T] -> logits FP32 [B, T, vocab].
